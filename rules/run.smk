@@ -1,0 +1,16 @@
+# Fan-out: one job per (cell, repeat). Each submits one submitit job (local or Slurm), waits for
+# it and writes the run's manifest beside every rank's log. A shell rule, so that editing the
+# harness code never marks measured runs as changed.
+
+
+rule run_cell:
+    output:
+        manifest="results/runs/{cell}/r{repeat}/manifest.json",
+    params:
+        measure=measure_params,
+    log:
+        "results/logs/run_cell/{cell}/r{repeat}.log",
+    threads: workflow.cores if config["backend"] == "local" else 1  # local runs never share the CPUs
+    shell:
+        "{PYTHON:q} -m dlperf run-cell --measure {params.measure:q} --repeat {wildcards.repeat}"
+        " --harness {HARNESS:q} --manifest {output.manifest:q} > {log:q} 2>&1"

@@ -1,0 +1,5 @@
+import sys
+
+from dlperf.cli import main
+
+sys.exit(main())

@@ -1,0 +1,25 @@
+"""The adapter registry: every benchmark source, registered explicitly in one place."""
+
+from __future__ import annotations
+
+from dlperf.adapters.base import Adapter, Launcher, ModelSource, TaskContext
+from dlperf.adapters.pytorch_builtin import PyTorchBuiltin
+
+REGISTRY: dict[str, type[Adapter]] = {
+    cls.name: cls
+    for cls in (
+        PyTorchBuiltin,
+    )
+}
+
+
+def get_adapter(name: str) -> Adapter:
+    from dlperf.config import ConfigError
+
+    try:
+        return REGISTRY[name]()
+    except KeyError:
+        raise ConfigError(f"no adapter named {name!r} (registered: {', '.join(REGISTRY)})") from None
+
+
+__all__ = ["REGISTRY", "Adapter", "Launcher", "ModelSource", "TaskContext", "get_adapter"]

@@ -1,0 +1,121 @@
+"""The adapter contract: how to launch one benchmark source and read its logs."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dlperf.config import ConfigError
+from dlperf.matrix import Cell
+from dlperf.parse.records import ParseResult
+
+
+class Launcher(StrEnum):
+    PER_DEVICE = "per_device"  # one task per GPU (srun / submitit tasks); the adapter runs one rank
+    PER_NODE = "per_node"  # one task per node that spawns its own workers (torchrun, mpirun, ...)
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What one task knows when it builds its command on the node."""
+
+    cell: Cell
+    options: dict[str, Any]
+    steps: int  # iterations the source must run: warmup + measure (+ margin)
+    device: str  # auto | cpu | cuda
+    rank: int  # global rank (per-device) or node rank (per-node)
+    node_rank: int
+    nodes: int
+    gpus_per_node: int
+    master_addr: str
+    master_port: int
+    run_dir: Path
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model's benchmark script lives upstream."""
+
+    repo: str
+    path: str
+    tag: str = ""
+
+
+@dataclass
+class Adapter(ABC):
+    """One benchmark source. Subclasses set the class attributes and implement the two methods.
+
+    `options` lists every option a case may set, with its default; an unknown option is a config
+    error naming the key.
+    """
+
+    name: ClassVar[str]  # registry key; the `framework` of a case
+    display_name: ClassVar[str]  # column header in the report
+    version: ClassVar[str]  # upstream tag or framework version benchmarked
+    launcher: ClassVar[Launcher]
+    models: ClassVar[dict[str, ModelSource]]
+    environment: ClassVar[str]  # an envs/ file, or a container image
+    features: ClassVar[tuple[str, ...]] = ()  # DALI, Horovod, XLA, APEX...
+    options: ClassVar[dict[str, Any]] = {}
+    oom_patterns: ClassVar[tuple[str, ...]] = (
+        r"CUDA out of memory",
+        r"OutOfMemoryError",
+        r"ResourceExhaustedError",
+        r"out of memory",
+        r"can't allocate memory",
+        r"std::bad_alloc",
+        r"MemoryError",
+    )
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def check_case(self, case: dict[str, Any]) -> None:
+        """Raise ConfigError (message starts with the key path) for what this source cannot run."""
+        if case["model"] not in self.models:
+            raise ConfigError(
+                f".model: {self.name} has no {case['model']} benchmark (it has: {', '.join(self.models)})"
+            )
+        options = dict(case.get("options", {}))
+        for precision_options in case.get("precision_options", {}).values():
+            options.update(precision_options)
+        for key in options:
+            if key not in self.options:
+                known = ", ".join(sorted(self.options)) or "none"
+                raise ConfigError(f".options.{key}: unknown option of {self.name} (known: {known})")
+
+    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        return {**self.options, **options}
+
+    def steps_for(self, warmup: int, measure: int) -> int:
+        """Iterations to run: the window plus a margin so the last measured step is complete."""
+        return warmup + measure + 2
+
+    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        """Why a planned cell is not run by this adapter here (None: it runs)."""
+        return None
+
+    @abstractmethod
+    def command(self, ctx: TaskContext) -> list[str]:
+        """The argument list that runs this task (never a shell string)."""
+
+    @abstractmethod
+    def parse(self, logs: list[Path]) -> ParseResult:
+        """Per-step records from this run's task logs."""
+
+    def is_oom(self, text: str) -> bool:
+        return any(re.search(p, text) for p in self.oom_patterns)
+
+    def describe(self) -> dict[str, Any]:
+        """The adapter as a row of the report's frameworks table."""
+        return {
+            "framework": self.name,
+            "display_name": self.display_name,
+            "version": self.version,
+            "launcher": str(self.launcher),
+            "environment": self.environment,
+            "features": list(self.features),
+            "models": {m: f"{s.repo}/{s.path}" + (f"@{s.tag}" if s.tag else "") for m, s in self.models.items()},
+        }

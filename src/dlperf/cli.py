@@ -1,0 +1,75 @@
+"""Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from dlperf.config import ConfigError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dlperf", description="DLPerf benchmarks as a workflow")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run-cell", help="submit one run, wait for it, write its manifest")
+    run.add_argument("--measure", required=True, help="JSON: what is measured (the rule's params)")
+    run.add_argument("--repeat", type=int, required=True)
+    run.add_argument("--harness", required=True, help="JSON: backend, site, time limits")
+    run.add_argument("--manifest", type=Path, required=True)
+
+    check = sub.add_parser("check", help="validate a suite config and print its plan")
+    check.add_argument("config", type=Path)
+
+    sub.add_parser("adapters", help="list registered adapters and their options")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        if args.command == "run-cell":
+            return _run_cell(args)
+        if args.command == "check":
+            return _check(args.config)
+        return _adapters()
+    except ConfigError as err:
+        print(f"dlperf: {err}", file=sys.stderr)
+        return 2
+
+
+def _run_cell(args: argparse.Namespace) -> int:
+    from dlperf.launch.submit import Harness, run_cell
+
+    manifest = run_cell(json.loads(args.measure), args.repeat, Harness(**json.loads(args.harness)), args.manifest)
+    logging.info("%s r%d: %s %s", manifest["cell"]["cell_id"], args.repeat, manifest["status"], manifest["status_detail"])
+    return 0
+
+
+def _check(path: Path) -> int:
+    from collections import Counter
+
+    from dlperf.config import Suite, load
+
+    suite = Suite(load(path))
+    specs = suite.cell_specs()
+    layouts = Counter(str(s.cell.layout) for s in specs)
+    print(f"{path}: {len(specs)} cells x {suite.repeats} repeats = {len(specs) * suite.repeats} runs")
+    for layout, n in sorted(layouts.items(), key=lambda kv: (kv[0].count("n"), kv[0])):
+        print(f"  {layout}: {n} cells, {n * suite.repeats} runs")
+    return 0
+
+
+def _adapters() -> int:
+    from dlperf.adapters import REGISTRY
+
+    for name, cls in REGISTRY.items():
+        adapter = cls()
+        print(f"{name}: {adapter.display_name} [{adapter.launcher}] {adapter.version}")
+        print(f"  models: {', '.join(adapter.models)}; environment: {adapter.environment}")
+        print(f"  options: {json.dumps(adapter.options, sort_keys=True)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Facts about the node a task ran on: host, CPU, GPUs, driver, topology, versions."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+
+def _run(args: list[str]) -> str | None:
+    if not shutil.which(args[0]):
+        return None
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def node_facts(frameworks: tuple[str, ...] = ("torch", "transformers")) -> dict[str, Any]:
+    """Cheap facts (no framework import): run once per node by its first task."""
+    gpus = _run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"])
+    header = _run(["nvidia-smi"]) or ""
+    cuda = next((part.split(":")[1].strip().split()[0] for part in header.split("|") if "CUDA Version" in part), None)
+    try:
+        import os
+
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = None
+    return {
+        "host": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpus_usable": cores,
+        "memory_gb": _mem_gb(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "gpus": [line.strip() for line in gpus.splitlines()] if gpus else [],
+        "cuda_driver_version": cuda,
+        "topology": _run(["nvidia-smi", "topo", "-m"]),
+        "packages": {name: package_version(name) for name in frameworks},
+    }
+
+
+def _mem_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return None
+
+
+def visible_gpus() -> int | None:
+    """GPUs this process may use: CUDA_VISIBLE_DEVICES if set, else what nvidia-smi lists."""
+    import os
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([v for v in visible.split(",") if v.strip() and v.strip() != "-1"])
+    listing = _run(["nvidia-smi", "-L"])
+    return None if listing is None else len(listing.splitlines())

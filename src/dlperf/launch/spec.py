@@ -1,0 +1,52 @@
+"""RunSpec: everything one run needs on the node, as plain JSON-able data."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlperf.matrix import Cell, Layout
+from dlperf.paths import RunPaths
+
+
+def cell_from_key(key: dict[str, Any]) -> Cell:
+    bsz = key["batch_size"]
+    return Cell(
+        framework=key["framework"],
+        model=key["model"],
+        precision=key["precision"],
+        xla=bool(key["xla"]),
+        batch_size=int(bsz) if str(bsz).isdigit() else str(bsz),
+        layout=Layout.parse(key["layout"]),
+        variant=key.get("variant", "default"),
+    )
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    cell: Cell
+    repeat: int
+    adapter: str
+    options: dict[str, Any]  # resolved: the adapter's defaults with the case's options over them
+    steps: int
+    device: str
+    time_limit_min: float
+    backend: str
+    allocation: dict[str, Any]
+    results_root: str = "results"
+    env: dict[str, str] = field(default_factory=dict)
+    port: int | None = None  # fixed rendezvous port (local backend); Slurm derives it from the job id
+
+    @property
+    def paths(self) -> RunPaths:
+        return RunPaths(self.cell.id, self.repeat, Path(self.results_root))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["cell"] = self.cell.key()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        return cls(**(data | {"cell": cell_from_key(data["cell"])}))

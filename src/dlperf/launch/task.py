@@ -1,0 +1,165 @@
+"""What runs on the node: one submitit task launches one rank (or one node's launcher).
+
+It sets the rank's environment from the job, checks the GPUs it sees, runs the adapter's command
+with stdout and stderr in its own log file, and writes its outcome as task<i>.json beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from dlperf.adapters import TaskContext, get_adapter
+from dlperf.adapters.base import Launcher
+from dlperf.launch.facts import node_facts, visible_gpus
+from dlperf.launch.spec import RunSpec
+from dlperf.util import atomic_write_json
+
+SKIP_LINE = re.compile(r"^dlperf-skip reason=(.*)$", re.M)
+
+
+def rendezvous_port(job_id: str, fixed: int | None) -> int:
+    """A port no concurrent job shares: fixed by the submitter (local) or derived from the job id."""
+    if fixed:
+        return fixed
+    digits = re.sub(r"\D", "", job_id.split("_")[0]) or "0"
+    return 20000 + int(digits) % 40000
+
+
+def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
+    import submitit
+
+    spec = RunSpec.from_dict(spec_dict)
+    job = submitit.JobEnvironment()
+    adapter = get_adapter(spec.adapter)
+    per_node = adapter.launcher is Launcher.PER_NODE
+    task = job.global_rank
+    log_path = spec.paths.task_log(task, per_node)
+    outcome: dict[str, Any] = {
+        "task": task,
+        "node_rank": job.node,
+        "local_rank": job.local_rank,
+        "host": socket.gethostname(),
+        "job_id": job.job_id,
+        "log": log_path.name,
+        "started_at": time.time(),
+    }
+    if job.local_rank == 0:
+        outcome["facts"] = node_facts()
+    try:
+        outcome |= _launch(spec, adapter, job, task, log_path)
+    except Exception as err:  # a harness error on the node is the run's status, not a lost job
+        outcome |= {"status": "failed", "detail": f"harness error on node: {err!r}"}
+    outcome["ended_at"] = time.time()
+    atomic_write_json(spec.paths.dir / f"task{task}.json", outcome)
+    return outcome
+
+
+def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) -> dict[str, Any]:
+    reason = adapter.skip_reason(spec.cell, spec.options)
+    if reason:
+        log_path.write_text(f"dlperf-skip reason={reason}\n")
+        return {"status": "skipped", "detail": reason, "exit_code": None, "command": None}
+    gpu_problem = _check_gpus(spec)
+    if gpu_problem:
+        log_path.write_text(f"dlperf: {gpu_problem}\n")
+        return {"status": "failed", "detail": gpu_problem, "exit_code": None, "command": None}
+    port = rendezvous_port(job.job_id, spec.port)
+    master = "127.0.0.1" if spec.backend == "local" else job.hostnames[0]
+    ctx = TaskContext(
+        cell=spec.cell,
+        options=spec.options,
+        steps=spec.steps,
+        device=spec.device,
+        rank=task,
+        node_rank=job.node,
+        nodes=job.num_nodes,
+        gpus_per_node=spec.allocation["devices_per_node"],
+        master_addr=master,
+        master_port=port,
+        run_dir=spec.paths.dir,
+    )
+    command = adapter.command(ctx)
+    env = dict(os.environ) | spec.env | {
+        "MASTER_ADDR": master,
+        "MASTER_PORT": str(port),
+        "RANK": str(job.global_rank),
+        "WORLD_SIZE": str(job.num_tasks),
+        "LOCAL_RANK": str(job.local_rank),
+        "LOCAL_WORLD_SIZE": str(job.num_tasks // job.num_nodes),
+        "NODE_RANK": str(job.node),
+        "PYTHONUNBUFFERED": "1",
+    }
+    limit_s = spec.time_limit_min * 60
+    with open(log_path, "w") as log:
+        start = time.time()
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            code = proc.wait(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return {"status": "timeout", "detail": f"ran past the time limit ({spec.time_limit_min} min)",
+                    "exit_code": None, "command": command, "workload_wall_s": time.time() - start}
+    wall = time.time() - start
+    tail = _tail(log_path)
+    if code == 0:
+        skipped = SKIP_LINE.search(tail)
+        status, detail = ("skipped", skipped.group(1)) if skipped else ("ok", "")
+    elif adapter.is_oom(tail):
+        status, detail = "oom", "out of memory (see log)"
+    else:
+        status, detail = "failed", f"exit code {code}; last line: {_last_line(tail)}"
+    return {"status": status, "detail": detail, "exit_code": code, "command": command, "workload_wall_s": wall}
+
+
+def _check_gpus(spec: RunSpec) -> str | None:
+    """A rank that sees other GPUs than it was given fails fast, before it trains."""
+    wanted = spec.allocation["gpus_per_node"]
+    if spec.device == "cpu" or wanted == 0:
+        return None
+    seen = visible_gpus()
+    if seen is None:
+        return None if spec.device == "auto" else "device cuda asked but no GPU is visible on this node"
+    if seen != wanted:
+        return f"this rank sees {seen} GPUs; the allocation asked {wanted} per node"
+    return None
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _tail(path: Path, size: int = 20000) -> str:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - size))
+        return f.read().decode(errors="replace")
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(empty log)"
+
+
+def load_task_outcomes(run_dir: Path) -> dict[int, dict[str, Any]]:
+    outcomes = {}
+    for path in run_dir.glob("task*.json"):
+        data = json.loads(path.read_text())
+        outcomes[int(data["task"])] = data
+    return outcomes

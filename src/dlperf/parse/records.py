@@ -1,0 +1,57 @@
+"""Per-step records: what every parser yields, whatever the source printed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+
+class Method(StrEnum):
+    """How a source's lines give time, recorded beside every throughput."""
+
+    TIMESTAMPS = "timestamps"  # wall-clock time at the end of each logged step
+    STEP_TIMES = "step_times"  # seconds spent in each logged step (or interval)
+    PRINTED_RATES = "printed_rates"  # only a samples/s rate; time = samples / rate
+
+
+class ParseError(ValueError):
+    """A line the parser claims but cannot read, or a log that cannot give a window."""
+
+    def __init__(self, message: str, path: Path | str | None = None, line: int | None = None):
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        super().__init__(f"{where}{message}")
+        self.path, self.line = path, line
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One logged step (or interval of `steps` iterations) of one rank.
+
+    `samples` are the samples the record covers: the rank's own for per-rank sources, the whole
+    job's for global sources (rank -1). Exactly the fields the method needs are set.
+    """
+
+    rank: int  # -1: a global line that speaks for the whole job
+    step: int  # the source's own step/iteration number, for tracing
+    steps: int  # iterations this record covers (1 for per-step lines)
+    samples: float
+    path: str
+    line: int
+    time_s: float | None = None  # end of the record, seconds since the epoch
+    start_s: float | None = None  # start of the record, where the source prints it
+    duration_s: float | None = None
+    rate: float | None = None  # samples per second as printed
+
+
+@dataclass
+class ParseResult:
+    records: list[StepRecord]
+    method: Method
+    notes: list[str] = field(default_factory=list)
+
+    def by_rank(self) -> dict[int, list[StepRecord]]:
+        ranks: dict[int, list[StepRecord]] = {}
+        for record in self.records:
+            ranks.setdefault(record.rank, []).append(record)
+        return ranks

@@ -1,0 +1,194 @@
+"""Throughput over the measured window, per-run percentiles, cell medians, spread and speedup."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
+
+
+@dataclass(frozen=True)
+class Window:
+    warmup: int = 20
+    measure: int = 100
+
+
+@dataclass(frozen=True)
+class RunThroughput:
+    """A run's figure and everything needed to trace it back to log lines."""
+
+    throughput_samples_per_s: float
+    method: str
+    window_first_step: int  # first iteration measured (1-based count of iterations)
+    window_last_step: int
+    window_samples: float
+    window_time_s: float
+    ranks: int
+    trace: str  # "path:first_line-last_line" of the measured records, per rank
+    step_time_ms: list[float]  # per-record times in the window (rank with the slowest window)
+
+
+def window_records(records: Sequence[StepRecord], window: Window) -> tuple[list[StepRecord], int]:
+    """The records whose covered iterations start after the warm-up and inside the window.
+
+    Returns them and the index of the record just before the window (or -1).
+    """
+    selected: list[StepRecord] = []
+    before = -1
+    covered = 0
+    for i, record in enumerate(records):
+        start = covered
+        covered += record.steps
+        if start < window.warmup:
+            before = i
+            continue
+        if start >= window.warmup + window.measure:
+            break
+        selected.append(record)
+    return selected, before
+
+
+def _rank_window(records: list[StepRecord], window: Window, method: Method) -> tuple[float, float, list[float], list[StepRecord]]:
+    """(samples, seconds, per-record ms, records) of one rank's (or the global) window."""
+    selected, before = window_records(records, window)
+    needed = window.warmup + window.measure
+    covered = sum(r.steps for r in records)
+    if covered < needed:
+        last = records[-1] if records else None
+        where = f" (last record {last.path}:{last.line})" if last else ""
+        raise ParseError(f"log ends after {covered} iterations; the window needs {needed}{where}")
+    samples = sum(r.samples for r in selected)
+    if method is Method.TIMESTAMPS:
+        durations = _durations_from_timestamps(records, selected, before)
+    elif method is Method.STEP_TIMES:
+        durations = [_need(r.duration_s, r, "a step time") for r in selected]
+    else:
+        durations = [r.samples / _need(r.rate, r, "a rate") for r in selected]
+    seconds = sum(durations)
+    if seconds <= 0:
+        first = selected[0]
+        raise ParseError("the window's wall time is not positive", first.path, first.line)
+    return samples, seconds, [d * 1000 / r.steps for d, r in zip(durations, selected, strict=True)], selected
+
+
+def _durations_from_timestamps(records: list[StepRecord], selected: list[StepRecord], before: int) -> list[float]:
+    durations = []
+    previous_end = records[before].time_s if before >= 0 else selected[0].start_s
+    for record in selected:
+        end = _need(record.time_s, record, "a timestamp")
+        start = record.start_s if previous_end is None else previous_end
+        if start is None:
+            raise ParseError("the first measured step has no start time (set warmup >= 1)", record.path, record.line)
+        durations.append(end - start)
+        previous_end = end
+    return durations
+
+
+def _need(value: float | None, record: StepRecord, what: str) -> float:
+    if value is None:
+        raise ParseError(f"record has no {what}", record.path, record.line)
+    return value
+
+
+def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
+    """Samples in the window over the window's wall time (never the mean of per-step rates).
+
+    Per-rank sources: the ranks' window samples are added and divided by the slowest rank's window
+    time (each rank timed on its own clock, so clock skew between nodes cannot enter). Global
+    sources (rank -1) are used as printed and never multiplied by the number of ranks.
+    """
+    ranks = result.by_rank()
+    if not ranks:
+        raise ParseError("no step records in the logs")
+    if -1 in ranks:  # a global source: only its global lines count
+        ranks = {-1: ranks[-1]}
+    total_samples, slowest_s, slowest_ms, traces = 0.0, 0.0, [], []
+    first_step = last_step = 0
+    for rank, records in sorted(ranks.items()):
+        samples, seconds, step_ms, selected = _rank_window(records, window, result.method)
+        total_samples += samples
+        if seconds > slowest_s:
+            slowest_s, slowest_ms = seconds, step_ms
+        traces.append(f"{selected[0].path}:{selected[0].line}-{selected[-1].line}")
+        first_step = window.warmup + 1
+        last_step = window.warmup + sum(r.steps for r in selected)
+    return RunThroughput(
+        throughput_samples_per_s=total_samples / slowest_s,
+        method=str(result.method),
+        window_first_step=first_step,
+        window_last_step=last_step,
+        window_samples=total_samples,
+        window_time_s=slowest_s,
+        ranks=len(ranks),
+        trace=" ".join(traces),
+        step_time_ms=slowest_ms,
+    )
+
+
+def percentiles(values_ms: Sequence[float], qs: Sequence[int] = (50, 75, 90, 95)) -> dict[str, float]:
+    """Latency percentiles as the PyTorch DDP benchmark reports them (linear interpolation)."""
+    if not values_ms:
+        return {f"p{q}_ms": math.nan for q in qs}
+    ordered = sorted(values_ms)
+    out = {}
+    for q in qs:
+        pos = (len(ordered) - 1) * q / 100
+        lo, hi = math.floor(pos), math.ceil(pos)
+        out[f"p{q}_ms"] = ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+    return out
+
+
+@dataclass(frozen=True)
+class Spread:
+    median: float
+    minimum: float
+    maximum: float
+    cv: float  # coefficient of variation (sample stdev / mean); nan with one run
+    ci_low: float  # distribution-free confidence interval of the median (order statistics)
+    ci_high: float
+    ci_level: float
+
+
+def spread(values: Sequence[float], level: float = 0.95) -> Spread:
+    """Median and spread of a cell's successful runs."""
+    if not values:
+        nan = math.nan
+        return Spread(nan, nan, nan, nan, nan, nan, nan)
+    ordered = sorted(values)
+    mean = statistics.fmean(ordered)
+    cv = statistics.stdev(ordered) / mean if len(ordered) > 1 and mean else math.nan
+    lo, hi, achieved = median_ci_ranks(len(ordered), level)
+    ci = (ordered[lo], ordered[hi]) if lo is not None else (math.nan, math.nan)
+    return Spread(
+        statistics.median(ordered), ordered[0], ordered[-1], cv, ci[0], ci[1], achieved
+    )
+
+
+def median_ci_ranks(n: int, level: float) -> tuple[int | None, int | None, float]:
+    """0-based order statistics (j, k) with P(x_j <= median <= x_k) >= level, and that coverage.
+
+    Binomial(n, 1/2) construction; with too few runs for the level, the widest interval (min, max)
+    and its actual coverage are returned.
+    """
+    if n < 2:
+        return None, None, math.nan
+    pmf = [math.comb(n, i) / 2**n for i in range(n + 1)]
+    best: tuple[int, int, float] = (0, n - 1, 1 - 2 * pmf[0])
+    for j in range(n // 2):
+        k = n - 1 - j
+        coverage = sum(pmf[j + 1 : k + 1])
+        if coverage >= level:
+            best = (j, k, coverage)
+        else:
+            break
+    return best
+
+
+def speedup(throughput: float, baseline: float | None) -> float:
+    """Cell throughput over its 1n1g baseline; nan (shown as n/a) when there is no baseline."""
+    if baseline is None or not math.isfinite(baseline) or baseline <= 0:
+        return math.nan
+    return throughput / baseline

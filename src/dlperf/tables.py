@@ -1,0 +1,212 @@
+"""From raw manifests and logs to the tidy tables: steps, runs and cells."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dlperf import SCHEMA_VERSION
+from dlperf.adapters import get_adapter
+from dlperf.adapters.base import Launcher
+from dlperf.parse.records import ParseError, StepRecord
+from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, spread, speedup
+from dlperf.util import atomic_write_json
+
+CELL_COLUMNS = [
+    "cell_id", "framework", "model", "precision", "xla", "batch_size", "variant",
+    "layout", "nodes", "gpus_per_node", "devices",
+]
+RUN_COLUMNS = CELL_COLUMNS + [
+    "repeat", "status", "status_detail", "throughput_samples_per_s", "method",
+    "window_first_step", "window_last_step", "window_samples", "window_time_s", "ranks",
+    "trace", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "job_id", "hosts",
+    "submitted_at", "started_at", "ended_at", "noticed_at", "workload_wall_s", "harness_overhead_s",
+    "manifest", "source", "schema_version",
+]
+CELL_TABLE_COLUMNS = CELL_COLUMNS + [
+    "status", "runs_planned", "runs_done", "runs_ok", "statuses",
+    "throughput_median", "throughput_min", "throughput_max", "throughput_cv",
+    "ci_low", "ci_high", "ci_level", "speedup", "efficiency", "speedup_baseline_cell",
+    "method", "window", "source", "schema_version",
+]
+STEP_COLUMNS = ["cell_id", "repeat", "rank", "step", "steps", "samples", "time_s", "start_s",
+                "duration_s", "rate", "path", "line"]
+
+
+@dataclass
+class RunRow:
+    row: dict[str, Any]
+    records: list[StepRecord]
+    result: RunThroughput | None
+
+
+def read_run(manifest_path: Path, window: Window) -> RunRow:
+    """One run's row: the manifest's status, refined by parsing its logs when the run finished."""
+    manifest = json.loads(manifest_path.read_text())
+    row: dict[str, Any] = dict(manifest["cell"]) | {
+        "repeat": manifest["repeat"],
+        "status": manifest["status"],
+        "status_detail": manifest.get("status_detail", ""),
+        "job_id": manifest.get("job_id"),
+        "hosts": ",".join(manifest.get("hosts", [])),
+        "submitted_at": manifest.get("submitted_at"),
+        "started_at": manifest.get("started_at"),
+        "ended_at": manifest.get("ended_at"),
+        "noticed_at": manifest.get("noticed_at"),
+        "workload_wall_s": max((t.get("workload_wall_s") or 0 for t in manifest.get("tasks", [])), default=None),
+        "manifest": str(manifest_path),
+        "source": "measured",
+        "schema_version": SCHEMA_VERSION,
+    }
+    if row["workload_wall_s"] and row["noticed_at"] and row["submitted_at"]:
+        row["harness_overhead_s"] = row["noticed_at"] - row["submitted_at"] - row["workload_wall_s"]
+    records: list[StepRecord] = []
+    result = None
+    if manifest["status"] == "ok":
+        adapter = get_adapter(manifest["adapter"]["name"])
+        per_node = adapter.launcher is Launcher.PER_NODE
+        logs = [manifest_path.parent / t["log"] for t in manifest["tasks"]]
+        try:
+            parsed = adapter.parse(logs)
+            records = parsed.records
+            result = run_throughput(parsed, window)
+        except (ParseError, OSError) as err:
+            row |= {"status": "parse_error", "status_detail": str(err)}
+        else:
+            row |= {k: v for k, v in result.__dict__.items() if k != "step_time_ms"}
+            row |= percentiles(result.step_time_ms)
+            row["ranks"] = result.ranks if not per_node else len(logs)
+    return RunRow(row, records, result)
+
+
+def runs_table(manifests: Iterable[Path], window: Window, json_root: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run."""
+    rows, step_frames = [], []
+    for path in manifests:
+        run = read_run(Path(path), window)
+        rows.append(run.row)
+        if run.records:
+            step_frames.append(_steps_frame(run))
+        if json_root is not None:
+            _write_run_json(json_root, run, window)
+    runs = pd.DataFrame(rows).reindex(columns=RUN_COLUMNS)
+    steps = pd.concat(step_frames, ignore_index=True) if step_frames else pd.DataFrame(columns=STEP_COLUMNS)
+    return runs, steps.reindex(columns=STEP_COLUMNS)
+
+
+def _steps_frame(run: RunRow) -> pd.DataFrame:
+    frame = pd.DataFrame([r.__dict__ for r in run.records])
+    frame.insert(0, "cell_id", run.row["cell_id"])
+    frame.insert(1, "repeat", run.row["repeat"])
+    return frame
+
+
+def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
+    """Per-run JSON as the PyTorch DDP benchmark writes it: facts, raw step times, percentiles."""
+    manifest = json.loads(Path(run.row["manifest"]).read_text())
+    row = run.row
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "cell": manifest["cell"],
+        "repeat": row["repeat"],
+        "status": row["status"],
+        "status_detail": row["status_detail"],
+        "backend": manifest["backend"],
+        "layout": manifest["cell"]["layout"],
+        "world_size": manifest["cell"]["devices"],
+        "nodes": manifest.get("nodes", {}),
+        "window": {"warmup": window.warmup, "measure": window.measure},
+        "method": row.get("method"),
+        "trace": row.get("trace"),
+        "throughput_samples_per_s": _finite(row.get("throughput_samples_per_s")),
+        "step_time_ms": run.result.step_time_ms if run.result else [],
+        "percentiles_ms": {k: row.get(k) for k in ("p50_ms", "p75_ms", "p90_ms", "p95_ms")} if run.result else {},
+    }
+    atomic_write_json(root / row["cell_id"] / f"r{row['repeat']}.json", data)
+
+
+def _finite(value: Any) -> Any:
+    return value if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def cells_table(runs: pd.DataFrame, planned: pd.DataFrame, window: Window, repeats: int) -> pd.DataFrame:
+    """One row per planned cell: median and spread of its ok runs, speedup vs its 1n1g cell."""
+    rows = []
+    by_cell = {cid: group for cid, group in runs.groupby("cell_id")} if len(runs) else {}
+    for cell in planned.to_dict("records"):
+        group = by_cell.get(cell["cell_id"], runs.iloc[0:0])
+        ok = group[group["status"] == "ok"]["throughput_samples_per_s"].astype(float).tolist()
+        s = spread(ok)
+        statuses = group["status"].value_counts().to_dict()
+        rows.append(
+            cell | {
+                "status": cell_status(statuses, len(group)),
+                "runs_planned": repeats,
+                "runs_done": len(group),
+                "runs_ok": len(ok),
+                "statuses": ",".join(f"{k}:{v}" for k, v in sorted(statuses.items())),
+                "throughput_median": s.median,
+                "throughput_min": s.minimum,
+                "throughput_max": s.maximum,
+                "throughput_cv": s.cv,
+                "ci_low": s.ci_low,
+                "ci_high": s.ci_high,
+                "ci_level": s.ci_level,
+                "method": ",".join(sorted(set(group["method"].dropna()))) if len(group) else "",
+                "window": f"skip {window.warmup}, measure {window.measure}",
+                "source": "measured",
+                "schema_version": SCHEMA_VERSION,
+            }
+        )
+    cells = pd.DataFrame(rows, columns=[c for c in CELL_TABLE_COLUMNS if c not in ("speedup", "efficiency", "speedup_baseline_cell")])
+    return add_speedup(cells)
+
+
+def cell_status(statuses: dict[str, int], done: int) -> str:
+    """ok if any run gave a figure; else the one status all runs share (oom, timeout...), or failed."""
+    if done == 0:
+        return "missing"
+    if statuses.get("ok"):
+        return "ok"
+    if len(statuses) == 1:
+        return next(iter(statuses))
+    return "failed"
+
+
+def baseline_id(row: dict[str, Any]) -> str:
+    parts = row["cell_id"].split(".")
+    return ".".join(parts[:-1] + ["1n1g"])
+
+
+def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
+    """Speedup against the same cell at 1n1g from the same source; n/a (nan) without one."""
+    cells = cells.copy()
+    medians = {(r["cell_id"], r["source"]): r["throughput_median"] for r in cells.to_dict("records")}
+    speedups, baselines = [], []
+    for row in cells.to_dict("records"):
+        base_id = baseline_id(row)
+        base = medians.get((base_id, row["source"]))
+        value = speedup(row["throughput_median"], base) if row["status"] == "ok" else math.nan
+        speedups.append(value)
+        baselines.append(base_id if math.isfinite(value) else "")
+    cells["speedup"] = speedups
+    cells["efficiency"] = cells["speedup"] / cells["devices"]
+    cells["speedup_baseline_cell"] = baselines
+    return cells.reindex(columns=CELL_TABLE_COLUMNS)
+
+
+def planned_cells(specs: Iterable[Any]) -> pd.DataFrame:
+    return pd.DataFrame([spec.cell.key() for spec in specs]).reindex(columns=CELL_COLUMNS)
+
+
+def write_table(frame: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    frame.to_csv(tmp, sep="\t", index=False, float_format="%.6g", compression="infer" if not str(path).endswith(".gz") else "gzip")
+    tmp.replace(path)

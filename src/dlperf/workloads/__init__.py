@@ -1,0 +1,1 @@
+"""Built-in workloads: training loops written against each framework's own library models."""

@@ -1,0 +1,165 @@
+"""Built-in PyTorch workload: ResNet50 v1.5 or BERT-base pretraining on synthetic data.
+
+Models come from transformers configs (ResNetConfig defaults are ResNet-50 v1.5, BertConfig
+defaults are BERT-base), built without any download. Every rank prints one line per step:
+
+    dlperf-step rank=0 step=12 samples=32 start=1763780000.123456 end=1763780000.234567 loss=6.9
+
+Ranks come from the environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), as
+torchrun, submitit or srun set them. DistributedDataParallel over gloo on CPU, NCCL on CUDA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+LOG_PREFIX = "dlperf-"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", choices=["resnet50", "bert_base"], required=True)
+    p.add_argument("--batch-size", type=int, required=True, help="per device")
+    p.add_argument("--precision", choices=["fp32", "amp"], default="fp32")
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--compile", action="store_true", help="torch.compile (the xla=on column)")
+    p.add_argument("--image-size", type=int, default=224)
+    p.add_argument("--num-classes", type=int, default=1000)
+    p.add_argument("--seq-len", type=int, default=128)
+    p.add_argument("--max-predictions", type=int, default=20)
+    p.add_argument("--clip-grad-norm", type=float, default=1.0, help="BERT; 0 turns clipping off")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads per rank; 0: cores / ranks")
+    p.add_argument("--memory-limit-gb", type=float, default=0, help="cap address space (CPU runs)")
+    p.add_argument(
+        "--model-config",
+        default="{}",
+        help="JSON overrides of the transformers config (e.g. a smaller BERT for a CPU)",
+    )
+    return p.parse_args(argv)
+
+
+def log(kind: str, **fields: Any) -> None:
+    text = " ".join(f"{k}={v}" for k, v in fields.items())
+    print(f"{LOG_PREFIX}{kind} {text}", flush=True)
+
+
+def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import BertConfig, BertForPreTraining, ResNetConfig, ResNetForImageClassification
+
+    overrides = json.loads(args.model_config)
+    if args.model == "resnet50":
+        config = ResNetConfig(num_labels=args.num_classes, **overrides)
+        model: nn.Module = ResNetForImageClassification(config)
+    else:
+        config = BertConfig(**overrides)
+        model = BertForPreTraining(config)
+    return model, config.to_diff_dict() | {"model_type": config.model_type}
+
+
+def synthetic_batch(args: argparse.Namespace, config: Any, device: torch.device) -> dict[str, torch.Tensor]:
+    """One fixed batch on the device; the same tensors are fed every step (no input pipeline)."""
+    g = torch.Generator(device="cpu").manual_seed(1234 + int(os.environ.get("RANK", 0)))
+    b = args.batch_size
+    if args.model == "resnet50":
+        pixels = torch.randn(b, 3, args.image_size, args.image_size, generator=g)
+        labels = torch.randint(0, args.num_classes, (b,), generator=g)
+        return {"pixel_values": pixels.to(device), "labels": labels.to(device)}
+    s, vocab = args.seq_len, config.vocab_size
+    input_ids = torch.randint(0, vocab, (b, s), generator=g)
+    mlm = torch.full((b, s), -100, dtype=torch.long)
+    positions = torch.rand(b, s, generator=g).argsort(dim=1)[:, : min(args.max_predictions, s)]
+    mlm.scatter_(1, positions, input_ids.gather(1, positions))
+    return {
+        "input_ids": input_ids.to(device),
+        "token_type_ids": (torch.arange(s) >= s // 2).long().expand(b, s).contiguous().to(device),
+        "attention_mask": torch.ones(b, s, dtype=torch.long, device=device),
+        "labels": mlm.to(device),
+        "next_sentence_label": torch.randint(0, 2, (b,), generator=g).to(device),
+    }
+
+
+def pick_device(choice: str, local_rank: int) -> torch.device:
+    if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
+        if not torch.cuda.is_available():
+            raise SystemExit("dlperf: --device cuda but torch sees no CUDA device")
+        torch.cuda.set_device(local_rank % torch.cuda.device_count())
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.memory_limit_gb:
+        limit = int(args.memory_limit_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    rank = int(os.environ.get("RANK", 0))
+    world = int(os.environ.get("WORLD_SIZE", 1))
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    device = pick_device(args.device, local_rank)
+    if device.type == "cpu":
+        torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // local_world))
+    if world > 1:
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", device_id=device if device.type == "cuda" else None)
+    torch.manual_seed(0)
+    model, model_config = build_model(args)
+    model.to(device)
+    if device.type == "cuda" and args.model == "resnet50":
+        model = model.to(memory_format=torch.channels_last)
+    if args.compile:
+        model = torch.compile(model)
+    ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
+    if args.model == "resnet50":
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5)
+    else:
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+    amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+    use_amp = args.precision == "amp"
+    scaler = torch.amp.GradScaler(device.type, enabled=use_amp and device.type == "cuda")
+    batch = synthetic_batch(args, model_config and model.config, device)
+    if device.type == "cuda" and args.model == "resnet50":
+        batch["pixel_values"] = batch["pixel_values"].contiguous(memory_format=torch.channels_last)
+    if rank == 0:
+        log(
+            "config",
+            model=args.model,
+            params=sum(p.numel() for p in model.parameters()),
+            device=device.type,
+            amp_dtype=str(amp_dtype).removeprefix("torch.") if use_amp else "none",
+            world_size=world,
+            torch=torch.__version__,
+            model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
+        )
+    for step in range(1, args.steps + 1):
+        start = time.time()
+        with torch.autocast(device.type, dtype=amp_dtype, enabled=use_amp):
+            loss = ddp(**batch).loss
+        optimizer.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        if args.model == "bert_base" and args.clip_grad_norm > 0:
+            scaler.unscale_(optimizer)
+            nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad_norm)
+        scaler.step(optimizer)
+        scaler.update()
+        loss_value = loss.item()  # waits for the device: the timestamp below is the step's end
+        log("step", rank=rank, step=step, samples=args.batch_size, start=f"{start:.6f}", end=f"{time.time():.6f}", loss=f"{loss_value:.4f}")
+    if device.type == "cuda":
+        log("memory", rank=rank, peak_allocated_mb=f"{torch.cuda.max_memory_allocated() / 2**20:.1f}")
+    if world > 1:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
