@@ -14,6 +14,7 @@ import pandas as pd
 from dlperf import SCHEMA_VERSION
 from dlperf.adapters import get_adapter
 from dlperf.adapters.base import Launcher
+from dlperf.launch.spec import cell_from_key
 from dlperf.parse.records import ParseError, StepRecord
 from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, spread, speedup
 from dlperf.util import atomic_write_json
@@ -73,7 +74,8 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
         per_node = adapter.launcher is Launcher.PER_NODE
         logs = [manifest_path.parent / t["log"] for t in manifest["tasks"]]
         try:
-            parsed = adapter.parse(logs)
+            cell = cell_from_key(manifest["cell"])
+            parsed = adapter.parse(logs, cell, adapter.resolved_options(manifest["measure"]["options"]))
             records = parsed.records
             result = run_throughput(parsed, window)
         except (ParseError, OSError) as err:

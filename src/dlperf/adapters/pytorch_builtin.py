@@ -85,7 +85,7 @@ class PyTorchBuiltin(Adapter):
             args.append("--compile")
         return args
 
-    def parse(self, logs: list[Path]) -> ParseResult:
+    def parse(self, logs: list[Path], cell: Cell, options: dict[str, Any]) -> ParseResult:
         return parse_builtin_logs(logs)
 
 
