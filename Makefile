@@ -1,0 +1,41 @@
+# Quick start: `make run` (set up, run the default suite, reports in results/report/)
+#              `make test` (set up, run the whole test suite)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CORES ?= $(shell nproc)
+SNAKEMAKE := $(VENV)/bin/snakemake
+
+.PHONY: setup system run dry-run test lint bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[torch,dev]'
+	touch $@
+
+system:  ## Debian packages: a CJK font for the Chinese plots (and Slurm with SLURM=1); needs root
+	bash scripts/setup-system.sh $(if $(SLURM),--slurm)
+
+run: setup system
+	$(SNAKEMAKE) --cores $(CORES)
+	@echo "reports: results/report/report.{en,zh}.{md,html}"
+
+dry-run: setup
+	$(SNAKEMAKE) -n --cores $(CORES)
+
+test: setup
+	SLURM=1 $(MAKE) system
+	$(PY) -m pytest -q -ra
+
+lint: setup
+	$(VENV)/bin/ruff check src tests workflow benchmarks scripts
+	$(VENV)/bin/mypy src/dlperf
+	$(SNAKEMAKE) --lint --cores 1
+
+bench: setup
+	$(PY) benchmarks/harness.py
+
+clean:
+	rm -rf results .snakemake

@@ -1,0 +1,57 @@
+"""Number formatting shared by every report language (numbers never depend on the language)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+NA = "n/a"
+
+
+def is_number(value: Any) -> bool:
+    """A finite float or int (not NaN, not None, not a bool)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def throughput(value: Any) -> str:
+    """Samples/s: one decimal, or three significant digits below 10 (n/a when not a number)."""
+    if not is_number(value):
+        return NA
+    x = float(value)
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    return f"{x:#.3g}".rstrip(".")
+
+
+def speedup(value: Any) -> str:
+    """Speedup (or any ratio): two decimals; n/a when there is no baseline."""
+    return f"{float(value):.2f}" if is_number(value) else NA
+
+
+def percent(value: Any, digits: int = 1) -> str:
+    """A fraction as a percentage: 0.0123 -> '1.2%'."""
+    return f"{float(value) * 100:.{digits}f}%" if is_number(value) else NA
+
+
+def milliseconds(value: Any) -> str:
+    return f"{float(value):.1f}" if is_number(value) else NA
+
+
+def integer(value: Any) -> str:
+    return str(int(float(value))) if is_number(value) else NA
+
+
+def text(value: Any) -> str:
+    """A table field as one line of text ('' for NaN/None)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return " ".join(str(value).split())
+
+
+def shorten(value: str, limit: int = 300) -> str:
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"

@@ -1,0 +1,61 @@
+"""Translation catalogs (report/locales/<lang>.yaml): every word of the report that is not data."""
+
+from __future__ import annotations
+
+import functools
+import string
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import yaml
+
+
+class CatalogError(KeyError):
+    """A key missing from a catalog, or catalogs that disagree."""
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat |= _flatten(value, f"{name}.")
+        else:
+            flat[name] = str(value)
+    return flat
+
+
+@functools.cache
+def catalog(lang: str) -> dict[str, str]:
+    """The flat catalog of one language: dotted key -> text with {placeholders}."""
+    path = resources.files("dlperf.report").joinpath(f"locales/{lang}.yaml")
+    if not path.is_file():
+        raise CatalogError(f"no report language {lang!r} (no locales/{lang}.yaml)")
+    return _flatten(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def languages() -> list[str]:
+    root = resources.files("dlperf.report").joinpath("locales")
+    return sorted(p.name.removesuffix(".yaml") for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+@dataclass(frozen=True)
+class Translator:
+    """`t("section.environment")` or `t("summary.cells", n=3)` in one language."""
+
+    lang: str
+
+    def __call__(self, key: str, **values: Any) -> str:
+        try:
+            text = catalog(self.lang)[key]
+        except KeyError:
+            raise CatalogError(f"locales/{self.lang}.yaml has no key {key!r}") from None
+        return text.format(**values) if values else text
+
+    def has(self, key: str) -> bool:
+        return key in catalog(self.lang)

@@ -1,0 +1,72 @@
+"""Config validation: defaults filled, every error names the key (and file line for YAML)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from dlperf.config import ConfigError, Suite, load, validate
+
+
+def minimal() -> dict:
+    return {"cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}]}
+
+
+def test_defaults_are_filled():
+    config = validate(minimal())
+    assert config["repeats"] == 7
+    assert config["window"] == {"warmup": 20, "measure": 100}
+    assert config["backend"] == "local"
+    assert config["cases"][0]["precision"] == ["fp32"]
+    assert config["cases"][0]["xla"] == [False]
+    assert config["site"]["gpus_per_node_max"] == 8
+
+
+def test_default_suite_is_valid(root):
+    config = load(root / "config" / "config.yaml")
+    cells = Suite(config).cell_specs()
+    assert {str(s.cell.layout) for s in cells} == {"1n1g", "1n2g"}
+    assert {s.cell.model for s in cells} == {"resnet50", "bert_base"}
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda c: c.update(repeats=0), "repeats: 0 is less than the minimum of 1"),
+        (lambda c: c.update(windw={}), "Additional properties are not allowed ('windw' was unexpected) (not a known key"),
+        (lambda c: c["cases"][0].update(precision=["fp16"]), "cases[0].precision[0]: 'fp16' is not one of ['fp32', 'amp']"),
+        (lambda c: c["cases"][0].update(layouts=["8g"]), "cases[0].layouts[0]: '8g' does not match"),
+        (lambda c: c["cases"][0].update(framework="caffe"), "cases[0].framework: 'caffe' is not one of"),
+        (lambda c: c["cases"][0].update(options={"imag_size": 3}), "cases[0].options.imag_size: unknown option of pytorch"),
+        (lambda c: c["cases"][0].update(batch_size=["huge"]), "cases[0].batch_size[0]"),
+    ],
+)
+def test_errors_name_the_key(mutate, message):
+    config = minimal()
+    mutate(config)
+    with pytest.raises(ConfigError) as err:
+        validate(config, source="suite.yaml")
+    assert message in str(err.value)
+    assert "suite.yaml" in str(err.value)
+
+
+def test_yaml_syntax_error_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("repeats: 3\ncases:\n  - framework: pytorch\n   model: [\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml:4: not valid YAML"):
+        load(path)
+
+
+def test_duplicate_cell_names_both_cases():
+    config = minimal()
+    config["cases"].append(dict(config["cases"][0]))
+    with pytest.raises(ConfigError, match=r"cases\[0\] and cases\[1\]"):
+        Suite(validate(config)).cell_specs()
+
+
+def test_schema_framework_enum_matches_registry(root):
+    from dlperf.adapters import REGISTRY
+
+    schema = yaml.safe_load((root / "src/dlperf/schemas/config.schema.yaml").read_text())
+    enum = set(schema["$defs"]["case"]["properties"]["framework"]["enum"])
+    assert set(REGISTRY) <= enum

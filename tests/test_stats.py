@@ -1,0 +1,92 @@
+"""Window, throughput from timestamps / step times / rates, percentiles, spread, speedup."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
+from dlperf.stats import Window, median_ci_ranks, percentiles, run_throughput, speedup, spread
+
+
+def timed(rank: int, durations: list[float], samples: float = 8, t0: float = 1000.0) -> list[StepRecord]:
+    records, t = [], t0
+    for i, d in enumerate(durations, 1):
+        records.append(StepRecord(rank, i, 1, samples, "rank.log", i, time_s=t + d, start_s=t))
+        t += d
+    return records
+
+
+def test_timestamps_window_is_samples_over_wall_time():
+    durations = [5.0, 5.0] + [0.1] * 4 + [0.3] * 4 + [9.0]  # 2 warm-up steps, 8 measured, 1 after
+    result = ParseResult(timed(0, durations), Method.TIMESTAMPS)
+    tp = run_throughput(result, Window(warmup=2, measure=8))
+    assert tp.window_samples == 64
+    assert tp.window_time_s == pytest.approx(1.6)
+    assert tp.throughput_samples_per_s == pytest.approx(40.0)
+    assert (tp.window_first_step, tp.window_last_step) == (3, 10)
+    assert tp.trace == "rank.log:3-10"
+    mean_of_rates = sum(8 / d for d in durations[2:10]) / 8  # what DLPerf's rate scripts did
+    assert mean_of_rates == pytest.approx(53.33, abs=0.01)  # biased high
+
+
+def test_per_rank_samples_add_and_slowest_rank_sets_the_time():
+    r0 = timed(0, [1.0] + [0.1] * 10)
+    r1 = timed(1, [1.0] + [0.2] * 10, t0=5000.0)  # other clock: never compared with rank 0
+    tp = run_throughput(ParseResult(r0 + r1, Method.TIMESTAMPS), Window(1, 10))
+    assert tp.window_samples == 160
+    assert tp.window_time_s == pytest.approx(2.0)
+    assert tp.throughput_samples_per_s == pytest.approx(80.0)
+    assert tp.ranks == 2
+
+
+def test_global_records_are_not_multiplied_by_ranks():
+    glob = [StepRecord(-1, i, 10, 320, "g.log", i, rate=1000.0) for i in range(1, 6)]
+    per_rank_noise = [StepRecord(0, i, 10, 40, "g.log", 100 + i, rate=125.0) for i in range(1, 6)]
+    tp = run_throughput(ParseResult(glob + per_rank_noise, Method.PRINTED_RATES), Window(10, 30))
+    assert tp.throughput_samples_per_s == pytest.approx(1000.0)
+    assert tp.ranks == 1
+
+
+def test_printed_rates_give_the_harmonic_mean():
+    recs = [StepRecord(-1, i, 1, 100, "r.log", i, rate=r) for i, r in enumerate([1.0, 100.0, 50.0, 200.0, 400.0], 1)]
+    tp = run_throughput(ParseResult(recs, Method.PRINTED_RATES), Window(1, 4))
+    assert tp.throughput_samples_per_s == pytest.approx(400 / (1 + 2 + 0.5 + 0.25))
+
+
+def test_step_times_and_interval_records():
+    recs = [StepRecord(-1, 100 * i, 100, 100 * 64, "t.log", i, duration_s=d) for i, d in enumerate([30.0, 10.0, 12.0], 1)]
+    tp = run_throughput(ParseResult(recs, Method.STEP_TIMES), Window(100, 200))
+    assert tp.window_samples == 12800
+    assert tp.throughput_samples_per_s == pytest.approx(12800 / 22)
+    assert (tp.window_first_step, tp.window_last_step) == (101, 300)
+
+
+def test_short_log_is_a_parse_error_naming_the_last_line():
+    with pytest.raises(ParseError, match=r"log ends after 5 iterations; the window needs 12 \(last record rank.log:5\)"):
+        run_throughput(ParseResult(timed(0, [0.1] * 5), Method.TIMESTAMPS), Window(2, 10))
+
+
+def test_percentiles_linear_interpolation():
+    p = percentiles([float(v) for v in range(1, 101)])
+    assert p == {"p50_ms": 50.5, "p75_ms": 75.25, "p90_ms": 90.1, "p95_ms": 95.05}
+    assert math.isnan(percentiles([])["p50_ms"])
+
+
+def test_spread_median_cv_and_ci():
+    s = spread([10.0, 12.0, 11.0, 13.0, 9.0, 10.5, 11.5])
+    assert s.median == 11.0
+    assert (s.minimum, s.maximum) == (9.0, 13.0)
+    assert s.cv == pytest.approx(math.sqrt(10.5 / 6) / 11.0)
+    assert (s.ci_low, s.ci_high) == (9.0, 13.0)  # n=7: (x1, x7) covers 98.4 %
+    assert s.ci_level == pytest.approx(0.984375)
+    assert median_ci_ranks(20, 0.95)[:2] == (5, 14)
+    one = spread([5.0])
+    assert one.median == 5.0 and math.isnan(one.cv)
+
+
+def test_speedup_without_baseline_is_nan_never_one_or_zero():
+    assert speedup(300.0, 100.0) == 3.0
+    for base in (None, 0.0, math.nan):
+        assert math.isnan(speedup(300.0, base))
