@@ -81,5 +81,8 @@ def package_files(*names):
     files = []
     for name in names:
         path = root / name
-        files += sorted(str(p) for p in path.rglob("*.py")) if path.is_dir() else [str(path)]
+        if path.is_dir():
+            files += sorted(str(p) for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        else:
+            files.append(str(path))
     return files

@@ -32,6 +32,19 @@ def rendezvous_port(job_id: str, fixed: int | None) -> int:
     return 20000 + int(digits) % 40000
 
 
+def master_address(first_node: str) -> str:
+    """Node 0's address: its name when that resolves, else the address srun launched tasks from.
+
+    Slurm node names are host names on most clusters. Where they are not (several slurmd on one
+    host, as on the test cluster), SLURM_LAUNCH_NODE_IPADDR is the batch host, which is node 0.
+    """
+    try:
+        socket.getaddrinfo(first_node, None)
+        return first_node
+    except OSError:
+        return os.environ.get("SLURM_LAUNCH_NODE_IPADDR") or first_node
+
+
 def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
     import submitit
 
@@ -71,7 +84,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         log_path.write_text(f"dlperf: {gpu_problem}\n")
         return {"status": "failed", "detail": gpu_problem, "exit_code": None, "command": None}
     port = rendezvous_port(job.job_id, spec.port)
-    master = "127.0.0.1" if spec.backend == "local" else job.hostnames[0]
+    master = "127.0.0.1" if spec.backend == "local" else master_address(job.hostnames[0])
     ctx = TaskContext(
         cell=spec.cell,
         options=spec.options,

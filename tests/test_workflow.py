@@ -1,0 +1,222 @@
+"""The workflow for real: Snakemake, submitit's local executor and the PyTorch workload at 1 and 2
+processes, on a tiny suite. Proves planning, the numbers, the statuses and what reruns."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import ROOT, SNAKEMAKE, snakemake
+
+pytestmark = pytest.mark.integration
+TINY = ROOT / "tests" / "data" / "tiny.yaml"
+RESNET = "pytorch.resnet50.fp32.noxla.b2"
+
+
+def planned_jobs(workdir: Path, *args: str) -> dict[str, list[str]]:
+    """Jobs a dry run would execute: rule -> wildcard strings."""
+    out = snakemake(workdir, "-n", "--cores", "2", *args).stdout
+    jobs: dict[str, list[str]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule )", out):
+        match = re.match(r"(?:local)?rule (\w+):", block)
+        if match:
+            wildcards = re.search(r"wildcards: (.*)", block)
+            jobs.setdefault(match[1], []).append(wildcards[1] if wildcards else "")
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory) -> Path:
+    """The tiny suite, run once for the module."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    shutil.copy(TINY, workdir / "config.yaml")
+    snakemake(workdir, "--cores", "2", "--configfile", "config.yaml")
+    return workdir
+
+
+def read(workdir: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(workdir / "results" / "tables" / name, sep="\t")
+
+
+def test_dry_run_plans_every_job_and_runs_none(tmp_path):
+    shutil.copy(TINY, tmp_path / "config.yaml")
+    jobs = planned_jobs(tmp_path, "--configfile", "config.yaml")
+    assert len(jobs["run_cell"]) == 6 * 2  # 6 cells x 2 repeats
+    assert "cell=pytorch.resnet50.fp32.noxla.b2.1n2g, repeat=2" in jobs["run_cell"]
+    assert len(jobs["tables"]) == len(jobs["report"]) == 1
+    assert not (tmp_path / "results").exists()
+
+
+def test_throughput_speedup_and_statuses(done):
+    cells = read(done, "cells.tsv").set_index("cell_id")
+    runs = read(done, "runs.tsv")
+    assert cells.loc[f"{RESNET}.1n1g", "status"] == "ok"
+    assert cells.loc[f"{RESNET}.1n2g", "runs_ok"] == 2
+    one = runs[runs.cell_id == f"{RESNET}.1n1g"].throughput_samples_per_s.median()
+    two = runs[runs.cell_id == f"{RESNET}.1n2g"].throughput_samples_per_s.median()
+    assert cells.loc[f"{RESNET}.1n2g", "throughput_median"] == pytest.approx(two, rel=1e-5)
+    assert cells.loc[f"{RESNET}.1n2g", "speedup"] == pytest.approx(two / one, rel=1e-4)
+    assert cells.loc[f"{RESNET}.1n2g", "efficiency"] == pytest.approx(two / one / 2, rel=1e-4)
+    assert not pd.isna(cells.loc["pytorch.bert_base.fp32.noxla.b2.1n1g", "ci_low"])
+    assert cells.loc["pytorch.bert_base.amp.noxla.b2.1n1g", "status"] == "ok"
+    assert cells.loc["pytorch.resnet50.fp32.noxla.b256.1n1g", "status"] == "oom"
+    assert cells.loc["pytorch.bert_base.fp32.noxla.b2-broken.1n1g", "status"] == "failed"
+    broken = runs[runs.cell_id == "pytorch.bert_base.fp32.noxla.b2-broken.1n1g"].iloc[0]
+    assert "exit code 1" in broken.status_detail and "not a multiple" in broken.status_detail
+
+
+def test_run_figure_traces_back_to_log_lines(done):
+    runs = read(done, "runs.tsv")
+    run = runs[(runs.cell_id == f"{RESNET}.1n2g") & (runs.repeat == 1)].iloc[0]
+    assert run.method == "timestamps"
+    assert (run.window_first_step, run.window_last_step) == (3, 7)
+    samples, slowest = 0, 0.0
+    for trace in run.trace.split():  # "path:first-last" per rank
+        path, lines = trace.rsplit(":", 1)
+        first, last = map(int, lines.split("-"))
+        text = Path(path if os.path.isabs(path) else done / path).read_text().splitlines()
+        fields = [dict(re.findall(r"(\w+)=(\S+)", text[i - 1])) for i in range(first - 1, last + 1)]
+        samples += sum(float(f["samples"]) for f in fields[1:])
+        slowest = max(slowest, float(fields[-1]["end"]) - float(fields[0]["end"]))
+    assert samples == 2 * 2 * 5
+    assert run.throughput_samples_per_s == pytest.approx(samples / slowest, rel=1e-5)
+    with gzip.open(done / "results/tables/steps.tsv.gz", "rt") as f:
+        steps = pd.read_csv(f, sep="\t")
+    assert len(steps[(steps.cell_id == run.cell_id) & (steps.repeat == 1)]) == 2 * (2 + 5 + 2)
+
+
+def test_manifest_records_the_run(done):
+    manifest = json.loads((done / f"results/runs/{RESNET}.1n2g/r1/manifest.json").read_text())
+    assert manifest["status"] == "ok"
+    assert manifest["allocation"]["tasks_per_node"] == 2
+    assert [t["task"] for t in manifest["tasks"]] == [0, 1]
+    assert manifest["tasks"][0]["command"][2:4] == ["-m", "dlperf.workloads.torch_train"]
+    assert "--batch-size" in manifest["tasks"][1]["command"]
+    node = next(iter(manifest["nodes"].values()))
+    assert node["packages"]["torch"].startswith("2.")
+    assert node["cpu_model"] and node["python"]
+    assert manifest["started_at"] <= manifest["ended_at"] <= manifest["noticed_at"]
+    per_run = json.loads((done / f"results/json/{RESNET}.1n2g/r1.json").read_text())
+    assert len(per_run["step_time_ms"]) == 5
+    assert per_run["percentiles_ms"]["p50_ms"] == pytest.approx(sorted(per_run["step_time_ms"])[2])
+
+
+def test_reports_render_in_both_languages(done):
+    for lang in ("en", "zh"):
+        for ext in ("md", "html"):
+            assert (done / f"results/report/report.{lang}.{ext}").stat().st_size > 0
+    assert "OOM" in (done / "results/report/report.en.md").read_text()
+
+
+def test_changing_one_case_reruns_only_its_runs_and_downstream(done, tmp_path):
+    config = yaml.safe_load((done / "config.yaml").read_text())
+    config["cases"][1]["options"]["seq_len"] = 24
+    (done / "changed.yaml").write_text(yaml.safe_dump(config))
+    jobs = planned_jobs(done, "--configfile", "changed.yaml")
+    rerun = sorted({w.split(",")[0] for w in jobs["run_cell"]})
+    assert rerun == ["cell=pytorch.bert_base.amp.noxla.b2.1n1g", "cell=pytorch.bert_base.fp32.noxla.b2.1n1g"]
+    assert len(jobs["run_cell"]) == 4 and "tables" in jobs and "report" in jobs
+
+
+def test_switching_backend_and_time_limit_reruns_nothing(done):
+    jobs = planned_jobs(done, "--configfile", "config.yaml", "--config", "time_limit_min=9", "wait_grace_s=5")
+    assert jobs == {}
+
+
+def test_editing_harness_code_reruns_no_measured_run(done):
+    touched = [ROOT / "src/dlperf/launch/submit.py", ROOT / "src/dlperf/parse/builtin.py",
+               ROOT / "workflow/scripts/report.py"]
+    saved = {p: p.stat() for p in touched}
+    try:
+        now = time.time()
+        for path in touched:
+            os.utime(path, (now, now))
+        jobs = planned_jobs(done, "--configfile", "config.yaml")
+    finally:
+        for path, st in saved.items():
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert "run_cell" not in jobs
+    assert set(jobs) == {"tables", "report", "all"}
+
+
+def test_interrupted_run_is_the_only_one_redone(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["cases"] = config["cases"][:1]
+    config["cases"][0]["layouts"] = ["1n1g"]
+    config["window"] = {"warmup": 2, "measure": 200}  # long enough to interrupt repeat 2 mid-run
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    run_dir = tmp_path / f"results/runs/{RESNET}.1n1g"
+    cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--cores", "2",
+           "--configfile", "config.yaml", f"results/runs/{RESNET}.1n1g/r1/manifest.json",
+           f"results/runs/{RESNET}.1n1g/r2/manifest.json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd=tmp_path)
+    try:
+        deadline = time.time() + 240
+        while not _has_steps(run_dir / "r2/rank0.log") and not _has_steps(run_dir / "r1/rank0.log"):
+            assert time.time() < deadline and proc.poll() is None, "no run started"
+            time.sleep(0.5)
+        first = "r2" if _has_steps(run_dir / "r2/rank0.log") else "r1"
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert not (run_dir / first / "manifest.json").exists()
+    time.sleep(1)
+    assert _workloads_of(tmp_path) == [], "the interrupted workload was left running"
+    other = "r1" if first == "r2" else "r2"
+    shutil.rmtree(run_dir / other, ignore_errors=True)  # keep only the interrupted run's leftovers
+    # finish the other repeat quickly so only the interrupted one is missing
+    jobs = planned_jobs(tmp_path, "--configfile", "config.yaml", "--rerun-incomplete",
+                        f"results/runs/{RESNET}.1n1g/{first}/manifest.json")
+    assert jobs["run_cell"] == [f"cell={RESNET}.1n1g, repeat={first[1:]}"]
+
+
+def _has_steps(log: Path) -> bool:
+    return log.exists() and "dlperf-step" in log.read_text(errors="replace")
+
+
+def _workloads_of(workdir: Path) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "dlperf.workloads.torch_train" in line and "--steps 204" in line]
+
+
+def test_garbage_log_line_is_a_parse_error_naming_file_and_line(done, tmp_path):
+    workdir = tmp_path / "copy"
+    shutil.copytree(done, workdir, ignore=shutil.ignore_patterns(".snakemake"))
+    log = workdir / f"results/runs/{RESNET}.1n1g/r2/rank0.log"
+    lines = log.read_text().splitlines()
+    bad = next(i for i, line in enumerate(lines) if "step=4 " in line)
+    lines[bad] = "dlperf-step rank=0 step=4 samples=two start=x end=y"
+    log.write_text("\n".join(lines) + "\n")
+    snakemake(workdir, "--cores", "2", "--configfile", "config.yaml", "--forcerun", "tables", "--touch",
+              check=False)  # mark runs as done without running anything
+    snakemake(workdir, "--cores", "2", "--configfile", "config.yaml", "--forcerun", "tables")
+    runs = read(workdir, "runs.tsv")
+    row = runs[(runs.cell_id == f"{RESNET}.1n1g") & (runs.repeat == 2)].iloc[0]
+    assert row.status == "parse_error"
+    assert f"rank0.log:{bad + 1}:" in row.status_detail
+    cells = read(workdir, "cells.tsv").set_index("cell_id")
+    assert cells.loc[f"{RESNET}.1n1g", "runs_ok"] == 1  # the other repeat's figure is kept
+    assert (workdir / "results/report/report.zh.html").exists()
+
+
+def test_config_error_stops_before_any_job(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["cases"][0]["batch_size"] = [0]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "--cores", "1", "--configfile", "config.yaml", check=False)
+    assert proc.returncode != 0
+    assert "cases[0].batch_size[0]" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
