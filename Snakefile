@@ -9,6 +9,12 @@ configfile: "config/config.yaml"
 
 
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    cell=CELL_ID_RE,  # readable ids that can never escape results/
+    repeat=r"[1-9][0-9]*",
+
 include: "rules/run.smk"
 include: "rules/tables.smk"
 include: "rules/report.smk"

@@ -1,10 +1,12 @@
 # Helpers shared by the rules: the validated config, the matrix and input functions.
 import json
+import os
 import sys
 from pathlib import Path
 
 from dlperf.config import ConfigError, Suite, validate
 from dlperf.launch.allocation import allocate
+from dlperf.launch.submit import harness_json
 from dlperf.adapters import get_adapter
 from dlperf.matrix import CELL_ID_RE
 from dlperf.paths import RunPaths
@@ -19,22 +21,13 @@ try:
 except (ConfigError, ValueError) as err:
     raise WorkflowError(str(err)) from None
 
-PYTHON = sys.executable
-# Where and how runs are launched. Not a rule param: switching backend or site reruns nothing.
-HARNESS = json.dumps(
-    {
-        "backend": config["backend"],
-        "site": config["site"],
-        "time_limit_min": config["time_limit_min"],
-        "wait_grace_s": config["wait_grace_s"],
-    },
-    sort_keys=True,
+# Jobs inherit this process's environment: they run `python -m dlperf` with the interpreter
+# Snakemake runs on (the project's venv), and read where and how runs are launched from
+# DLPERF_HARNESS. It is not a param of any job, so switching backend or site reruns nothing.
+os.environ.update(
+    PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    DLPERF_HARNESS=harness_json(config),
 )
-
-
-wildcard_constraints:
-    cell=CELL_ID_RE,
-    repeat=r"[1-9][0-9]*",
 
 
 def cell_spec(wildcards):

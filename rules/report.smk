@@ -11,5 +11,7 @@ rule report:
         report_outputs(),
     log:
         "results/logs/report.log",
+    conda:
+        "../envs/dlperf.yaml"
     script:
         "../workflow/scripts/report.py"

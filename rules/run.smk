@@ -11,6 +11,8 @@ rule run_cell:
     log:
         "results/logs/run_cell/{cell}/r{repeat}.log",
     threads: workflow.cores if config["backend"] == "local" else 1  # local runs never share the CPUs
+    conda:
+        "../envs/dlperf.yaml"
     shell:
-        "{PYTHON:q} -m dlperf run-cell --measure {params.measure:q} --repeat {wildcards.repeat}"
-        " --harness {HARNESS:q} --manifest {output.manifest:q} > {log:q} 2>&1"
+        "python -m dlperf run-cell --measure {params.measure:q} --repeat {wildcards.repeat}"
+        " --manifest {output.manifest:q} > {log:q} 2>&1"

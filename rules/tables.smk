@@ -13,5 +13,7 @@ rule tables:
         json=directory("results/json"),
     log:
         "results/logs/tables.log",
+    conda:
+        "../envs/dlperf.yaml"
     script:
         "../workflow/scripts/tables.py"

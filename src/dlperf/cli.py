@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +19,11 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run-cell", help="submit one run, wait for it, write its manifest")
     run.add_argument("--measure", required=True, help="JSON: what is measured (the rule's params)")
     run.add_argument("--repeat", type=int, required=True)
-    run.add_argument("--harness", required=True, help="JSON: backend, site, time limits")
+    run.add_argument(
+        "--harness",
+        default=os.environ.get("DLPERF_HARNESS"),
+        help="JSON: backend, site, time limits (default: $DLPERF_HARNESS, set by the workflow)",
+    )
     run.add_argument("--manifest", type=Path, required=True)
 
     check = sub.add_parser("check", help="validate a suite config and print its plan")
@@ -41,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run_cell(args: argparse.Namespace) -> int:
     from dlperf.launch.submit import Harness, run_cell
 
+    if not args.harness:
+        raise ConfigError("run-cell needs --harness or DLPERF_HARNESS (backend, site, time limits)")
     manifest = run_cell(json.loads(args.measure), args.repeat, Harness(**json.loads(args.harness)), args.manifest)
     logging.info("%s r%d: %s %s", manifest["cell"]["cell_id"], args.repeat, manifest["status"], manifest["status_detail"])
     return 0

@@ -6,10 +6,12 @@ a run interrupted half-way leaves no manifest, so Snakemake redoes exactly that 
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import signal
 import socket
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -30,6 +32,12 @@ log = logging.getLogger(__name__)
 STATUS_ORDER = ("oom", "timeout", "failed", "skipped", "ok")  # worst first: a run takes its worst task's
 POLL_S = 0.25
 STATE_CHECK_S = 5.0  # scheduler queries are costlier than stat() of outcome files
+ENDED_GRACE_S = 10.0  # after the job ended, outcome files may still be on their way (NFS lag)
+# Slurm job states after which nothing of the job runs any more (squeue --states=all)
+SLURM_ENDED = frozenset({
+    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY",
+    "PREEMPTED", "REVOKED", "SPECIAL_EXIT", "TIMEOUT", "GONE",
+})
 
 
 @dataclass(frozen=True)
@@ -43,8 +51,55 @@ class Harness:
     results_root: str = "results"
 
 
+def harness_json(config: dict[str, Any]) -> str:
+    """The harness part of a validated config, as run-cell reads it."""
+    keys = ("backend", "site", "time_limit_min", "wait_grace_s")
+    return json.dumps({k: config[k] for k in keys}, sort_keys=True)
+
+
 class Interrupted(Exception):
     pass
+
+
+class _Interrupts:
+    """SIGINT, SIGTERM, SIGHUP: noted while the job is submitted, raised once it can be cancelled.
+
+    Snakemake passes no signal on to its jobs: these come from the terminal's Ctrl-C (the whole
+    foreground process group) or from whatever stops the process tree (scancel, systemd, timeout).
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.received: str | None = None
+        self.armed = False
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Interrupts:
+        for sig in self.SIGNALS:
+            self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        first = self.received is None
+        self.received = self.received or signal.Signals(signum).name
+        if self.armed and first:  # a second signal must not interrupt the cancellation
+            self.armed = False
+            raise Interrupted(self.received)
+
+    def check(self) -> None:
+        if self.received:
+            raise SystemExit(130)
+
+    def arm(self) -> None:
+        """From now on a signal raises Interrupted (at once, if one came during submission)."""
+        if self.received:
+            raise Interrupted(self.received)
+        self.armed = True
 
 
 def build_spec(measure: dict[str, Any], repeat: int, harness: Harness) -> tuple[RunSpec, Allocation]:
@@ -103,6 +158,10 @@ def _slurm_params(site: dict[str, Any]) -> dict[str, Any]:
     if site.get("setup"):
         params["slurm_setup"] = list(site["setup"])
     extra = dict(site.get("extra_args", {}))
+    if "requeue" not in extra and "no-requeue" not in extra:
+        # a run Slurm requeued after a node failure would mix two attempts' outcome files:
+        # the job ends as NODE_FAIL and the run is recorded as failed
+        extra["no-requeue"] = True
     if site.get("exclusive"):
         extra["exclusive"] = True
     if extra:
@@ -126,10 +185,18 @@ def run_cell(measure: dict[str, Any], repeat: int, harness: Harness, manifest_pa
     for stale in list(run_dir.glob("task*.json")) + list(run_dir.glob("rank*.log")) + list(run_dir.glob("node*.log")):
         stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
     executor = executor_for(spec, allocation, harness)
-    submitted = time.time()
-    job = executor.submit(run_task, spec.to_dict())
-    log.info("submitted %s r%d as %s job %s", spec.cell.id, repeat, harness.backend, job.job_id)
-    job_status, detail = _wait(job, spec, allocation, harness)
+    with _Interrupts() as interrupts:  # a signal during submission cancels the job once submitted
+        interrupts.check()
+        submitted = time.time()
+        job = executor.submit(run_task, spec.to_dict())
+        log.info("submitted %s r%d as %s job %s", spec.cell.id, repeat, harness.backend, job.job_id)
+        try:
+            interrupts.arm()
+            job_status, detail = _wait(job, spec, allocation, harness)
+        except Interrupted as err:
+            log.warning("%s: cancelling job %s", err, job.job_id)
+            job.cancel(check=False)
+            raise SystemExit(130) from None
     noticed = time.time()
     manifest = _manifest(spec, allocation, harness, measure, job, job_status, detail, submitted, noticed)
     atomic_write_json(manifest_path, manifest)
@@ -140,44 +207,48 @@ def _wait(job: submitit.Job, spec: RunSpec, allocation: Allocation, harness: Har
     """Wait for every task's outcome file; on interrupt cancel the job; past the deadline, give up."""
     tasks = allocation.nodes * allocation.tasks_per_node
     deadline_s = harness.time_limit_min * 60 + harness.wait_grace_s
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signal.Signals(signum).name)
-
-    for sig in previous:
-        signal.signal(sig, interrupt)
     clock = time.time()  # the deadline counts from the last moment the job was known to be pending
     checked = 0.0
+    ended: tuple[float, str] | None = None  # when the job was first seen ended, and its state
+    ended_grace_s = ENDED_GRACE_S if harness.backend == "slurm" else 1.0
+    while True:
+        if len(load_task_outcomes(spec.paths.dir)) >= tasks:
+            return None, ""
+        now = time.time()
+        if harness.backend != "slurm" and ended is None and job.done():
+            ended = (now, str(job.state))
+        if harness.backend == "slurm" and now - checked > STATE_CHECK_S:
+            checked = now  # squeue, not submitit's sacct: it works without accounting too
+            state = _slurm_state(job)
+            if state == "PENDING":
+                clock = now
+            if ended is None and state in SLURM_ENDED:
+                ended = (now, state)
+        if ended is not None and now - ended[0] > ended_grace_s:
+            return _job_state(ended[1]), f"job ended as {ended[1]} before every task reported"
+        if now - clock > deadline_s:
+            job.cancel(check=False)
+            return "timeout", f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled"
+        time.sleep(POLL_S)
+
+
+def _slurm_state(job: submitit.Job) -> str:
+    """The job's state from squeue (GONE once the controller forgot it); UNKNOWN on errors."""
     try:
-        while True:
-            if len(load_task_outcomes(spec.paths.dir)) >= tasks:
-                return None, ""
-            if job.done():
-                time.sleep(1)  # outcome files are written before a task returns; allow for NFS lag
-                if len(load_task_outcomes(spec.paths.dir)) >= tasks:
-                    return None, ""
-                return _job_state(job), f"job ended as {job.state} before every task reported"
-            now = time.time()
-            if now - checked > STATE_CHECK_S:
-                checked = now
-                if job.state == "PENDING":
-                    clock = now
-            if now - clock > deadline_s:
-                job.cancel(check=False)
-                return "timeout", f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled"
-            time.sleep(POLL_S)
-    except Interrupted as err:
-        log.warning("%s: cancelling job %s", err, job.job_id)
-        job.cancel(check=False)
-        raise SystemExit(130) from None
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        out = subprocess.run(
+            ["squeue", "--noheader", "--states=all", "--jobs", str(job.job_id), "--format=%T"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "UNKNOWN"
+    if out.returncode == 0:
+        # nothing listed: the controller forgot the job (MinJobAge after its end)
+        return out.stdout.split()[0] if out.stdout.strip() else "GONE"
+    return "GONE" if "Invalid job id" in out.stderr else "UNKNOWN"
 
 
-def _job_state(job: submitit.Job) -> str:
-    state = str(job.state).upper()
+def _job_state(state: str) -> str:
+    state = state.upper()
     if state.startswith("TIMEOUT"):
         return "timeout"
     if state.startswith("OUT_OF_ME"):

@@ -64,7 +64,8 @@ def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     else:
         config = BertConfig(**overrides)
         model = BertForPreTraining(config)
-    return model, config.to_diff_dict() | {"model_type": config.model_type}
+    described = {k: v for k, v in config.to_diff_dict().items() if k not in ("id2label", "label2id")}
+    return model, described | {"model_type": config.model_type, "num_labels": config.num_labels}
 
 
 def synthetic_batch(args: argparse.Namespace, config: Any, device: torch.device) -> dict[str, torch.Tensor]:
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     use_amp = args.precision == "amp"
     scaler = torch.amp.GradScaler(device.type, enabled=use_amp and device.type == "cuda")
-    batch = synthetic_batch(args, model_config and model.config, device)
+    batch = synthetic_batch(args, model.config, device)
     if device.type == "cuda" and args.model == "resnet50":
         batch["pixel_values"] = batch["pixel_values"].contiguous(memory_format=torch.channels_last)
     if rank == 0:
@@ -139,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             amp_dtype=str(amp_dtype).removeprefix("torch.") if use_amp else "none",
             world_size=world,
             torch=torch.__version__,
+            cuda=torch.version.cuda or "none",
+            gpu=torch.cuda.get_device_name(device).replace(" ", "_") if device.type == "cuda" else "none",
             model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
         )
     for step in range(1, args.steps + 1):
