@@ -15,12 +15,13 @@ wildcard_constraints:
     cell=CELL_ID_RE,  # readable ids that can never escape results/
     repeat=r"[1-9][0-9]*",
 
+
 include: "rules/run.smk"
 include: "rules/tables.smk"
 include: "rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         final_outputs(),
-    default_target: True

@@ -17,7 +17,12 @@ try:
     CELLS = {spec.id: spec for spec in SUITE.cell_specs()}
     # Place every cell before anything runs (dry-run included): an impossible layout stops here.
     for _spec in CELLS.values():
-        allocate(_spec.cell, get_adapter(_spec.cell.framework).launcher, config["backend"], config["site"])
+        allocate(
+            _spec.cell,
+            get_adapter(_spec.cell.framework).launcher,
+            config["backend"],
+            config["site"],
+        )
 except (ConfigError, ValueError) as err:
     raise WorkflowError(str(err)) from None
 
@@ -25,7 +30,9 @@ except (ConfigError, ValueError) as err:
 # Snakemake runs on (the project's venv), and read where and how runs are launched from
 # DLPERF_HARNESS. It is not a param of any job, so switching backend or site reruns nothing.
 os.environ.update(
-    PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    PATH=os.pathsep.join(
+        [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
+    ),
     DLPERF_HARNESS=harness_json(config),
 )
 
@@ -34,7 +41,9 @@ def cell_spec(wildcards):
     try:
         return CELLS[wildcards.cell]
     except KeyError:
-        raise WorkflowError(f"cell {wildcards.cell} is not in the configured matrix") from None
+        raise WorkflowError(
+            f"cell {wildcards.cell} is not in the configured matrix"
+        ) from None
 
 
 def measure_params(wildcards):
@@ -75,7 +84,11 @@ def package_files(*names):
     for name in names:
         path = root / name
         if path.is_dir():
-            files += sorted(str(p) for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+            files += sorted(
+                str(p)
+                for p in path.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts
+            )
         else:
             files.append(str(path))
     return files

@@ -6,13 +6,13 @@
 rule run_cell:
     output:
         manifest="results/runs/{cell}/r{repeat}/manifest.json",
-    params:
-        measure=measure_params,
     log:
         "results/logs/run_cell/{cell}/r{repeat}.log",
-    threads: workflow.cores if config["backend"] == "local" else 1  # local runs never share the CPUs
     conda:
         "../envs/dlperf.yaml"
+    threads: workflow.cores if config["backend"] == "local" else 1  # local runs never share the CPUs
+    params:
+        measure=measure_params,
     shell:
         "python -m dlperf run-cell --measure {params.measure:q} --repeat {wildcards.repeat}"
         " --manifest {output.manifest:q} > {log:q} 2>&1"
