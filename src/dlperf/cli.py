@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check", help="validate a suite config and print its plan")
     check.add_argument("config", type=Path)
 
+    diff = sub.add_parser("diff", help="A/B: two per-run JSONs, or two cells tables / results folders")
+    diff.add_argument("a", type=Path)
+    diff.add_argument("b", type=Path)
+
     sub.add_parser("adapters", help="list registered adapters and their options")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -37,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run_cell(args)
         if args.command == "check":
             return _check(args.config)
+        if args.command == "diff":
+            return _diff(args.a, args.b)
         return _adapters()
     except ConfigError as err:
         print(f"dlperf: {err}", file=sys.stderr)
@@ -64,6 +70,14 @@ def _check(path: Path) -> int:
     print(f"{path}: {len(specs)} cells x {suite.repeats} repeats = {len(specs) * suite.repeats} runs")
     for layout, n in sorted(layouts.items(), key=lambda kv: (kv[0].count("n"), kv[0])):
         print(f"  {layout}: {n} cells, {n * suite.repeats} runs")
+    return 0
+
+
+def _diff(a: Path, b: Path) -> int:
+    from dlperf.compare import diff_cells, diff_runs
+
+    table = diff_runs(a, b) if a.suffix == ".json" else diff_cells(a, b)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
 
