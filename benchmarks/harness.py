@@ -1,9 +1,9 @@
 """Harness figures for the embedded default (issue targets in brackets). Prints, never asserts.
 
-    python benchmarks/harness.py plan        # dry-run of a 5,000-job matrix vs a bare Snakefile [<= 1.3x]
-    python benchmarks/harness.py aggregate   # parse + aggregate + report of 5,000 synthetic runs [< 30 s]
-    python benchmarks/harness.py overhead    # harness overhead per run, local executor [< 3 s]
-    python benchmarks/harness.py suite       # the default suite end to end, as `make run` does [< 10 min]
+python benchmarks/harness.py plan        # dry-run of a 5,000-job matrix vs a bare Snakefile [<= 1.3x]
+python benchmarks/harness.py aggregate   # parse + aggregate + report of 5,000 synthetic runs [< 30 s]
+python benchmarks/harness.py overhead    # harness overhead per run, local executor [< 3 s]
+python benchmarks/harness.py suite       # the default suite end to end, as `make run` does [< 10 min]
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-BATCH_SIZES = list(range(1, 126))  # 125 batch sizes x 2 precisions x 4 layouts x 5 repeats = 5,000 runs
+BATCH_SIZES = list(
+    range(1, 126)
+)  # 125 batch sizes x 2 precisions x 4 layouts x 5 repeats = 5,000 runs
 
 BARE = """
 CELLS = [f"c{i}" for i in range(1000)]
@@ -46,8 +48,13 @@ def big_config() -> dict:
         "repeats": 5,
         "backend": "slurm",
         "cases": [
-            {"framework": "pytorch", "model": "resnet50", "precision": ["fp32", "amp"],
-             "batch_size": BATCH_SIZES, "layouts": ["1n1g", "1n8g", "2n8g", "4n8g"]},
+            {
+                "framework": "pytorch",
+                "model": "resnet50",
+                "precision": ["fp32", "amp"],
+                "batch_size": BATCH_SIZES,
+                "layouts": ["1n1g", "1n8g", "2n8g", "4n8g"],
+            },
         ],
     }
 
@@ -65,15 +72,28 @@ def plan(rounds: int) -> None:
         (work / "bare" / "Snakefile").write_text(BARE)
         (work / "ours").mkdir()
         (work / "ours" / "big.yaml").write_text(yaml.safe_dump(big_config()))
-        ours_cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-n", "--quiet", "rules", "--cores", "1", "--configfile", "big.yaml"]
+        ours_cmd = [
+            *SNAKEMAKE,
+            "-s",
+            str(ROOT / "Snakefile"),
+            "-n",
+            "--quiet",
+            "rules",
+            "--cores",
+            "1",
+            "--configfile",
+            "big.yaml",
+        ]
         bare_cmd = [*SNAKEMAKE, "-n", "--quiet", "rules", "--cores", "1"]
         ours, bare = [], []
         for _ in range(rounds):  # interleaved, so both see the same machine noise
             bare.append(timed(bare_cmd, work / "bare"))
             ours.append(timed(ours_cmd, work / "ours"))
     b, o = statistics.median(bare), statistics.median(ours)
-    print(f"dry-run, 5,000 run jobs (+ tables, report): bare Snakefile {b:.2f} s, dlperf {o:.2f} s "
-          f"(median of {rounds}); ratio {o / b:.2f}x [target <= 1.3x]")
+    print(
+        f"dry-run, 5,000 run jobs (+ tables, report): bare Snakefile {b:.2f} s, dlperf {o:.2f} s "
+        f"(median of {rounds}); ratio {o / b:.2f}x [target <= 1.3x]"
+    )
 
 
 def synthetic_results(root: Path, variants: int, repeats: int, steps: int) -> dict:
@@ -85,14 +105,32 @@ def synthetic_results(root: Path, variants: int, repeats: int, steps: int) -> di
     import random
 
     rng = random.Random(0)
-    groups = [("resnet50", "fp32", 128), ("resnet50", "amp", 256), ("bert_base", "fp32", 32),
-              ("bert_base", "fp32", 48), ("bert_base", "amp", 64), ("bert_base", "amp", 96)]
+    groups = [
+        ("resnet50", "fp32", 128),
+        ("resnet50", "amp", 256),
+        ("bert_base", "fp32", 32),
+        ("bert_base", "fp32", 48),
+        ("bert_base", "amp", 64),
+        ("bert_base", "amp", 96),
+    ]
     config = {
-        "suite": "synthetic", "repeats": repeats, "window": {"warmup": 5, "measure": steps - 7},
-        "backend": "slurm", "report": {"languages": ["en", "zh"]},
-        "cases": [{"framework": "pytorch", "model": model, "precision": [precision], "batch_size": [bsz],
-                   "layouts": ["1n1g", "1n8g", "2n8g", "4n8g"], "variant": f"v{v}"}
-                  for model, precision, bsz in groups for v in range(variants)],
+        "suite": "synthetic",
+        "repeats": repeats,
+        "window": {"warmup": 5, "measure": steps - 7},
+        "backend": "slurm",
+        "report": {"languages": ["en", "zh"]},
+        "cases": [
+            {
+                "framework": "pytorch",
+                "model": model,
+                "precision": [precision],
+                "batch_size": [bsz],
+                "layouts": ["1n1g", "1n8g", "2n8g", "4n8g"],
+                "variant": f"v{v}",
+            }
+            for model, precision, bsz in groups
+            for v in range(variants)
+        ],
     }
     from dlperf.config import Suite, validate
 
@@ -102,20 +140,45 @@ def synthetic_results(root: Path, variants: int, repeats: int, steps: int) -> di
         run_dir = root / "results" / "runs" / cell.id / f"r{repeat}"
         run_dir.mkdir(parents=True)
         tasks = []
-        for rank in range(min(cell.layout.devices, 2)):  # two rank logs per run keep it quick to write
+        for rank in range(
+            min(cell.layout.devices, 2)
+        ):  # two rank logs per run keep it quick to write
             t = 1.7e9 + rng.random()
             lines = [f"dlperf-config model={cell.model}"]
             for step in range(1, steps + 1):
                 d = 0.1 * (1 + 0.1 * rng.random())
-                lines.append(f"dlperf-step rank={rank} step={step} samples=8 start={t:.6f} end={t + d:.6f} loss=1.0")
+                lines.append(
+                    f"dlperf-step rank={rank} step={step} samples=8 start={t:.6f} end={t + d:.6f} loss=1.0"
+                )
                 t += d
             (run_dir / f"rank{rank}.log").write_text("\n".join(lines) + "\n")
-            tasks.append({"task": rank, "log": f"rank{rank}.log", "workload_wall_s": steps * 0.1, "host": "n1", "node_rank": 0})
+            tasks.append(
+                {
+                    "task": rank,
+                    "log": f"rank{rank}.log",
+                    "workload_wall_s": steps * 0.1,
+                    "host": "n1",
+                    "node_rank": 0,
+                }
+            )
         manifest = {
-            "schema_version": 1, "cell": cell.key(), "repeat": repeat, "status": "ok", "status_detail": "",
-            "adapter": {"name": "pytorch"}, "measure": {"cell": cell.key(), "options": {}, "steps": steps, "device": "cpu"},
-            "backend": "slurm", "allocation": {}, "job_id": "1", "tasks": tasks, "nodes": {"n1#node0": {"host": "n1"}},
-            "hosts": ["n1"], "submitted_at": 1.7e9, "started_at": 1.7e9, "ended_at": 1.7e9 + 5, "noticed_at": 1.7e9 + 6,
+            "schema_version": 1,
+            "cell": cell.key(),
+            "repeat": repeat,
+            "status": "ok",
+            "status_detail": "",
+            "adapter": {"name": "pytorch"},
+            "measure": {"cell": cell.key(), "options": {}, "steps": steps, "device": "cpu"},
+            "backend": "slurm",
+            "allocation": {},
+            "job_id": "1",
+            "tasks": tasks,
+            "nodes": {"n1#node0": {"host": "n1"}},
+            "hosts": ["n1"],
+            "submitted_at": 1.7e9,
+            "started_at": 1.7e9,
+            "ended_at": 1.7e9 + 5,
+            "noticed_at": 1.7e9 + 6,
         }
         (run_dir / "manifest.json").write_text(json.dumps(manifest))
     return suite.config
@@ -135,19 +198,32 @@ def aggregate(runs_wanted: int) -> None:
         window = Window(**config["window"])
         start = time.perf_counter()
         runs, steps = tables.runs_table(manifests, window, root / "results" / "json")
-        cells = tables.cells_table(runs, tables.planned_cells(Suite(config).cell_specs()), window, repeats)
+        cells = tables.cells_table(
+            runs, tables.planned_cells(Suite(config).cell_specs()), window, repeats
+        )
         tdir = root / "results" / "tables"
         for frame, name in ((steps, "steps.tsv.gz"), (runs, "runs.tsv"), (cells, "cells.tsv")):
             tables.write_table(frame, tdir / name)
         parsed = time.perf_counter()
         from dlperf.report.render import render_reports
 
-        outputs = [root / "results" / "report" / f"report.{lang}.{ext}" for lang in ("en", "zh") for ext in ("md", "html")]
-        render_reports(config=config, cells_path=tdir / "cells.tsv", runs_path=tdir / "runs.tsv", outputs=outputs)
+        outputs = [
+            root / "results" / "report" / f"report.{lang}.{ext}"
+            for lang in ("en", "zh")
+            for ext in ("md", "html")
+        ]
+        render_reports(
+            config=config,
+            cells_path=tdir / "cells.tsv",
+            runs_path=tdir / "runs.tsv",
+            outputs=outputs,
+        )
         done = time.perf_counter()
-    print(f"parse + aggregate of {len(manifests)} synthetic runs ({len(steps)} step records, {len(cells)} cells): "
-          f"{parsed - start:.1f} s; report (en+zh, md+html, plots): {done - parsed:.1f} s; "
-          f"total {done - start:.1f} s [target < 30 s]")
+    print(
+        f"parse + aggregate of {len(manifests)} synthetic runs ({len(steps)} step records, {len(cells)} cells): "
+        f"{parsed - start:.1f} s; report (en+zh, md+html, plots): {done - parsed:.1f} s; "
+        f"total {done - start:.1f} s [target < 30 s]"
+    )
 
 
 def overhead(repeats: int) -> None:
@@ -157,13 +233,30 @@ def overhead(repeats: int) -> None:
         config["cases"] = config["cases"][:1]
         config["repeats"] = repeats
         (work / "c.yaml").write_text(yaml.safe_dump(config))
-        subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--cores", "2", "--configfile", "c.yaml",
-                        "results/tables/runs.tsv"], cwd=work, check=True, capture_output=True)
+        subprocess.run(
+            [
+                *SNAKEMAKE,
+                "-s",
+                str(ROOT / "Snakefile"),
+                "--cores",
+                "2",
+                "--configfile",
+                "c.yaml",
+                "results/tables/runs.tsv",
+            ],
+            cwd=work,
+            check=True,
+            capture_output=True,
+        )
         runs = pd.read_csv(work / "results" / "tables" / "runs.tsv", sep="\t")
     o = runs["harness_overhead_s"]
-    print(f"harness overhead per run, local executor (submit->noticed minus workload process wall), "
-          f"{len(o)} runs: median {o.median():.2f} s, max {o.max():.2f} s [target < 3 s]")
-    print(f"  workload process wall (imports, model build, all steps): median {runs['workload_wall_s'].median():.2f} s")
+    print(
+        f"harness overhead per run, local executor (submit->noticed minus workload process wall), "
+        f"{len(o)} runs: median {o.median():.2f} s, max {o.max():.2f} s [target < 3 s]"
+    )
+    print(
+        f"  workload process wall (imports, model build, all steps): median {runs['workload_wall_s'].median():.2f} s"
+    )
 
 
 def suite() -> None:
@@ -171,23 +264,40 @@ def suite() -> None:
         work = Path(tmp)
         shutil.copytree(ROOT / "config", work / "config")
         start = time.perf_counter()
-        subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--cores", "2"], cwd=work, check=True, capture_output=True)
+        subprocess.run(
+            [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--cores", "2"],
+            cwd=work,
+            check=True,
+            capture_output=True,
+        )
         took = time.perf_counter() - start
         runs = pd.read_csv(work / "results" / "tables" / "runs.tsv", sep="\t")
-    print(f"default suite (config/config.yaml, {len(runs)} runs: {runs.status.value_counts().to_dict()}): "
-          f"{took / 60:.1f} min [target < 10 min]")
+    print(
+        f"default suite (config/config.yaml, {len(runs)} runs: {runs.status.value_counts().to_dict()}): "
+        f"{took / 60:.1f} min [target < 10 min]"
+    )
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="*", default=["plan", "aggregate", "overhead"],
-                   choices=["plan", "aggregate", "overhead", "suite"])
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "what",
+        nargs="*",
+        default=["plan", "aggregate", "overhead"],
+        choices=["plan", "aggregate", "overhead", "suite"],
+    )
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=5000)
     args = p.parse_args()
     for what in args.what:
-        {"plan": lambda: plan(args.rounds), "aggregate": lambda: aggregate(args.runs),
-         "overhead": lambda: overhead(5), "suite": suite}[what]()
+        {
+            "plan": lambda: plan(args.rounds),
+            "aggregate": lambda: aggregate(args.runs),
+            "overhead": lambda: overhead(5),
+            "suite": suite,
+        }[what]()
 
 
 if __name__ == "__main__":

@@ -25,11 +25,17 @@ def write_config(directory: Path, config: dict) -> Path:
     return path
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, check: bool = True, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """Run the repository's workflow with `workdir` as working directory (results/ lands there)."""
     cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), *args]
     env = os.environ | {"PYTHONUNBUFFERED": "1"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=workdir)
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=workdir
+    )
     if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
+        raise AssertionError(
+            f"snakemake failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}"
+        )
     return proc

@@ -9,7 +9,11 @@ from dlperf.config import ConfigError, Suite, load, validate
 
 
 def minimal() -> dict:
-    return {"cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}]}
+    return {
+        "cases": [
+            {"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
+        ]
+    }
 
 
 def test_defaults_are_filled():
@@ -33,11 +37,26 @@ def test_default_suite_is_valid(root):
     ("mutate", "message"),
     [
         (lambda c: c.update(repeats=0), "repeats: 0 is less than the minimum of 1"),
-        (lambda c: c.update(windw={}), "Additional properties are not allowed ('windw' was unexpected) (not a known key"),
-        (lambda c: c["cases"][0].update(precision=["fp16"]), "cases[0].precision[0]: 'fp16' is not one of ['fp32', 'amp']"),
-        (lambda c: c["cases"][0].update(layouts=["8g"]), "cases[0].layouts[0]: '8g' does not match"),
-        (lambda c: c["cases"][0].update(framework="caffe"), "cases[0].framework: 'caffe' is not one of"),
-        (lambda c: c["cases"][0].update(options={"imag_size": 3}), "cases[0].options.imag_size: unknown option of pytorch"),
+        (
+            lambda c: c.update(windw={}),
+            "Additional properties are not allowed ('windw' was unexpected) (not a known key",
+        ),
+        (
+            lambda c: c["cases"][0].update(precision=["fp16"]),
+            "cases[0].precision[0]: 'fp16' is not one of ['fp32', 'amp']",
+        ),
+        (
+            lambda c: c["cases"][0].update(layouts=["8g"]),
+            "cases[0].layouts[0]: '8g' does not match",
+        ),
+        (
+            lambda c: c["cases"][0].update(framework="caffe"),
+            "cases[0].framework: 'caffe' is not one of",
+        ),
+        (
+            lambda c: c["cases"][0].update(options={"imag_size": 3}),
+            "cases[0].options.imag_size: unknown option of pytorch",
+        ),
         (lambda c: c["cases"][0].update(batch_size=["huge"]), "cases[0].batch_size[0]"),
     ],
 )

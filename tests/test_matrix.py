@@ -34,8 +34,13 @@ def test_baseline_is_same_cell_at_1n1g():
 
 def test_expand_case_is_the_product_with_precision_options():
     case = {
-        "framework": "paddle", "model": "resnet50", "precision": ["fp32", "amp"], "xla": [False],
-        "batch_size": [128, 196], "layouts": ["1n1g", "1n8g", "2n8g"], "options": {"a": 1},
+        "framework": "paddle",
+        "model": "resnet50",
+        "precision": ["fp32", "amp"],
+        "xla": [False],
+        "batch_size": [128, 196],
+        "layouts": ["1n1g", "1n8g", "2n8g"],
+        "options": {"a": 1},
         "precision_options": {"amp": {"dali": True}},
     }
     specs = expand_case(case)

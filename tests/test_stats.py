@@ -10,7 +10,9 @@ from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
 from dlperf.stats import Window, median_ci_ranks, percentiles, run_throughput, speedup, spread
 
 
-def timed(rank: int, durations: list[float], samples: float = 8, t0: float = 1000.0) -> list[StepRecord]:
+def timed(
+    rank: int, durations: list[float], samples: float = 8, t0: float = 1000.0
+) -> list[StepRecord]:
     records, t = [], t0
     for i, d in enumerate(durations, 1):
         records.append(StepRecord(rank, i, 1, samples, "rank.log", i, time_s=t + d, start_s=t))
@@ -50,13 +52,19 @@ def test_global_records_are_not_multiplied_by_ranks():
 
 
 def test_printed_rates_give_the_harmonic_mean():
-    recs = [StepRecord(-1, i, 1, 100, "r.log", i, rate=r) for i, r in enumerate([1.0, 100.0, 50.0, 200.0, 400.0], 1)]
+    recs = [
+        StepRecord(-1, i, 1, 100, "r.log", i, rate=r)
+        for i, r in enumerate([1.0, 100.0, 50.0, 200.0, 400.0], 1)
+    ]
     tp = run_throughput(ParseResult(recs, Method.PRINTED_RATES), Window(1, 4))
     assert tp.throughput_samples_per_s == pytest.approx(400 / (1 + 2 + 0.5 + 0.25))
 
 
 def test_step_times_and_interval_records():
-    recs = [StepRecord(-1, 100 * i, 100, 100 * 64, "t.log", i, duration_s=d) for i, d in enumerate([30.0, 10.0, 12.0], 1)]
+    recs = [
+        StepRecord(-1, 100 * i, 100, 100 * 64, "t.log", i, duration_s=d)
+        for i, d in enumerate([30.0, 10.0, 12.0], 1)
+    ]
     tp = run_throughput(ParseResult(recs, Method.STEP_TIMES), Window(100, 200))
     assert tp.window_samples == 12800
     assert tp.throughput_samples_per_s == pytest.approx(12800 / 22)
@@ -64,7 +72,10 @@ def test_step_times_and_interval_records():
 
 
 def test_short_log_is_a_parse_error_naming_the_last_line():
-    with pytest.raises(ParseError, match=r"log ends after 5 iterations; the window needs 12 \(last record rank.log:5\)"):
+    with pytest.raises(
+        ParseError,
+        match=r"log ends after 5 iterations; the window needs 12 \(last record rank.log:5\)",
+    ):
         run_throughput(ParseResult(timed(0, [0.1] * 5), Method.TIMESTAMPS), Window(2, 10))
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import ROOT, SNAKEMAKE, snakemake
 
 pytestmark = pytest.mark.integration
@@ -125,18 +124,26 @@ def test_changing_one_case_reruns_only_its_runs_and_downstream(done, tmp_path):
     (done / "changed.yaml").write_text(yaml.safe_dump(config))
     jobs = planned_jobs(done, "--configfile", "changed.yaml")
     rerun = sorted({w.split(",")[0] for w in jobs["run_cell"]})
-    assert rerun == ["cell=pytorch.bert_base.amp.noxla.b2.1n1g", "cell=pytorch.bert_base.fp32.noxla.b2.1n1g"]
+    assert rerun == [
+        "cell=pytorch.bert_base.amp.noxla.b2.1n1g",
+        "cell=pytorch.bert_base.fp32.noxla.b2.1n1g",
+    ]
     assert len(jobs["run_cell"]) == 4 and "tables" in jobs and "report" in jobs
 
 
 def test_switching_backend_and_time_limit_reruns_nothing(done):
-    jobs = planned_jobs(done, "--configfile", "config.yaml", "--config", "time_limit_min=9", "wait_grace_s=5")
+    jobs = planned_jobs(
+        done, "--configfile", "config.yaml", "--config", "time_limit_min=9", "wait_grace_s=5"
+    )
     assert jobs == {}
 
 
 def test_editing_harness_code_reruns_no_measured_run(done):
-    touched = [ROOT / "src/dlperf/launch/submit.py", ROOT / "src/dlperf/parse/builtin.py",
-               ROOT / "workflow/scripts/report.py"]
+    touched = [
+        ROOT / "src/dlperf/launch/submit.py",
+        ROOT / "src/dlperf/parse/builtin.py",
+        ROOT / "workflow/scripts/report.py",
+    ]
     saved = {p: p.stat() for p in touched}
     try:
         now = time.time()
@@ -157,10 +164,24 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
     config["window"] = {"warmup": 2, "measure": 200}  # long enough to interrupt repeat 2 mid-run
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     run_dir = tmp_path / f"results/runs/{RESNET}.1n1g"
-    cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--cores", "2",
-           "--configfile", "config.yaml", f"results/runs/{RESNET}.1n1g/r1/manifest.json",
-           f"results/runs/{RESNET}.1n1g/r2/manifest.json"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd=tmp_path)
+    cmd = [
+        *SNAKEMAKE,
+        "-s",
+        str(ROOT / "Snakefile"),
+        "--cores",
+        "2",
+        "--configfile",
+        "config.yaml",
+        f"results/runs/{RESNET}.1n1g/r1/manifest.json",
+        f"results/runs/{RESNET}.1n1g/r2/manifest.json",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=tmp_path,
+    )
     try:
         deadline = time.time() + 240
         while not _has_steps(run_dir / "r2/rank0.log") and not _has_steps(run_dir / "r1/rank0.log"):
@@ -178,8 +199,13 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
     other = "r1" if first == "r2" else "r2"
     shutil.rmtree(run_dir / other, ignore_errors=True)  # keep only the interrupted run's leftovers
     # finish the other repeat quickly so only the interrupted one is missing
-    jobs = planned_jobs(tmp_path, "--configfile", "config.yaml", "--rerun-incomplete",
-                        f"results/runs/{RESNET}.1n1g/{first}/manifest.json")
+    jobs = planned_jobs(
+        tmp_path,
+        "--configfile",
+        "config.yaml",
+        "--rerun-incomplete",
+        f"results/runs/{RESNET}.1n1g/{first}/manifest.json",
+    )
     assert jobs["run_cell"] == [f"cell={RESNET}.1n1g, repeat={first[1:]}"]
 
 
@@ -189,7 +215,11 @@ def _has_steps(log: Path) -> bool:
 
 def _workloads_of(workdir: Path) -> list[str]:
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if "dlperf.workloads.torch_train" in line and "--steps 204" in line]
+    return [
+        line
+        for line in out.splitlines()
+        if "dlperf.workloads.torch_train" in line and "--steps 204" in line
+    ]
 
 
 def test_garbage_log_line_is_a_parse_error_naming_file_and_line(done, tmp_path):
@@ -200,8 +230,17 @@ def test_garbage_log_line_is_a_parse_error_naming_file_and_line(done, tmp_path):
     bad = next(i for i, line in enumerate(lines) if "step=4 " in line)
     lines[bad] = "dlperf-step rank=0 step=4 samples=two start=x end=y"
     log.write_text("\n".join(lines) + "\n")
-    snakemake(workdir, "--cores", "2", "--configfile", "config.yaml", "--forcerun", "tables", "--touch",
-              check=False)  # mark runs as done without running anything
+    snakemake(
+        workdir,
+        "--cores",
+        "2",
+        "--configfile",
+        "config.yaml",
+        "--forcerun",
+        "tables",
+        "--touch",
+        check=False,
+    )  # mark runs as done without running anything
     snakemake(workdir, "--cores", "2", "--configfile", "config.yaml", "--forcerun", "tables")
     runs = read(workdir, "runs.tsv")
     row = runs[(runs.cell_id == f"{RESNET}.1n1g") & (runs.repeat == 2)].iloc[0]

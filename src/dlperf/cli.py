@@ -29,7 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check", help="validate a suite config and print its plan")
     check.add_argument("config", type=Path)
 
-    diff = sub.add_parser("diff", help="A/B: two per-run JSONs, or two cells tables / results folders")
+    diff = sub.add_parser(
+        "diff", help="A/B: two per-run JSONs, or two cells tables / results folders"
+    )
     diff.add_argument("a", type=Path)
     diff.add_argument("b", type=Path)
 
@@ -54,8 +56,16 @@ def _run_cell(args: argparse.Namespace) -> int:
 
     if not args.harness:
         raise ConfigError("run-cell needs --harness or DLPERF_HARNESS (backend, site, time limits)")
-    manifest = run_cell(json.loads(args.measure), args.repeat, Harness(**json.loads(args.harness)), args.manifest)
-    logging.info("%s r%d: %s %s", manifest["cell"]["cell_id"], args.repeat, manifest["status"], manifest["status_detail"])
+    manifest = run_cell(
+        json.loads(args.measure), args.repeat, Harness(**json.loads(args.harness)), args.manifest
+    )
+    logging.info(
+        "%s r%d: %s %s",
+        manifest["cell"]["cell_id"],
+        args.repeat,
+        manifest["status"],
+        manifest["status_detail"],
+    )
     return 0
 
 
@@ -67,7 +77,9 @@ def _check(path: Path) -> int:
     suite = Suite(load(path))
     specs = suite.cell_specs()
     layouts = Counter(str(s.cell.layout) for s in specs)
-    print(f"{path}: {len(specs)} cells x {suite.repeats} repeats = {len(specs) * suite.repeats} runs")
+    print(
+        f"{path}: {len(specs)} cells x {suite.repeats} repeats = {len(specs) * suite.repeats} runs"
+    )
     for layout, n in sorted(layouts.items(), key=lambda kv: (kv[0].count("n"), kv[0])):
         print(f"  {layout}: {n} cells, {n * suite.repeats} runs")
     return 0

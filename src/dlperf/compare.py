@@ -14,7 +14,13 @@ PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
 def diff_runs(a: Path, b: Path) -> pd.DataFrame:
     """Per-run JSONs (results/json/<cell>/r<k>.json): throughput and latency percentiles, B vs A."""
     ja, jb = (json.loads(Path(p).read_text()) for p in (a, b))
-    rows = [("throughput_samples_per_s", ja.get("throughput_samples_per_s"), jb.get("throughput_samples_per_s"))]
+    rows = [
+        (
+            "throughput_samples_per_s",
+            ja.get("throughput_samples_per_s"),
+            jb.get("throughput_samples_per_s"),
+        )
+    ]
     rows += [(q, ja["percentiles_ms"].get(q), jb["percentiles_ms"].get(q)) for q in PERCENTILES]
     frame = pd.DataFrame(rows, columns=["metric", "a", "b"])
     frame["b_over_a"] = [_ratio(x, y) for x, y in zip(frame.a, frame.b, strict=True)]
@@ -34,14 +40,20 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
             "status_b": merged.status_b,
         }
     )
-    out["b_over_a"] = [_ratio(x, y) for x, y in zip(out.throughput_a, out.throughput_b, strict=True)]
+    out["b_over_a"] = [
+        _ratio(x, y) for x, y in zip(out.throughput_a, out.throughput_b, strict=True)
+    ]
     return out.sort_values("cell_id").reset_index(drop=True)
 
 
 def _cells(path: Path) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
-        path = path / "tables" / "cells.tsv" if (path / "tables").is_dir() else path / "results/tables/cells.tsv"
+        path = (
+            path / "tables" / "cells.tsv"
+            if (path / "tables").is_dir()
+            else path / "results/tables/cells.tsv"
+        )
     return pd.read_csv(path, sep="\t")[["cell_id", "throughput_median", "status"]]
 
 

@@ -51,7 +51,9 @@ def window_records(records: Sequence[StepRecord], window: Window) -> tuple[list[
     return selected, before
 
 
-def _rank_window(records: list[StepRecord], window: Window, method: Method) -> tuple[float, float, list[float], list[StepRecord]]:
+def _rank_window(
+    records: list[StepRecord], window: Window, method: Method
+) -> tuple[float, float, list[float], list[StepRecord]]:
     """(samples, seconds, per-record ms, records) of one rank's (or the global) window."""
     selected, before = window_records(records, window)
     needed = window.warmup + window.measure
@@ -71,17 +73,28 @@ def _rank_window(records: list[StepRecord], window: Window, method: Method) -> t
     if seconds <= 0:
         first = selected[0]
         raise ParseError("the window's wall time is not positive", first.path, first.line)
-    return samples, seconds, [d * 1000 / r.steps for d, r in zip(durations, selected, strict=True)], selected
+    return (
+        samples,
+        seconds,
+        [d * 1000 / r.steps for d, r in zip(durations, selected, strict=True)],
+        selected,
+    )
 
 
-def _durations_from_timestamps(records: list[StepRecord], selected: list[StepRecord], before: int) -> list[float]:
+def _durations_from_timestamps(
+    records: list[StepRecord], selected: list[StepRecord], before: int
+) -> list[float]:
     durations = []
     previous_end = records[before].time_s if before >= 0 else selected[0].start_s
     for record in selected:
         end = _need(record.time_s, record, "a timestamp")
         start = record.start_s if previous_end is None else previous_end
         if start is None:
-            raise ParseError("the first measured step has no start time (set warmup >= 1)", record.path, record.line)
+            raise ParseError(
+                "the first measured step has no start time (set warmup >= 1)",
+                record.path,
+                record.line,
+            )
         durations.append(end - start)
         previous_end = end
     return durations
@@ -107,7 +120,7 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
         ranks = {-1: ranks[-1]}
     total_samples, slowest_s, slowest_ms, traces = 0.0, 0.0, [], []
     first_step = last_step = 0
-    for rank, records in sorted(ranks.items()):
+    for _rank, records in sorted(ranks.items()):
         samples, seconds, step_ms, selected = _rank_window(records, window, result.method)
         total_samples += samples
         if seconds > slowest_s:
@@ -128,7 +141,9 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
     )
 
 
-def percentiles(values_ms: Sequence[float], qs: Sequence[int] = (50, 75, 90, 95)) -> dict[str, float]:
+def percentiles(
+    values_ms: Sequence[float], qs: Sequence[int] = (50, 75, 90, 95)
+) -> dict[str, float]:
     """Latency percentiles as the PyTorch DDP benchmark reports them (linear interpolation)."""
     if not values_ms:
         return {f"p{q}_ms": math.nan for q in qs}
@@ -162,9 +177,7 @@ def spread(values: Sequence[float], level: float = 0.95) -> Spread:
     cv = statistics.stdev(ordered) / mean if len(ordered) > 1 and mean else math.nan
     lo, hi, achieved = median_ci_ranks(len(ordered), level)
     ci = (ordered[lo], ordered[hi]) if lo is not None else (math.nan, math.nan)
-    return Spread(
-        statistics.median(ordered), ordered[0], ordered[-1], cv, ci[0], ci[1], achieved
-    )
+    return Spread(statistics.median(ordered), ordered[0], ordered[-1], cv, ci[0], ci[1], achieved)
 
 
 def median_ci_ranks(n: int, level: float) -> tuple[int | None, int | None, float]:

@@ -16,28 +16,85 @@ from dlperf.adapters import get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.launch.spec import cell_from_key
 from dlperf.parse.records import ParseError, StepRecord
-from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, spread, speedup
+from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, speedup, spread
 from dlperf.util import atomic_write_json
 
 CELL_COLUMNS = [
-    "cell_id", "framework", "model", "precision", "xla", "batch_size", "variant",
-    "layout", "nodes", "gpus_per_node", "devices",
+    "cell_id",
+    "framework",
+    "model",
+    "precision",
+    "xla",
+    "batch_size",
+    "variant",
+    "layout",
+    "nodes",
+    "gpus_per_node",
+    "devices",
 ]
 RUN_COLUMNS = CELL_COLUMNS + [
-    "repeat", "status", "status_detail", "throughput_samples_per_s", "method",
-    "window_first_step", "window_last_step", "window_samples", "window_time_s", "ranks",
-    "trace", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "job_id", "hosts",
-    "submitted_at", "started_at", "ended_at", "noticed_at", "workload_wall_s", "harness_overhead_s",
-    "manifest", "source", "schema_version",
+    "repeat",
+    "status",
+    "status_detail",
+    "throughput_samples_per_s",
+    "method",
+    "window_first_step",
+    "window_last_step",
+    "window_samples",
+    "window_time_s",
+    "ranks",
+    "trace",
+    "p50_ms",
+    "p75_ms",
+    "p90_ms",
+    "p95_ms",
+    "job_id",
+    "hosts",
+    "submitted_at",
+    "started_at",
+    "ended_at",
+    "noticed_at",
+    "workload_wall_s",
+    "harness_overhead_s",
+    "manifest",
+    "source",
+    "schema_version",
 ]
 CELL_TABLE_COLUMNS = CELL_COLUMNS + [
-    "status", "runs_planned", "runs_done", "runs_ok", "statuses",
-    "throughput_median", "throughput_min", "throughput_max", "throughput_cv",
-    "ci_low", "ci_high", "ci_level", "speedup", "efficiency", "speedup_baseline_cell",
-    "method", "window", "source", "schema_version",
+    "status",
+    "runs_planned",
+    "runs_done",
+    "runs_ok",
+    "statuses",
+    "throughput_median",
+    "throughput_min",
+    "throughput_max",
+    "throughput_cv",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "speedup",
+    "efficiency",
+    "speedup_baseline_cell",
+    "method",
+    "window",
+    "source",
+    "schema_version",
 ]
-STEP_COLUMNS = ["cell_id", "repeat", "rank", "step", "steps", "samples", "time_s", "start_s",
-                "duration_s", "rate", "path", "line"]
+STEP_COLUMNS = [
+    "cell_id",
+    "repeat",
+    "rank",
+    "step",
+    "steps",
+    "samples",
+    "time_s",
+    "start_s",
+    "duration_s",
+    "rate",
+    "path",
+    "line",
+]
 
 
 @dataclass
@@ -60,7 +117,9 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
         "started_at": manifest.get("started_at"),
         "ended_at": manifest.get("ended_at"),
         "noticed_at": manifest.get("noticed_at"),
-        "workload_wall_s": max((t.get("workload_wall_s") or 0 for t in manifest.get("tasks", [])), default=None),
+        "workload_wall_s": max(
+            (t.get("workload_wall_s") or 0 for t in manifest.get("tasks", [])), default=None
+        ),
         "manifest": str(manifest_path),
         "source": "measured",
         "schema_version": SCHEMA_VERSION,
@@ -75,7 +134,9 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
         logs = [manifest_path.parent / t["log"] for t in manifest["tasks"]]
         try:
             cell = cell_from_key(manifest["cell"])
-            parsed = adapter.parse(logs, cell, adapter.resolved_options(manifest["measure"]["options"]))
+            parsed = adapter.parse(
+                logs, cell, adapter.resolved_options(manifest["measure"]["options"])
+            )
             records = parsed.records
             result = run_throughput(parsed, window)
         except (ParseError, OSError) as err:
@@ -87,7 +148,9 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
     return RunRow(row, records, result)
 
 
-def runs_table(manifests: Iterable[Path], window: Window, json_root: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def runs_table(
+    manifests: Iterable[Path], window: Window, json_root: Path | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run."""
     rows, step_frames = [], []
     for path in manifests:
@@ -98,7 +161,11 @@ def runs_table(manifests: Iterable[Path], window: Window, json_root: Path | None
         if json_root is not None:
             _write_run_json(json_root, run, window)
     runs = pd.DataFrame(rows).reindex(columns=RUN_COLUMNS)
-    steps = pd.concat(step_frames, ignore_index=True) if step_frames else pd.DataFrame(columns=STEP_COLUMNS)
+    steps = (
+        pd.concat(step_frames, ignore_index=True)
+        if step_frames
+        else pd.DataFrame(columns=STEP_COLUMNS)
+    )
     return runs, steps.reindex(columns=STEP_COLUMNS)
 
 
@@ -128,7 +195,9 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
         "trace": row.get("trace"),
         "throughput_samples_per_s": _finite(row.get("throughput_samples_per_s")),
         "step_time_ms": run.result.step_time_ms if run.result else [],
-        "percentiles_ms": {k: row.get(k) for k in ("p50_ms", "p75_ms", "p90_ms", "p95_ms")} if run.result else {},
+        "percentiles_ms": {k: row.get(k) for k in ("p50_ms", "p75_ms", "p90_ms", "p95_ms")}
+        if run.result
+        else {},
     }
     atomic_write_json(root / row["cell_id"] / f"r{row['repeat']}.json", data)
 
@@ -137,7 +206,9 @@ def _finite(value: Any) -> Any:
     return value if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def cells_table(runs: pd.DataFrame, planned: pd.DataFrame, window: Window, repeats: int) -> pd.DataFrame:
+def cells_table(
+    runs: pd.DataFrame, planned: pd.DataFrame, window: Window, repeats: int
+) -> pd.DataFrame:
     """One row per planned cell: median and spread of its ok runs, speedup vs its 1n1g cell."""
     rows = []
     by_cell = {cid: group for cid, group in runs.groupby("cell_id")} if len(runs) else {}
@@ -147,7 +218,8 @@ def cells_table(runs: pd.DataFrame, planned: pd.DataFrame, window: Window, repea
         s = spread(ok)
         statuses = group["status"].value_counts().to_dict()
         rows.append(
-            cell | {
+            cell
+            | {
                 "status": cell_status(statuses, len(group)),
                 "runs_planned": repeats,
                 "runs_done": len(group),
@@ -166,7 +238,14 @@ def cells_table(runs: pd.DataFrame, planned: pd.DataFrame, window: Window, repea
                 "schema_version": SCHEMA_VERSION,
             }
         )
-    cells = pd.DataFrame(rows, columns=[c for c in CELL_TABLE_COLUMNS if c not in ("speedup", "efficiency", "speedup_baseline_cell")])
+    cells = pd.DataFrame(
+        rows,
+        columns=[
+            c
+            for c in CELL_TABLE_COLUMNS
+            if c not in ("speedup", "efficiency", "speedup_baseline_cell")
+        ],
+    )
     return add_speedup(cells)
 
 
@@ -189,7 +268,9 @@ def baseline_id(row: dict[str, Any]) -> str:
 def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     """Speedup against the same cell at 1n1g from the same source; n/a (nan) without one."""
     cells = cells.copy()
-    medians = {(r["cell_id"], r["source"]): r["throughput_median"] for r in cells.to_dict("records")}
+    medians = {
+        (r["cell_id"], r["source"]): r["throughput_median"] for r in cells.to_dict("records")
+    }
     speedups, baselines = [], []
     for row in cells.to_dict("records"):
         base_id = baseline_id(row)
@@ -210,5 +291,11 @@ def planned_cells(specs: Iterable[Any]) -> pd.DataFrame:
 def write_table(frame: pd.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    frame.to_csv(tmp, sep="\t", index=False, float_format="%.6g", compression="infer" if not str(path).endswith(".gz") else "gzip")
+    frame.to_csv(
+        tmp,
+        sep="\t",
+        index=False,
+        float_format="%.6g",
+        compression="infer" if not str(path).endswith(".gz") else "gzip",
+    )
     tmp.replace(path)

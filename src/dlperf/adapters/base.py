@@ -117,5 +117,8 @@ class Adapter(ABC):
             "launcher": str(self.launcher),
             "environment": self.environment,
             "features": list(self.features),
-            "models": {m: f"{s.repo}/{s.path}" + (f"@{s.tag}" if s.tag else "") for m, s in self.models.items()},
+            "models": {
+                m: f"{s.repo}/{s.path}" + (f"@{s.tag}" if s.tag else "")
+                for m, s in self.models.items()
+            },
         }

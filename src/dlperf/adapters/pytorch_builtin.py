@@ -27,11 +27,21 @@ class PyTorchBuiltin(Adapter):
     version: ClassVar[str] = "dlperf workload; models from transformers configs"
     launcher: ClassVar[Launcher] = Launcher.PER_DEVICE
     models: ClassVar[dict[str, ModelSource]] = {
-        "resnet50": ModelSource("huggingface/transformers", "ResNetForImageClassification (ResNetConfig: ResNet-50 v1.5)"),
-        "bert_base": ModelSource("huggingface/transformers", "BertForPreTraining (BertConfig: BERT-base)"),
+        "resnet50": ModelSource(
+            "huggingface/transformers",
+            "ResNetForImageClassification (ResNetConfig: ResNet-50 v1.5)",
+        ),
+        "bert_base": ModelSource(
+            "huggingface/transformers", "BertForPreTraining (BertConfig: BERT-base)"
+        ),
     }
     environment: ClassVar[str] = "envs/pytorch.yaml"
-    features: ClassVar[tuple[str, ...]] = ("DDP", "AMP", "channels_last (CUDA)", "torch.compile as XLA")
+    features: ClassVar[tuple[str, ...]] = (
+        "DDP",
+        "AMP",
+        "channels_last (CUDA)",
+        "torch.compile as XLA",
+    )
     options: ClassVar[dict[str, Any]] = {
         "image_size": 224,
         "num_classes": 1000,
@@ -66,20 +76,36 @@ class PyTorchBuiltin(Adapter):
     def command(self, ctx: TaskContext) -> list[str]:
         o = ctx.options
         args = [
-            sys.executable, "-u", "-m", "dlperf.workloads.torch_train",
-            "--model", ctx.cell.model,
-            "--batch-size", str(self.batch_size(ctx.cell, o)),
-            "--precision", ctx.cell.precision,
-            "--steps", str(ctx.steps),
-            "--device", ctx.device,
-            "--image-size", str(o["image_size"]),
-            "--num-classes", str(o["num_classes"]),
-            "--seq-len", str(o["seq_len"]),
-            "--max-predictions", str(o["max_predictions"]),
-            "--clip-grad-norm", str(0 if ctx.cell.variant == "noclip" else o["clip_grad_norm"]),
-            "--threads", str(o["threads"]),
-            "--memory-limit-gb", str(o["memory_limit_gb"]),
-            "--model-config", json.dumps(o["model_config"], sort_keys=True),
+            sys.executable,
+            "-u",
+            "-m",
+            "dlperf.workloads.torch_train",
+            "--model",
+            ctx.cell.model,
+            "--batch-size",
+            str(self.batch_size(ctx.cell, o)),
+            "--precision",
+            ctx.cell.precision,
+            "--steps",
+            str(ctx.steps),
+            "--device",
+            ctx.device,
+            "--image-size",
+            str(o["image_size"]),
+            "--num-classes",
+            str(o["num_classes"]),
+            "--seq-len",
+            str(o["seq_len"]),
+            "--max-predictions",
+            str(o["max_predictions"]),
+            "--clip-grad-norm",
+            str(0 if ctx.cell.variant == "noclip" else o["clip_grad_norm"]),
+            "--threads",
+            str(o["threads"]),
+            "--memory-limit-gb",
+            str(o["memory_limit_gb"]),
+            "--model-config",
+            json.dumps(o["model_config"], sort_keys=True),
         ]
         if ctx.cell.xla:
             args.append("--compile")

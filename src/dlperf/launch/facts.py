@@ -40,9 +40,18 @@ def package_version(name: str) -> str | None:
 
 def node_facts(frameworks: tuple[str, ...] = ("torch", "transformers")) -> dict[str, Any]:
     """Cheap facts (no framework import): run once per node by its first task."""
-    gpus = _run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"])
+    gpus = _run(
+        ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
+    )
     header = _run(["nvidia-smi"]) or ""
-    cuda = next((part.split(":")[1].strip().split()[0] for part in header.split("|") if "CUDA Version" in part), None)
+    cuda = next(
+        (
+            part.split(":")[1].strip().split()[0]
+            for part in header.split("|")
+            if "CUDA Version" in part
+        ),
+        None,
+    )
     try:
         import os
 

@@ -36,7 +36,9 @@ class RunSpec:
     allocation: dict[str, Any]
     results_root: str = "results"
     env: dict[str, str] = field(default_factory=dict)
-    port: int | None = None  # fixed rendezvous port (local backend); Slurm derives it from the job id
+    port: int | None = (
+        None  # fixed rendezvous port (local backend); Slurm derives it from the job id
+    )
 
     @property
     def paths(self) -> RunPaths:

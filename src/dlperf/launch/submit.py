@@ -29,15 +29,33 @@ from dlperf.launch.task import load_task_outcomes, run_task
 from dlperf.util import atomic_write_json
 
 log = logging.getLogger(__name__)
-STATUS_ORDER = ("oom", "timeout", "failed", "skipped", "ok")  # worst first: a run takes its worst task's
+STATUS_ORDER = (
+    "oom",
+    "timeout",
+    "failed",
+    "skipped",
+    "ok",
+)  # worst first: a run takes its worst task's
 POLL_S = 0.25
 STATE_CHECK_S = 5.0  # scheduler queries are costlier than stat() of outcome files
 ENDED_GRACE_S = 10.0  # after the job ended, outcome files may still be on their way (NFS lag)
 # Slurm job states after which nothing of the job runs any more (squeue --states=all)
-SLURM_ENDED = frozenset({
-    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY",
-    "PREEMPTED", "REVOKED", "SPECIAL_EXIT", "TIMEOUT", "GONE",
-})
+SLURM_ENDED = frozenset(
+    {
+        "BOOT_FAIL",
+        "CANCELLED",
+        "COMPLETED",
+        "DEADLINE",
+        "FAILED",
+        "NODE_FAIL",
+        "OUT_OF_MEMORY",
+        "PREEMPTED",
+        "REVOKED",
+        "SPECIAL_EXIT",
+        "TIMEOUT",
+        "GONE",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -102,7 +120,9 @@ class _Interrupts:
         self.armed = True
 
 
-def build_spec(measure: dict[str, Any], repeat: int, harness: Harness) -> tuple[RunSpec, Allocation]:
+def build_spec(
+    measure: dict[str, Any], repeat: int, harness: Harness
+) -> tuple[RunSpec, Allocation]:
     cell = cell_from_key(measure["cell"])
     adapter = get_adapter(cell.framework)
     site = harness.site or {}
@@ -175,14 +195,22 @@ def _slurm_params(site: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
-def run_cell(measure: dict[str, Any], repeat: int, harness: Harness, manifest_path: Path) -> dict[str, Any]:
+def run_cell(
+    measure: dict[str, Any], repeat: int, harness: Harness, manifest_path: Path
+) -> dict[str, Any]:
     """Submit one run, wait for it, write its manifest; return the manifest."""
     spec, allocation = build_spec(measure, repeat, harness)
     if spec.paths.manifest.resolve() != manifest_path.resolve():
-        raise ValueError(f"manifest path {manifest_path} does not belong to {spec.cell.id} r{repeat}")
+        raise ValueError(
+            f"manifest path {manifest_path} does not belong to {spec.cell.id} r{repeat}"
+        )
     run_dir = spec.paths.dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    for stale in list(run_dir.glob("task*.json")) + list(run_dir.glob("rank*.log")) + list(run_dir.glob("node*.log")):
+    for stale in (
+        list(run_dir.glob("task*.json"))
+        + list(run_dir.glob("rank*.log"))
+        + list(run_dir.glob("node*.log"))
+    ):
         stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
     executor = executor_for(spec, allocation, harness)
     with _Interrupts() as interrupts:  # a signal during submission cancels the job once submitted
@@ -198,12 +226,16 @@ def run_cell(measure: dict[str, Any], repeat: int, harness: Harness, manifest_pa
             job.cancel(check=False)
             raise SystemExit(130) from None
     noticed = time.time()
-    manifest = _manifest(spec, allocation, harness, measure, job, job_status, detail, submitted, noticed)
+    manifest = _manifest(
+        spec, allocation, harness, measure, job, job_status, detail, submitted, noticed
+    )
     atomic_write_json(manifest_path, manifest)
     return manifest
 
 
-def _wait(job: submitit.Job, spec: RunSpec, allocation: Allocation, harness: Harness) -> tuple[str | None, str]:
+def _wait(
+    job: submitit.Job, spec: RunSpec, allocation: Allocation, harness: Harness
+) -> tuple[str | None, str]:
     """Wait for every task's outcome file; on interrupt cancel the job; past the deadline, give up."""
     tasks = allocation.nodes * allocation.tasks_per_node
     deadline_s = harness.time_limit_min * 60 + harness.wait_grace_s
@@ -228,7 +260,10 @@ def _wait(job: submitit.Job, spec: RunSpec, allocation: Allocation, harness: Har
             return _job_state(ended[1]), f"job ended as {ended[1]} before every task reported"
         if now - clock > deadline_s:
             job.cancel(check=False)
-            return "timeout", f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled"
+            return (
+                "timeout",
+                f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled",
+            )
         time.sleep(POLL_S)
 
 
@@ -237,7 +272,10 @@ def _slurm_state(job: submitit.Job) -> str:
     try:
         out = subprocess.run(
             ["squeue", "--noheader", "--states=all", "--jobs", str(job.job_id), "--format=%T"],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return "UNKNOWN"
@@ -276,11 +314,15 @@ def _manifest(
         detail = detail or f"tasks {missing} never reported"
     status = next(s for s in STATUS_ORDER if s in statuses or s == "ok")
     if not detail:
-        detail = next((o.get("detail", "") for o in outcomes.values() if o.get("status") == status), "")
+        detail = next(
+            (o.get("detail", "") for o in outcomes.values() if o.get("status") == status), ""
+        )
     adapter = get_adapter(spec.adapter)
     starts = [o["started_at"] for o in outcomes.values()]
     ends = [o["ended_at"] for o in outcomes.values()]
-    facts = {o["host"] + f"#node{o['node_rank']}": o["facts"] for o in outcomes.values() if "facts" in o}
+    facts = {
+        o["host"] + f"#node{o['node_rank']}": o["facts"] for o in outcomes.values() if "facts" in o
+    }
     return {
         "schema_version": SCHEMA_VERSION,
         "dlperf_version": __version__,
@@ -288,7 +330,11 @@ def _manifest(
         "repeat": spec.repeat,
         "status": status,
         "status_detail": detail,
-        "adapter": {"name": adapter.name, "version": adapter.version, "launcher": str(adapter.launcher)},
+        "adapter": {
+            "name": adapter.name,
+            "version": adapter.version,
+            "launcher": str(adapter.launcher),
+        },
         "measure": measure,
         "backend": harness.backend,
         "allocation": allocation.as_dict(),
@@ -297,6 +343,7 @@ def _manifest(
         "tasks": [{k: v for k, v in outcomes[i].items() if k != "facts"} for i in sorted(outcomes)],
         "nodes": facts,
         "hosts": sorted({o["host"] for o in outcomes.values()}),
+        "node_names": sorted({o.get("node") or o["host"] for o in outcomes.values()}),
         "submitted_at": submitted,
         "started_at": min(starts) if starts else None,
         "ended_at": max(ends) if ends else None,

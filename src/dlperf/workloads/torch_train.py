@@ -55,7 +55,12 @@ def log(kind: str, **fields: Any) -> None:
 
 
 def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
-    from transformers import BertConfig, BertForPreTraining, ResNetConfig, ResNetForImageClassification
+    from transformers import (
+        BertConfig,
+        BertForPreTraining,
+        ResNetConfig,
+        ResNetForImageClassification,
+    )
 
     overrides = json.loads(args.model_config)
     if args.model == "resnet50":
@@ -64,11 +69,15 @@ def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     else:
         config = BertConfig(**overrides)
         model = BertForPreTraining(config)
-    described = {k: v for k, v in config.to_diff_dict().items() if k not in ("id2label", "label2id")}
+    described = {
+        k: v for k, v in config.to_diff_dict().items() if k not in ("id2label", "label2id")
+    }
     return model, described | {"model_type": config.model_type, "num_labels": config.num_labels}
 
 
-def synthetic_batch(args: argparse.Namespace, config: Any, device: torch.device) -> dict[str, torch.Tensor]:
+def synthetic_batch(
+    args: argparse.Namespace, config: Any, device: torch.device
+) -> dict[str, torch.Tensor]:
     """One fixed batch on the device; the same tensors are fed every step (no input pipeline)."""
     g = torch.Generator(device="cpu").manual_seed(1234 + int(os.environ.get("RANK", 0)))
     b = args.batch_size
@@ -112,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cpu":
         torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // local_world))
     if world > 1:
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", device_id=device if device.type == "cuda" else None)
+        dist.init_process_group(
+            "nccl" if device.type == "cuda" else "gloo",
+            device_id=device if device.type == "cuda" else None,
+        )
     torch.manual_seed(0)
     model, model_config = build_model(args)
     model.to(device)
@@ -141,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
             world_size=world,
             torch=torch.__version__,
             cuda=torch.version.cuda or "none",
-            gpu=torch.cuda.get_device_name(device).replace(" ", "_") if device.type == "cuda" else "none",
+            gpu=torch.cuda.get_device_name(device).replace(" ", "_")
+            if device.type == "cuda"
+            else "none",
             model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
         )
     for step in range(1, args.steps + 1):
@@ -156,9 +170,21 @@ def main(argv: list[str] | None = None) -> int:
         scaler.step(optimizer)
         scaler.update()
         loss_value = loss.item()  # waits for the device: the timestamp below is the step's end
-        log("step", rank=rank, step=step, samples=args.batch_size, start=f"{start:.6f}", end=f"{time.time():.6f}", loss=f"{loss_value:.4f}")
+        log(
+            "step",
+            rank=rank,
+            step=step,
+            samples=args.batch_size,
+            start=f"{start:.6f}",
+            end=f"{time.time():.6f}",
+            loss=f"{loss_value:.4f}",
+        )
     if device.type == "cuda":
-        log("memory", rank=rank, peak_allocated_mb=f"{torch.cuda.max_memory_allocated() / 2**20:.1f}")
+        log(
+            "memory",
+            rank=rank,
+            peak_allocated_mb=f"{torch.cuda.max_memory_allocated() / 2**20:.1f}",
+        )
     if world > 1:
         dist.destroy_process_group()
     return 0
