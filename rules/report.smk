@@ -6,9 +6,11 @@ rule report:
         cells="results/tables/cells.tsv",
         runs="results/tables/runs.tsv",
         manifests=all_manifests(),
+        baselines=[b["path"] for b in config["baselines"]],
         code=package_files("report"),
     output:
-        report_outputs(),
+        reports=report_outputs(),
+        plots=directory("results/plots"),
     log:
         "results/logs/report.log",
     conda:

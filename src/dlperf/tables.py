@@ -296,6 +296,6 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
         sep="\t",
         index=False,
         float_format="%.6g",
-        compression="infer" if not str(path).endswith(".gz") else "gzip",
+        compression="gzip" if path.name.endswith(".gz") else None,
     )
     tmp.replace(path)

@@ -43,5 +43,6 @@ def make_report(smk: Any) -> None:
         config=smk.config,
         cells_path=Path(smk.input.cells),
         runs_path=Path(smk.input.runs),
-        outputs=[Path(p) for p in smk.output],
+        outputs=[Path(p) for p in smk.output.reports],
+        plots_dir=Path(smk.output.plots),
     )

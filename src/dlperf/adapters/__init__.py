@@ -3,12 +3,38 @@
 from __future__ import annotations
 
 from dlperf.adapters.base import Adapter, Launcher, ModelSource, TaskContext
+from dlperf.adapters.jax_builtin import JaxBuiltin
+from dlperf.adapters.nvidia import HugeCTR, Megatron, NGCMXNet, NGCPyTorch, NGCTensorFlow
+from dlperf.adapters.official import (
+    GluonCV,
+    GluonNLP,
+    MindSpore,
+    Paddle,
+    PyTorchExamples,
+    TensorFlow2,
+)
+from dlperf.adapters.oneflow import OneFlowBenchmark, OneFlowGPT, OneFlowWDL
 from dlperf.adapters.pytorch_builtin import PyTorchBuiltin
 
 REGISTRY: dict[str, type[Adapter]] = {
     cls.name: cls
     for cls in (
         PyTorchBuiltin,
+        JaxBuiltin,
+        OneFlowBenchmark,
+        NGCPyTorch,
+        NGCTensorFlow,
+        NGCMXNet,
+        TensorFlow2,
+        PyTorchExamples,
+        GluonCV,
+        GluonNLP,
+        Paddle,
+        MindSpore,
+        HugeCTR,
+        OneFlowWDL,
+        Megatron,
+        OneFlowGPT,
     )
 }
 

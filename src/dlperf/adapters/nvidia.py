@@ -1,0 +1,320 @@
+"""NVIDIA's sources: DeepLearningExamples in the NGC containers, Megatron-LM and HugeCTR.
+
+DLPerf v1.0 ran DeepLearningExamples at fixed commits in the NGC 20.03 containers; PyTorch through
+`torch.distributed.launch` on every node, TensorFlow 1.x and MXNet through `horovodrun` from node 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dlperf.adapters.base import ModelSource, TaskContext
+from dlperf.adapters.oneflow import gpt_args
+from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
+from dlperf.matrix import Cell
+
+DLE = "NVIDIA/DeepLearningExamples"
+DLE_PYTORCH_RN50 = "46ff3707e04683e41b79af0f94a74e45f8016786"
+DLE_PYTORCH_BERT = "26c26761042c0e352238add07f0074e87ac66023"
+DLE_TENSORFLOW = "fed7ba99cde958fda12c9e81d12b3d7e738e0590"
+DLE_MXNET = "e470c2150abf4179f873cabad23945bbc920cc5f"
+DLE_ROOT = "/workspace/DeepLearningExamples"
+
+
+class NGCPyTorch(UpstreamAdapter):
+    """DeepLearningExamples PyTorch ResNet-50 v1.5 (DALI, APEX AMP) and BERT (APEX) in NGC PyTorch 20.03."""
+
+    name: ClassVar[str] = "ngc_pytorch"
+    display_name: ClassVar[str] = "NGC PyTorch"
+    version: ClassVar[str] = f"PyTorch 1.5.0a0+8f84ded (NGC 20.03); DeepLearningExamples {DLE_PYTORCH_RN50[:7]}/{DLE_PYTORCH_BERT[:7]}"
+    launch: ClassVar[str] = "torch"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(DLE, "PyTorch/Classification/ConvNets", DLE_PYTORCH_RN50),
+        "bert_base": ModelSource(DLE, "PyTorch/LanguageModeling/BERT", DLE_PYTORCH_BERT),
+    }
+    entry: ClassVar[dict[str, str]] = {"resnet50": "main.py", "bert_base": "run_pretraining.py"}
+    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_dle_pytorch_rn50", "bert_base": "parse_dle_pytorch_bert"}
+    environment: ClassVar[str] = "nvcr.io/nvidia/pytorch:20.03-py3"
+    features: ClassVar[tuple[str, ...]] = ("DALI", "APEX AMP", "torch.distributed")
+    source_root: ClassVar[str] = DLE_ROOT
+    synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        max_batch_size={"resnet50": {"fp32": 128, "amp": 256}, "bert_base": {"fp32": 48, "amp": 96}},
+        data_backend="dali-cpu",  # with data_dir (DLPerf's); without, DLE's synthetic loader
+        workers=8,
+        bert_config="",  # "" = bert_config.json in the BERT folder
+        seq_len=128,
+        max_predictions_per_seq=20,
+    )
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        o, cell = ctx.options, ctx.cell
+        bsz = self.batch_size(cell, o)
+        node = ctx.node_rank
+        if cell.model == "resnet50":
+            amp = ["--amp", "--dynamic-loss-scale"] if cell.precision == "amp" else []
+            backend = o["data_backend"] if o["data_dir"] else "syntetic"  # sic: DLE's spelling
+            return [
+                "--data-backend", backend, "--arch", "resnet50", "-b", str(bsz), "-j", str(o["workers"]),
+                "-p", "1", "--epochs", "1", "--prof", str(ctx.steps), "--training-only", "--no-checkpoints",
+                "--optimizer-batch-size", "-1", "--warmup", "8", "-c", "fanin", "--label-smoothing", "0.1",
+                "--lr-schedule", "cosine", "--mom", "0.875", "--wd", "3.0517578125e-05",
+                "--workspace", str(ctx.run_dir), "--raport-file", str(ctx.run_dir / f"raport_node{node}.json"),
+                *amp, str(o["data_dir"] or ctx.run_dir),
+            ]
+        config = o["bert_config"] or f"{self.model_dir('bert_base', o)}/bert_config.json"
+        return [
+            f"--input_dir={o['data_dir']}", f"--output_dir={ctx.run_dir / f'checkpoints_node{node}'}",
+            f"--config_file={config}", "--bert_model=bert-base-uncased", f"--train_batch_size={bsz}",
+            f"--max_seq_length={o['seq_len']}", f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            f"--max_steps={ctx.steps}", "--warmup_proportion=1", "--num_steps_per_checkpoint=1000000",
+            "--learning_rate=6e-3", "--seed=42", "--do_train", "--skip_checkpoint",
+            f"--json-summary={ctx.run_dir / f'dllogger_node{node}.json'}",
+            *(["--fp16"] if cell.precision == "amp" else []),
+        ]
+
+
+class NGCTensorFlow(UpstreamAdapter):
+    """DeepLearningExamples TensorFlow 1.x ResNet-50 v1.5 (DALI, Horovod, XLA) and BERT (Horovod, XLA)."""
+
+    name: ClassVar[str] = "ngc_tensorflow"
+    display_name: ClassVar[str] = "NGC TensorFlow 1.x"
+    version: ClassVar[str] = f"TensorFlow 1.15.2 (NGC 20.03); DeepLearningExamples {DLE_TENSORFLOW[:7]}"
+    launch: ClassVar[str] = "horovodrun"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(DLE, "TensorFlow/Classification/ConvNets", DLE_TENSORFLOW),
+        "bert_base": ModelSource(DLE, "TensorFlow/LanguageModeling/BERT", DLE_TENSORFLOW),
+    }
+    entry: ClassVar[dict[str, str]] = {"resnet50": "main.py", "bert_base": "run_pretraining.py"}
+    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_dle_tf1_rn50", "bert_base": "parse_dle_tf1_bert"}
+    environment: ClassVar[str] = "nvcr.io/nvidia/tensorflow:20.03-tf1-py3"
+    features: ClassVar[tuple[str, ...]] = ("DALI", "Horovod", "XLA", "TF-AMP")
+    source_root: ClassVar[str] = DLE_ROOT
+    xla_models: ClassVar[frozenset[str]] = frozenset({"resnet50", "bert_base"})
+    synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
+    log_interval: ClassVar[int] = 10  # BERT's hook prints every 10 steps (display_loss_steps)
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        mpi=True,
+        max_batch_size={
+            "resnet50": {"fp32": 128, "amp": 224},
+            "bert_base": {"fp32": 48, "amp": 64, "amp_xla": 96},
+        },
+        dali=False,  # ResNet-50: read the TFRecords with DALI (needs its index files)
+        dali_idx_dir="",  # "" = dali_idx beside data_dir (DLPerf's layout: <root>/tfrecords, <root>/dali_idx)
+        bert_config="",  # "" = data/bert_config.json in the BERT folder
+        seq_len=128,
+        max_predictions_per_seq=20,
+    )
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        o, cell = ctx.options, ctx.cell
+        bsz = self.batch_size(cell, o)
+        xla = ["--use_xla"] if cell.xla else []
+        if cell.model == "resnet50":
+            precision = ["--precision=fp32"]
+            if cell.precision == "amp":
+                precision += ["--use_tf_amp", "--use_static_loss_scaling", "--loss_scale=128"]
+            data: list[str] = []
+            if o["data_dir"]:
+                data = [f"--data_dir={o['data_dir']}"]
+                if o["dali"]:
+                    idx = o["dali_idx_dir"] or str(Path(o["data_dir"]).parent / "dali_idx")
+                    data += ["--use_dali", f"--data_idx_dir={idx}"]
+            return [
+                "--arch=resnet50", "--mode=train", "--iter_unit=batch", f"--num_iter={ctx.steps}",
+                f"--batch_size={bsz}", "--warmup_steps=0", "--use_cosine_lr", "--label_smoothing=0.1",
+                "--lr_init=0.256", "--lr_warmup_epochs=8", "--momentum=0.875",
+                "--weight_decay=3.0517578125e-05", "--weight_init=fan_in", "--display_every=1",
+                "--gpu_memory_fraction=0.98", f"--results_dir={ctx.run_dir / 'tf_results'}",
+                *precision, *data, *xla,
+            ]
+        config = o["bert_config"] or f"{self.model_dir('bert_base', o)}/data/bert_config.json"
+        return [
+            f"--input_files_dir={o['data_dir']}", f"--eval_files_dir={o['data_dir']}",
+            f"--output_dir={ctx.run_dir / 'tf_bert_output'}", f"--bert_config_file={config}",
+            "--do_train=True", "--do_eval=False", f"--train_batch_size={bsz}", "--eval_batch_size=32",
+            f"--max_seq_length={o['seq_len']}", f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            f"--num_train_steps={ctx.steps}", "--num_warmup_steps=10000", "--num_accumulation_steps=1",
+            "--save_checkpoints_steps=1000000", "--learning_rate=1e-4", "--optimizer_type=adam",
+            "--horovod", "--allreduce_post_accumulation=False",
+            *(["--use_fp16"] if cell.precision == "amp" else []), *xla,
+        ]
+
+
+class NGCMXNet(UpstreamAdapter):
+    """DeepLearningExamples MXNet ResNet-50 v1.5 (DALI, Horovod) in NGC MXNet 20.03.
+
+    `--batch-size` of the script is the global batch (DLPerf passed per-device x devices).
+    """
+
+    name: ClassVar[str] = "ngc_mxnet"
+    display_name: ClassVar[str] = "NGC MXNet"
+    version: ClassVar[str] = f"MXNet 1.6.0 (NGC 20.03); DeepLearningExamples {DLE_MXNET[:7]}"
+    launch: ClassVar[str] = "horovodrun"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(DLE, "MxNet/Classification/RN50v1.5", DLE_MXNET),
+    }
+    entry: ClassVar[dict[str, str]] = {"resnet50": "train.py"}
+    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_dle_mxnet_rn50"}
+    environment: ClassVar[str] = "nvcr.io/nvidia/mxnet:20.03-py3"
+    features: ClassVar[tuple[str, ...]] = ("DALI", "Horovod", "AMP (float16, NHWC)")
+    source_root: ClassVar[str] = DLE_ROOT
+    synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        mpi=True,
+        max_batch_size={"resnet50": {"fp32": 128, "amp": 256}},
+        data_backend="dali-gpu",  # with data_dir; without, the script's synthetic backend
+        env={  # DeepLearningExamples' recommended settings for this script
+            "MXNET_UPDATE_ON_KVSTORE": "0",
+            "MXNET_EXEC_ENABLE_ADDTO": "1",
+            "MXNET_USE_TENSORRT": "0",
+            "MXNET_GPU_WORKER_NTHREADS": "2",
+            "MXNET_GPU_COPY_NTHREADS": "1",
+            "MXNET_OPTIMIZER_AGGREGATION_SIZE": "54",
+            "HOROVOD_CYCLE_TIME": "0.1",
+            "HOROVOD_FUSION_THRESHOLD": "67108864",
+            "HOROVOD_NUM_NCCL_STREAMS": "2",
+            "MXNET_HOROVOD_NUM_GROUPS": "16",
+            "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD": "999",
+            "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD": "25",
+        },
+    )
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        o, cell = ctx.options, ctx.cell
+        total = self.batch_size(cell, o) * ctx.nodes * ctx.gpus_per_node
+        if cell.precision == "amp":
+            precision = [
+                "--dtype", "float16", "--fuse-bn-relu", "1", "--fuse-bn-add-relu", "1",
+                "--input-layout", "NCHW", "--conv-layout", "NHWC", "--batchnorm-layout", "NHWC",
+                "--pooling-layout", "NHWC",
+            ]
+        else:
+            precision = ["--dtype", "float32", "--input-layout", "NHWC", "--fuse-bn-relu", "0", "--fuse-bn-add-relu", "0"]
+        if o["data_dir"]:
+            data = [
+                "--data-backend", o["data_backend"], "--data-train", f"{o['data_dir']}/train.rec",
+                "--data-train-idx", f"{o['data_dir']}/train.idx",
+            ]
+        else:
+            data = ["--data-backend", "synthetic"]
+        return [
+            "--arch", "resnetv15", "--num-layers", "50", "--num-classes", "1000", "--mode", "train",
+            "--gpus", ",".join(str(i) for i in range(ctx.gpus_per_node)), "--batch-size", str(total),
+            "--image-shape", "3,224,224", "--lr", "0.256", "--lr-schedule", "cosine", "--optimizer", "sgd",
+            "--mom", "0.875", "--wd", "3.0517578125e-05", "--label-smoothing", "0.1",
+            "--kv-store", "horovod", "--benchmark-iters", str(ctx.steps), "--no-metrics",
+            "--disp-batches", "1", "--save-frequency", "0", "--num-epochs", "1", *precision, *data,
+        ]
+
+
+class Megatron(UpstreamAdapter):
+    """NVIDIA Megatron-LM GPT pretraining (DLPerf's GPT special case) in NGC PyTorch 20.12.
+
+    The cell's batch size is Megatron's micro batch; options set the model size and the
+    tensor/pipeline parallel degrees. `data_dir` is the preprocessed dataset's path prefix.
+    """
+
+    name: ClassVar[str] = "megatron"
+    display_name: ClassVar[str] = "Megatron-LM"
+    version: ClassVar[str] = "Megatron-LM 8aa4619 (NGC PyTorch 20.12)"
+    launch: ClassVar[str] = "torch"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "gpt": ModelSource("NVIDIA/Megatron-LM", "", "8aa4619f2b2a57b5725026a50ebd2b15e8121482"),
+    }
+    entry: ClassVar[dict[str, str]] = {"gpt": "pretrain_gpt.py"}
+    parsers: ClassVar[dict[str, str]] = {"gpt": "parse_megatron"}
+    environment: ClassVar[str] = "nvcr.io/nvidia/pytorch:20.12-py3"
+    features: ClassVar[tuple[str, ...]] = ("tensor/pipeline/data parallel", "activation checkpointing", "AMP (fp16)")
+    source_root: ClassVar[str] = "/workspace/Megatron-LM"
+    log_interval: ClassVar[int] = 10
+    seq_len: ClassVar[int] = 2048
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        max_batch_size={"gpt": {"fp32": 4, "amp": 8}},
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        global_batch_size=0,  # 0: micro batch x data-parallel size
+        num_layers=16,
+        hidden_size=1536,
+        num_attention_heads=16,
+        seq_len=2048,
+        vocab_file="",  # "" = gpt2-vocab.json in the checkout
+        merge_file="",  # "" = gpt2-merges.txt in the checkout
+        checkpoint_activations=True,
+    )
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        o = ctx.options
+        root = self.root(o)
+        return [
+            *gpt_args(ctx, self.batch_size(ctx.cell, o), oneflow=False),
+            f"--max-position-embeddings={o['seq_len']}", f"--data-path={o['data_dir']}",
+            f"--vocab-file={o['vocab_file'] or root + '/gpt2-vocab.json'}",
+            f"--merge-file={o['merge_file'] or root + '/gpt2-merges.txt'}",
+            "--data-impl=mmap", "--distributed-backend=nccl", "--lr=0.00015",
+            "--save-interval=1000000", "--eval-interval=1000000", "--eval-iters=1",
+        ]
+
+
+class HugeCTR(UpstreamAdapter):
+    """NVIDIA HugeCTR Wide & Deep (DLPerf's W&D special case), one process per node.
+
+    HugeCTR takes its batch size and iterations from a JSON file: the adapter writes
+    `hugectr_<cell>.json` in the run folder from option config_template (DLPerf's wdl_7x1024.json
+    or similar, with the data paths) with the batch size (global), iterations, GPUs per node and
+    mixed precision filled in; `mpirun` on node 0 starts one `huge_ctr` per node over ssh.
+    """
+
+    name: ClassVar[str] = "hugectr"
+    display_name: ClassVar[str] = "HugeCTR"
+    version: ClassVar[str] = "HugeCTR v2.2"
+    launch: ClassVar[str] = "mpirun"
+    models: ClassVar[dict[str, ModelSource]] = {"wide_deep": ModelSource("NVIDIA/HugeCTR", "samples/wdl", "v2.2")}
+    entry: ClassVar[dict[str, str]] = {"wide_deep": "huge_ctr"}
+    parsers: ClassVar[dict[str, str]] = {"wide_deep": "parse_hugectr"}
+    environment: ClassVar[str] = "nvcr.io/nvidia/hugectr:v2.2"
+    features: ClassVar[tuple[str, ...]] = ("model-parallel embedding", "MPI multi-node", "mixed precision")
+    synthetic_models: ClassVar[frozenset[str]] = frozenset({"wide_deep"})  # the data is in the template
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        mpi=True,
+        max_batch_size={"wide_deep": 16384},
+        binary="huge_ctr",
+        config_template="",  # the W&D JSON (layers, data paths); required
+        loss_scale=1024,  # solver.mixed_precision for amp
+    )
+
+    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        if not options.get("config_template"):
+            return "HugeCTR needs option config_template (a W&D JSON such as DLPerf's wdl_7x1024.json)"
+        return None
+
+    def procs_per_node(self, ctx: TaskContext) -> int:
+        return 1
+
+    def program(self, ctx: TaskContext) -> list[str]:
+        return [str(ctx.options["binary"]), "--train", str(self.write_config(ctx))]
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        return []
+
+    def write_config(self, ctx: TaskContext) -> Path:
+        """The run's HugeCTR JSON: the template with this cell's batch, steps, GPUs and precision."""
+        o = ctx.options
+        conf = json.loads(Path(o["config_template"]).read_text())
+        solver = conf.setdefault("solver", {})
+        devices = list(range(ctx.gpus_per_node))
+        solver["batchsize"] = self.batch_size(ctx.cell, o) * ctx.nodes * ctx.gpus_per_node
+        solver["max_iter"] = ctx.steps
+        solver["display"] = 1
+        solver["eval_interval"] = ctx.steps + 1000
+        solver["snapshot"] = 10 * ctx.steps + 1000000
+        solver["gpu"] = [devices] * ctx.nodes if ctx.nodes > 1 else devices
+        if ctx.cell.precision == "amp":
+            solver["mixed_precision"] = int(o["loss_scale"])
+        else:
+            solver.pop("mixed_precision", None)
+        path = Path(ctx.run_dir) / f"hugectr_{ctx.cell.id}.json"
+        path.write_text(json.dumps(conf, indent=2))
+        return path

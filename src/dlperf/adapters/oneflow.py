@@ -1,0 +1,192 @@
+"""OneFlow's own benchmark scripts: OneFlow-Benchmark CNNs and BERT, Wide & Deep, and OneFlow-GPT.
+
+OneFlow (lazy mode, v0.2-v0.4) spans nodes itself: every node runs the same script with the node
+list (`--node_ips`), one process per node driving all of its GPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from dlperf.adapters.base import ModelSource, TaskContext
+from dlperf.adapters.upstream import UpstreamAdapter, node_hosts, upstream_options
+
+ONEFLOW_BENCHMARK = "Oneflow-Inc/OneFlow-Benchmark"
+
+
+class OneFlowBenchmark(UpstreamAdapter):
+    """OneFlow-Benchmark v0.2.0 (DLPerf v1.0): Classification/cnns ResNet-50 and LanguageModeling/BERT.
+
+    Variant `noclip` (BERT): OneFlow-Benchmark has no flag for it; DLPerf removed
+    `clip_conf` (clip_by_global_norm) from the script, so a `noclip` case points option `script`
+    at such a patched copy.
+    """
+
+    name: ClassVar[str] = "oneflow"
+    display_name: ClassVar[str] = "OneFlow"
+    version: ClassVar[str] = "OneFlow 0.2.0; OneFlow-Benchmark v0.2.0"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(ONEFLOW_BENCHMARK, "Classification/cnns", "v0.2.0"),
+        "bert_base": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/BERT", "v0.2.0"),
+    }
+    entry: ClassVar[dict[str, str]] = {"resnet50": "of_cnn_train_val.py", "bert_base": "run_pretraining.py"}
+    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_oneflow_cnn", "bert_base": "parse_oneflow_bert"}
+    environment: ClassVar[str] = "envs/oneflow.yaml"
+    features: ClassVar[tuple[str, ...]] = ("AMP (--use_fp16)", "multi-node by --node_ips (no Horovod, no DALI)")
+    source_root: ClassVar[str] = "/workspace/OneFlow-Benchmark"
+    synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
+    variants: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {"bert_base": {"noclip": ()}}
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        max_batch_size={"resnet50": {"fp32": 128, "amp": 256}, "bert_base": {"fp32": 96, "amp": 160}},
+        data_part_num=32,  # OFRecord part files in data_dir
+        seq_len=128,
+        max_predictions_per_seq=20,
+    )
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        o, cell = ctx.options, ctx.cell
+        bsz = self.batch_size(cell, o)
+        layout = [f"--num_nodes={ctx.nodes}", f"--gpu_num_per_node={ctx.gpus_per_node}"]
+        if ctx.nodes > 1:
+            layout.append(f"--node_ips={','.join(node_hosts(ctx))}")
+        amp = ["--use_fp16"] if cell.precision == "amp" else []
+        log_dir = f"--log_dir={ctx.run_dir / f'oneflow_node{ctx.node_rank}'}"
+        if cell.model == "resnet50":
+            data = (
+                [f"--train_data_dir={o['data_dir']}/train", f"--train_data_part_num={o['data_part_num']}"]
+                if o["data_dir"] else []
+            )
+            examples = bsz * ctx.nodes * ctx.gpus_per_node * ctx.steps
+            return [
+                *layout, "--model=resnet50", f"--batch_size_per_device={bsz}",
+                f"--num_examples={examples}", "--num_epoch=1", "--loss_print_every_n_iter=1",
+                *data, *amp, log_dir,
+            ]
+        return [
+            *layout, f"--batch_size_per_device={bsz}", f"--iter_num={ctx.steps}",
+            "--loss_print_every_n_iter=1", f"--seq_length={o['seq_len']}",
+            f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            "--num_hidden_layers=12", "--num_attention_heads=12", "--max_position_embeddings=512",
+            "--type_vocab_size=2", "--vocab_size=30522", "--attention_probs_dropout_prob=0.1",
+            "--hidden_dropout_prob=0.1", "--hidden_size_per_head=64", "--learning_rate=1e-4",
+            f"--data_dir={o['data_dir']}", f"--data_part_num={o['data_part_num']}",
+            "--model_save_every_n_iter=1000000", f"--model_save_dir={ctx.run_dir / 'oneflow_snapshots'}",
+            *amp, log_dir,
+        ]
+
+
+class OneFlowWDL(UpstreamAdapter):
+    """OneFlow-Benchmark Wide & Deep (DLPerf's W&D special case): latency per iteration.
+
+    `--batch_size` of the script is the global batch (DLPerf's "fixed batch size per device" tests
+    pass 16384 x devices); the vocabulary and network width are options.
+    """
+
+    name: ClassVar[str] = "oneflow_wdl"
+    display_name: ClassVar[str] = "OneFlow W&D"
+    version: ClassVar[str] = "OneFlow 0.2.0; OneFlow-Benchmark v0.2.0 ClickThroughRate/WideDeepLearning"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "wide_deep": ModelSource(ONEFLOW_BENCHMARK, "ClickThroughRate/WideDeepLearning", "v0.2.0"),
+    }
+    entry: ClassVar[dict[str, str]] = {"wide_deep": "wdl_train_eval.py"}
+    parsers: ClassVar[dict[str, str]] = {"wide_deep": "parse_oneflow_wdl"}
+    precisions: ClassVar[dict[str, tuple[str, ...]]] = {"wide_deep": ("fp32",)}
+    environment: ClassVar[str] = "envs/oneflow.yaml"
+    features: ClassVar[tuple[str, ...]] = ("model-parallel embedding", "multi-node by --node_ips")
+    source_root: ClassVar[str] = "/workspace/OneFlow-Benchmark"
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        max_batch_size={"wide_deep": 16384},
+        vocab_size=2322444,  # wide and deep vocabulary (DLPerf's default)
+        hidden_units_num=7,  # 7 x 1024 fully-connected units
+        deep_embedding_vec_size=32,
+        data_part_num=256,
+    )
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        o, cell = ctx.options, ctx.cell
+        total = self.batch_size(cell, o) * ctx.nodes * ctx.gpus_per_node
+        layout = [f"--num_nodes={ctx.nodes}", f"--gpu_num_per_node={ctx.gpus_per_node}"]
+        if ctx.nodes > 1:
+            layout.append(f"--node_ips={','.join(node_hosts(ctx))}")
+        return [
+            *layout, f"--batch_size={total}", f"--max_iter={ctx.steps}", "--loss_print_every_n_iter=1",
+            f"--eval_interval={ctx.steps + 1000}", f"--wide_vocab_size={o['vocab_size']}",
+            f"--deep_vocab_size={o['vocab_size']}", f"--hidden_units_num={o['hidden_units_num']}",
+            f"--deep_embedding_vec_size={o['deep_embedding_vec_size']}",
+            f"--data_dir={o['data_dir']}", f"--data_part_num={o['data_part_num']}",
+        ]
+
+
+class OneFlowGPT(UpstreamAdapter):
+    """OneFlow-GPT (OneFlow-Benchmark LanguageModeling/GPT, DLPerf's GPT special case).
+
+    Runs as `python -m oneflow_gpt.training` from the GPT folder. Its log is handed to the
+    Megatron-LM parser; OneFlow-GPT prints its metrics in its own layout (DLPerf ran it with
+    `--metric-print-format table`), so whether that parser reads it is unverified: the adapter
+    asks for the line format (`normal`, option metric_print_format) as the closest to Megatron's.
+    """
+
+    name: ClassVar[str] = "oneflow_gpt"
+    display_name: ClassVar[str] = "OneFlow-GPT"
+    version: ClassVar[str] = "OneFlow 0.4.0; OneFlow-Benchmark LanguageModeling/GPT"
+    models: ClassVar[dict[str, ModelSource]] = {"gpt": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/GPT")}
+    entry: ClassVar[dict[str, str]] = {"gpt": "oneflow_gpt/training.py"}
+    parsers: ClassVar[dict[str, str]] = {"gpt": "parse_megatron"}
+    environment: ClassVar[str] = "envs/oneflow_gpt.yaml"
+    features: ClassVar[tuple[str, ...]] = ("tensor/pipeline/data parallel", "activation checkpointing", "AMP")
+    source_root: ClassVar[str] = "/workspace/OneFlow-Benchmark"
+    log_interval: ClassVar[int] = 10
+    seq_len: ClassVar[int] = 2048
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        max_batch_size={"gpt": {"fp32": 4, "amp": 8}},
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        global_batch_size=0,  # 0: micro batch x data-parallel size (no gradient accumulation)
+        num_layers=16,
+        hidden_size=1536,
+        num_attention_heads=16,
+        seq_len=2048,
+        vocab_size=50257,
+        checkpoint_activations=True,
+        metric_print_format="normal",
+    )
+
+    def program(self, ctx: TaskContext) -> list[str]:
+        return [str(ctx.options["python"]), "-m", "oneflow_gpt.training"]
+
+    def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        return {"PYTHONPATH": self.model_dir("gpt", ctx.options), **super().workload_env(ctx)}
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        return gpt_args(ctx, self.batch_size(ctx.cell, ctx.options), oneflow=True)
+
+
+def gpt_args(ctx: TaskContext, micro: int, oneflow: bool) -> list[str]:
+    """The GPT flags Megatron-LM and OneFlow-GPT share (DLPerf's GPT special case)."""
+    o = ctx.options
+    world = ctx.nodes * ctx.gpus_per_node
+    data_parallel = max(1, world // (int(o["tensor_parallel"]) * int(o["pipeline_parallel"])))
+    global_batch = int(o["global_batch_size"]) or micro * data_parallel
+    args = [
+        f"--num-layers={o['num_layers']}", f"--hidden-size={o['hidden_size']}",
+        f"--num-attention-heads={o['num_attention_heads']}", f"--micro-batch-size={micro}",
+        f"--global-batch-size={global_batch}", f"--tensor-model-parallel-size={o['tensor_parallel']}",
+        f"--pipeline-model-parallel-size={o['pipeline_parallel']}", f"--seq-length={o['seq_len']}",
+        f"--train-iters={ctx.steps}", "--lr-decay-iters=320000", "--lr-decay-style=cosine",
+        "--min-lr=1.0e-5", "--lr-warmup-fraction=0.01", "--weight-decay=1e-2", "--clip-grad=1.0",
+        "--split=949,50,1", "--log-interval=10",
+    ]
+    if o["checkpoint_activations"]:
+        args.append("--checkpoint-activations")
+    if ctx.cell.precision == "amp":
+        args.append("--fp16")
+    if oneflow:
+        args += [
+            f"--num-gpus-per-node={ctx.gpus_per_node}", f"--num-nodes={ctx.nodes}",
+            f"--dataset={o['data_dir']}", f"--vocab-size={o['vocab_size']}", "--learning-rate=0.00015",
+            "--optimizer=adamw", "--save-interval=1000000",
+            f"--metric-print-format={o['metric_print_format']}",
+        ]
+        if ctx.nodes > 1:
+            args.append(f"--node-ips={','.join(node_hosts(ctx))}")
+    return args

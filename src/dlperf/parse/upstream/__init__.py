@@ -1,0 +1,78 @@
+"""Parsers of the upstream benchmark sources' logs (what DLPerf drove), one per source.
+
+Every parser is `parse_<source>(logs: list[Path], facts: RunFacts) -> ParseResult`: `logs` are the
+run's task logs (one per rank, or one per node for per-node launchers), `facts` the run's batch
+size and layout (see RunFacts). Lines may carry Horovod/MPI (`[1,3]<stdout>:`), torchrun
+(`[default3]:`), absl and Python logging prefixes; unrelated lines are skipped; a progress line that
+cannot be read raises ParseError naming file:line (a last line cut off without a newline is skipped
+with a note). Each result records its Method and notes on what a record covers.
+
+Per source, the method and what one record covers (J: job-wide, rank -1; R: one rank's own):
+- oneflow_cnn, oneflow_bert, oneflow_wdl: timestamps (time.time() ends the line); J, one interval
+- dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
+  iterations since the previous line
+- dle_mxnet_rn50: timestamps (asctime prefix), else printed rates; J, `Batch [a-b]` = b - a iters
+- gluoncv_rn50: printed job-wide rates (asctime stamps if every line has one); J, log_interval
+- gluonnlp_bert: step times (latency x steps); R, log_interval steps
+- paddle_cv: timestamps (asctime prefix), else step times (elapse); R, the printed batch(es)
+- paddle_nlp_bert: printed rates (steps/s / trainers x global batch); J, skip_steps steps
+- tf2_rn50: step times (TimeHistory seconds); J, `between steps a and b`
+- tf2_bert: timestamps (absl prefix, year-less); J, steps_per_loop steps
+- pytorch_examples: step times (`Time` of the batch); R, one printed batch
+- mindspore: step times (`epoch time`); R, one sink (one step with DLPerf's sink_size=1)
+- hugectr: step times (`Time(n iters)`); J, n iterations
+- megatron: step times (ms per iteration x iterations); J, log_interval iterations
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from dlperf.parse.records import ParseResult
+from dlperf.parse.upstream._common import RunFacts
+from dlperf.parse.upstream.dllogger import (
+    parse_dle_pytorch_bert,
+    parse_dle_pytorch_rn50,
+    parse_dle_tf1_bert,
+    parse_dle_tf1_rn50,
+)
+from dlperf.parse.upstream.misc import (
+    parse_hugectr,
+    parse_megatron,
+    parse_mindspore,
+    parse_pytorch_examples,
+)
+from dlperf.parse.upstream.mxnet import (
+    parse_dle_mxnet_rn50,
+    parse_gluoncv_rn50,
+    parse_gluonnlp_bert,
+)
+from dlperf.parse.upstream.oneflow import parse_oneflow_bert, parse_oneflow_cnn, parse_oneflow_wdl
+from dlperf.parse.upstream.paddle import parse_paddle_cv, parse_paddle_nlp_bert
+from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_rn50
+
+Parser = Callable[[list[Path], RunFacts], ParseResult]
+
+PARSERS: dict[str, Parser] = {
+    "oneflow_cnn": parse_oneflow_cnn,
+    "oneflow_bert": parse_oneflow_bert,
+    "oneflow_wdl": parse_oneflow_wdl,
+    "dle_pytorch_rn50": parse_dle_pytorch_rn50,
+    "dle_pytorch_bert": parse_dle_pytorch_bert,
+    "dle_tf1_rn50": parse_dle_tf1_rn50,
+    "dle_tf1_bert": parse_dle_tf1_bert,
+    "dle_mxnet_rn50": parse_dle_mxnet_rn50,
+    "gluoncv_rn50": parse_gluoncv_rn50,
+    "gluonnlp_bert": parse_gluonnlp_bert,
+    "paddle_cv": parse_paddle_cv,
+    "paddle_nlp_bert": parse_paddle_nlp_bert,
+    "tf2_rn50": parse_tf2_rn50,
+    "tf2_bert": parse_tf2_bert,
+    "pytorch_examples": parse_pytorch_examples,
+    "mindspore": parse_mindspore,
+    "hugectr": parse_hugectr,
+    "megatron": parse_megatron,
+}
+
+__all__ = ["PARSERS", "Parser", "RunFacts", *(f.__name__ for f in PARSERS.values())]

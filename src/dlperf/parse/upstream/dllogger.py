@@ -1,0 +1,161 @@
+"""NVIDIA DeepLearningExamples (dllogger) sources: PyTorch RN50/BERT, TF1 RN50/BERT.
+
+All four print `DLL {YYYY-MM-DD HH:MM:SS.ffffff} - {step} {key} : {value}  ...` and speak for the
+whole job, so one table drives them: each line is timed by its dllogger timestamp (microseconds,
+written when the step's line is logged) and covers the iterations its counter advanced since the
+previous line. Their printed rates are not used: TF1 BERT's is an average since the previous print,
+DLE PyTorch's total_ips is a per-iteration rate, and timestamps give the wall time directly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.upstream._common import (
+    NUM,
+    Line,
+    Row,
+    RunFacts,
+    Unreadable,
+    collect,
+    global_result,
+    match,
+    stamp_of,
+)
+
+DLL = re.compile(r"^DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - ?(.*)$")
+FIELD = re.compile(r"(\S+) : (\S+)")
+
+
+@dataclass(frozen=True)
+class DllSource:
+    what: str  # names the lines in messages
+    claim: re.Pattern[str]  # the progress line's prefix (after the timestamp)
+    step: re.Pattern[str]  # the step part: groups `epoch` (optional) and `counter`
+    needed: str  # a field every progress line carries as a number
+    family: tuple[str, ...]  # field names (or prefixes) of a progress line; others: other records
+    rank_field: str | None = None  # a field naming the rank that printed (TF1 BERT with Horovod)
+
+
+def _claim(step_prefix: str) -> re.Pattern[str]:
+    return re.compile(r"^DLL \d{4}-\d\d-\d\d \S+ - ?" + step_prefix)
+
+
+SOURCES = {
+    "dle_pytorch_rn50": DllSource(
+        "DLE PyTorch RN50 `Epoch: e Iteration: i`",
+        _claim(r"Epoch: \d+ Iteration:"),
+        re.compile(r"Epoch: (?P<epoch>\d+) Iteration: (?P<counter>\d+)(?=\s|$)"),
+        "train.total_ips",
+        ("train.",),
+    ),
+    "dle_pytorch_bert": DllSource(
+        "DLE PyTorch BERT `Training Epoch: e Training Iteration: i`",
+        _claim(r"Training Epoch: \d+ Training Iteration:"),
+        re.compile(r"Training Epoch: (?P<epoch>\d+) Training Iteration: (?P<counter>\d+)(?=\s|$)"),
+        "step_loss",
+        ("average_loss", "step_loss", "learning_rate"),
+    ),
+    "dle_tf1_rn50": DllSource(
+        "DLE TF1 RN50 `(epoch, step) imgs_per_sec`",
+        _claim(r"\(\d"),
+        re.compile(r"\((?:(?P<epoch>\d+),\s*)?(?:\d+,\s*)*(?P<counter>\d+),?\)(?=\s|$)"),
+        "imgs_per_sec",
+        ("imgs_per_sec", "cross_entropy", "l2_loss", "total_loss", "learning_rate"),
+    ),
+    "dle_tf1_bert": DllSource(
+        "DLE TF1 BERT `Iteration: i  throughput_train`",
+        _claim(r"Iteration: \d"),
+        re.compile(r"Iteration: (?P<counter>\d+)(?=\s|$)"),
+        "throughput_train",
+        ("throughput_train", "mlm_loss", "nsp_loss", "total_loss", "avg_loss_step", "Rank"),
+        rank_field="Rank",
+    ),
+}
+
+
+def _number(fields: dict[str, str], key: str) -> float:
+    value = fields[key]
+    if not re.fullmatch(NUM, value):
+        raise Unreadable(f"{key} is not a number: {value!r}")
+    return float(value)
+
+
+def _reader(source: DllSource):
+    def read(line: Line) -> Row | None:
+        m = match(DLL, line, "`DLL <timestamp> - <step> <key> : <value> ...`")
+        rest = m[2]
+        step = source.step.match(rest)
+        if not step:
+            raise Unreadable(f"expected {source.what}")
+        fields = dict(FIELD.findall(rest[step.end() :]))
+        if source.needed not in fields:
+            if fields and not any(k.startswith(source.family) for k in fields):
+                return None  # another record at the same step (validation, summary)
+            raise Unreadable(f"no `{source.needed} : <number>`")
+        _number(fields, source.needed)
+        rank = (
+            int(_number(fields, source.rank_field))
+            if source.rank_field and source.rank_field in fields
+            else None
+        )
+        epoch = int(step["epoch"]) if step.groupdict().get("epoch") else None
+        counter = int(step["counter"])
+        return Row(
+            line, counter, counter=counter, key=(epoch, counter), rank=rank, time_s=stamp_of(m[1])
+        )
+
+    return read
+
+
+def _parse(
+    name: str, logs: list[Path], facts: RunFacts, other=None, notes: list[str] | None = None
+) -> ParseResult:
+    source = SOURCES[name]
+    notes = notes if notes is not None else []
+    rows = collect(logs, source.claim, _reader(source), notes, other)
+    notes.insert(
+        0, "timed by dllogger timestamps; a record covers the iterations since the previous line"
+    )
+    return global_result(logs, rows, facts, Method.TIMESTAMPS, notes, source.what)
+
+
+def parse_dle_pytorch_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """One line per iteration; the first iterations are slow (skip them with the window)."""
+    return _parse("dle_pytorch_rn50", logs, facts)
+
+
+FINAL_BERT = re.compile(rf"^DLL \S+ \S+ - .*training_sequences_per_second : ({NUM})")
+
+
+def parse_dle_pytorch_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Training Iteration counts optimizer steps (with accumulation: the accumulated batch).
+
+    The final `training_sequences_per_second` (the source's own figure over the whole run,
+    warm-up included) is kept as a note, not used.
+    """
+    notes: list[str] = []
+
+    def final(line: Line) -> None:
+        if m := FINAL_BERT.match(line.text):
+            notes.append(
+                f"the source's own training_sequences_per_second (whole run) = {float(m[1])}"
+            )
+
+    return _parse("dle_pytorch_bert", logs, facts, final, notes)
+
+
+def parse_dle_tf1_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """The training hook hides the first 20 steps: the counter starts above 20."""
+    return _parse("dle_tf1_rn50", logs, facts)
+
+
+def parse_dle_tf1_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Printed at iteration 1 and every display_every (10) iterations after: a line covers the
+    iterations since the previous one (1, 9, 10, 10, ...). `Skipping time record` lines are noise.
+    With Horovod only rank 0 prints (`Rank : 0`); copies from other ranks are dropped.
+    """
+    return _parse("dle_tf1_bert", logs, facts)

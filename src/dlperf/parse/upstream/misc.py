@@ -1,0 +1,162 @@
+"""pytorch/examples imagenet, MindSpore model_zoo, HugeCTR and Megatron-LM."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.upstream._common import (
+    NUM,
+    Line,
+    Row,
+    RunFacts,
+    Unreadable,
+    collect,
+    global_result,
+    header_values,
+    match,
+    per_rank_result,
+    prefer_log,
+)
+from dlperf.parse.upstream.oneflow import samples_per_step
+
+EXAMPLES_CLAIM = re.compile(r"^Epoch: \[\d+\]\[")
+EXAMPLES = re.compile(rf"^Epoch: \[(\d+)\]\[\s*(\d+)/\s*(\d+)\]\s+Time\s+({NUM})\s+\(\s*{NUM}\)")
+MS_CLAIM = re.compile(r"^epoch time:")
+MS = re.compile(rf"^epoch time: ({NUM}) ms, per step time: ({NUM}) ms")
+MS_LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is")
+HUGECTR_CLAIM = re.compile(r"^\[.*\bHUGECTR\b.*\bIter:")
+HUGECTR = re.compile(rf"\bIter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")
+HUGECTR_RANK = re.compile(r"\[RANK(\d+)\]")
+MEGATRON_CLAIM = re.compile(r"^iteration\s+\d")
+MEGATRON = re.compile(r"^iteration\s+(\d+)/\s*(\d+)\s*\|")
+MEGATRON_MS = re.compile(rf"\belapsed time per iteration \(ms\):\s*({NUM})\s*\|")
+MEGATRON_CONSUMED = re.compile(r"\bconsumed samples:\s*(\d+)")
+MEGATRON_GBS = re.compile(r"\bglobal batch size:\s*(\d+)")
+
+
+def parse_pytorch_examples(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`Epoch: [e][ i/n]\\tTime v (avg)\\t...` by every rank for itself (per-node launches
+    interleave a node's ranks in one file, untagged: the k-th copy of a step is the k-th rank).
+    `Time` v is that batch's seconds (3 decimals). With print_freq 1 a record is one batch; with a
+    larger print_freq the printed batch's time stands for the interval (noted)."""
+    notes = ["timed by `Time` (seconds of the printed batch)"]
+
+    def read(line: Line) -> Row:
+        m = match(EXAMPLES, line, "`Epoch: [e][ i/n]\\tTime <s> (<avg>)`")
+        i = int(m[2])
+        return Row(line, i, counter=i + 1, key=(int(m[1]), i), step_time_s=float(m[4]))
+
+    rows = collect(logs, EXAMPLES_CLAIM, read, notes)
+    result = per_rank_result(
+        logs, rows, facts, Method.STEP_TIMES, notes, "pytorch/examples `Epoch: [e][i/n]`"
+    )
+    if any(r.steps > 1 for r in result.records):
+        result.notes.append(
+            "print_freq > 1: each printed batch's time is taken to stand for its interval"
+        )
+    return result
+
+
+def parse_mindspore(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`epoch time: t ms, per step time: p ms` after each sink ("epoch"), per rank. DLPerf ran with
+    sink_size=1, so each epoch is one step; in general a record covers round(t / p) steps and lasts
+    t ms. The `epoch: e step: s, loss is ...` line before it gives the step number."""
+    notes = ["timed by `epoch time` (ms per sink of steps)"]
+    latest: dict[tuple[int, int | None], int] = {}
+    count: Counter[tuple[int, int | None]] = Counter()
+
+    def other(line: Line) -> None:
+        if m := MS_LOSS.match(line.text):
+            latest[line.file_index, line.tag_rank] = int(m[1])
+
+    def read(line: Line) -> Row:
+        m = match(MS, line, "`epoch time: <ms> ms, per step time: <ms> ms`")
+        epoch_ms, step_ms = float(m[1]), float(m[2])
+        if step_ms <= 0:
+            raise Unreadable("per step time is not positive")
+        stream = (line.file_index, line.tag_rank)
+        count[stream] += 1
+        step = latest.get(stream, count[stream])
+        return Row(line, step, steps=max(1, round(epoch_ms / step_ms)), duration_s=epoch_ms / 1000)
+
+    rows = collect(logs, MS_CLAIM, read, notes, other)
+    return per_rank_result(logs, rows, facts, Method.STEP_TIMES, notes, "MindSpore `epoch time:`")
+
+
+def parse_hugectr(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`[..][HUGECTR][INFO][RANK0]: Iter: i Time(n iters): t s Loss: ...`, job-wide (rank 0): a
+    record covers n iterations and lasts t seconds. A `batch_size = N` header (DLPerf's wrapper)
+    is the global batch and wins over the run facts. For W&D, stats' step_time_ms is the latency
+    per iteration; peak memory is not in these lines."""
+    notes = ["timed by `Time(n iters)`"]
+    header: dict[str, str] = {}
+
+    def read(line: Line) -> Row:
+        m = HUGECTR.search(line.text)
+        if not m:
+            raise Unreadable("expected `Iter: i Time(n iters): <s>s`")
+        n = int(m[2])
+        if n < 1:
+            raise Unreadable("Time(0 iters)")
+        rank = HUGECTR_RANK.search(line.text)
+        i = int(m[1])
+        return Row(
+            line,
+            i,
+            counter=i,
+            steps=n,
+            key=i,
+            rank=int(rank[1]) if rank else None,
+            duration_s=float(m[3]),
+        )
+
+    rows = collect(logs, HUGECTR_CLAIM, read, notes, lambda line: header_values(line, header))
+    per_step = samples_per_step(header, facts, notes, global_key="batch_size")
+    return global_result(logs, rows, facts, Method.STEP_TIMES, notes, "HugeCTR `Iter:`", per_step)
+
+
+def parse_megatron(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """` iteration i/n | consumed samples: c | elapsed time per iteration (ms): t | ... | global
+    batch size: g | ...` every log_interval iterations, job-wide (printed by the last rank). A
+    record covers the iterations since the previous line, lasts t ms each (Megatron's interval
+    timer over the interval), and its samples are the advance of `consumed samples` (the line's
+    global batch size times its iterations for the first line; the run facts where neither is
+    printed). Megatron's global batch (data-parallel size * micro batch * accumulation) wins over
+    the run facts. GPT's TFLOP/s come from the per-iteration latency (stats' step_time_ms)."""
+    notes = ["timed by `elapsed time per iteration (ms)` times the interval's iterations"]
+
+    def read(line: Line) -> Row:
+        m = match(MEGATRON, line, "`iteration i/n |`")
+        ms = MEGATRON_MS.search(line.text)
+        if not ms:
+            raise Unreadable("no `elapsed time per iteration (ms): <number>`")
+        i = int(m[1])
+        row = Row(line, i, counter=i, key=i, step_time_s=float(ms[1]) / 1000)
+        if c := MEGATRON_CONSUMED.search(line.text):
+            row.info["consumed"] = int(c[1])
+        if g := MEGATRON_GBS.search(line.text):
+            row.info["global_batch"] = int(g[1])
+        return row
+
+    def finish(kept: list[Row]) -> None:
+        logged = next(
+            (row.info["global_batch"] for row in kept if "global_batch" in row.info), None
+        )
+        if logged is not None:
+            prefer_log("global batch size", int(logged), facts.global_batch, notes)
+        previous: float | None = None
+        for row in kept:
+            consumed = row.info.get("consumed")
+            if consumed is not None and previous is not None and consumed > previous:
+                row.samples = consumed - previous
+            elif "global_batch" in row.info:
+                row.samples = row.info["global_batch"] * (row.steps or 1)
+            previous = consumed
+
+    rows = collect(logs, MEGATRON_CLAIM, read, notes)
+    return global_result(
+        logs, rows, facts, Method.STEP_TIMES, notes, "Megatron `iteration i/n`", finish=finish
+    )

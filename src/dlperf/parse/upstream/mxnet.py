@@ -1,0 +1,79 @@
+"""MXNet sources: NVIDIA DLE MXNet RN50, gluon-cv RN50 v1b (Horovod script), gluon-nlp BERT."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.upstream._common import (
+    NUM,
+    Line,
+    Row,
+    RunFacts,
+    Unreadable,
+    collect,
+    global_result,
+    match,
+    per_rank_result,
+    stamps_or,
+)
+
+DLE_CLAIM = re.compile(r"^Epoch\[\d+\] Batch \[")
+DLE = re.compile(rf"^Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]\s+Speed: ({NUM}) samples/sec")
+GLUONCV_CLAIM = re.compile(r"^Epoch\[\d+\] Batch\[\d+\](?!\s*Loss\[)")
+GLUONCV = re.compile(rf"^Epoch\[(\d+)\] Batch\[(\d+)\]\s+Speed: ({NUM}) samples/sec")
+GLUONNLP_CLAIM = re.compile(r"^\[step \d")
+GLUONNLP = re.compile(rf"^\[step (\d+)\].*\blatency=({NUM}) ?ms/batch")
+
+
+def parse_dle_mxnet_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`{asctime}:INFO: Epoch[e] Batch [a-b]\\tSpeed: r samples/sec`: one line per interval of
+    b - a iterations, job-wide, printed by every rank (one rank's copy is kept). Timed by the
+    asctime prefix (milliseconds); without it, by the printed job-wide rate."""
+    notes: list[str] = []
+
+    def read(line: Line) -> Row:
+        m = match(DLE, line, "`Epoch[e] Batch [a-b]\\tSpeed: <rate> samples/sec`")
+        a, b = int(m[2]), int(m[3])
+        if b <= a:
+            raise Unreadable(f"empty batch interval [{a}-{b}]")
+        return Row(line, b, counter=b, steps=b - a, key=(int(m[1]), b), rate=float(m[4]))
+
+    rows = collect(logs, DLE_CLAIM, read, notes)
+    method = stamps_or(rows, Method.PRINTED_RATES, notes, "the printed job-wide samples/sec")
+    return global_result(logs, rows, facts, method, notes, "DLE MXNet `Epoch[e] Batch [a-b]`")
+
+
+def parse_gluoncv_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`INFO:root:Epoch[e] Batch[i]\\tSpeed: r samples/sec` every log_interval batches (i counts
+    batches done, from 1). Upstream (train_horovod.py, the line DLPerf un-commented) computes
+    `num_workers * batch_size * log_interval / elapsed` on rank 0 only: a job-wide rate over the
+    interval, used as printed (harmonic: time = samples / rate), never multiplied by the ranks.
+    The per-epoch `Epoch[e]\\tSpeed:` and the `Batch[i] Loss[...]` lines are skipped."""
+    notes: list[str] = []
+
+    def read(line: Line) -> Row:
+        m = match(GLUONCV, line, "`Epoch[e] Batch[i]\\tSpeed: <rate> samples/sec`")
+        i = int(m[2])
+        return Row(line, i, counter=i, key=(int(m[1]), i), rate=float(m[3]))
+
+    rows = collect(logs, GLUONCV_CLAIM, read, notes)
+    method = stamps_or(rows, Method.PRINTED_RATES, notes, "the printed job-wide samples/sec")
+    return global_result(logs, rows, facts, method, notes, "gluon-cv `Epoch[e] Batch[i]`")
+
+
+def parse_gluonnlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`[step i]\\t... throughput=xK tks/s ... time=t, latency=l ms/batch` every log_interval
+    steps, by every rank for itself. A record covers the steps since the previous line and lasts
+    latency * steps (the interval's wall time, to 0.1 ms per step; `time=` has 10 ms). The token
+    throughput (valid tokens, not sequences) is not used."""
+    notes = ["timed by latency= (ms per batch over the interval) times the interval's steps"]
+
+    def read(line: Line) -> Row:
+        m = match(GLUONNLP, line, "`[step i] ... latency=<ms> ms/batch`")
+        i = int(m[1])
+        return Row(line, i, counter=i, key=i, step_time_s=float(m[2]) / 1000)
+
+    rows = collect(logs, GLUONNLP_CLAIM, read, notes)
+    return per_rank_result(logs, rows, facts, Method.STEP_TIMES, notes, "gluon-nlp `[step i]`")

@@ -1,0 +1,108 @@
+"""OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep.
+
+All three end each progress line with `time.time()`, speak for the whole job, and print their
+arguments as `key = value` header lines; the header's batch size and layout win over the run facts
+(with a note when they disagree).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.upstream._common import (
+    NUM,
+    Line,
+    Row,
+    RunFacts,
+    collect,
+    global_result,
+    header_values,
+    logged_int,
+    match,
+    prefer_log,
+)
+
+CNN_CLAIM = re.compile(r"^train: epoch \d")
+CNN = re.compile(rf"^train: epoch (\d+), iter (\d+), .*samples/s: ({NUM})\s+({NUM})$")
+BERT_CLAIM = re.compile(r"^step: \d")
+BERT = re.compile(rf"^step: (\d+), .*throughput: ({NUM})\s+({NUM})$")
+WDL_CLAIM = re.compile(r"^\d+ time\b")
+WDL = re.compile(rf"^(\d+) time ({NUM}) loss \S+$")
+
+
+def samples_per_step(
+    header: dict[str, str], facts: RunFacts, notes: list[str], global_key: str | None = None
+) -> int:
+    """The job's samples per iteration, from the header where it says so."""
+    nodes = prefer_log("num_nodes", logged_int(header, "num_nodes"), facts.nodes, notes)
+    per_node = prefer_log(
+        "gpu_num_per_node", logged_int(header, "gpu_num_per_node"), facts.gpus_per_node, notes
+    )
+    if global_key and (logged := logged_int(header, global_key)) is not None:
+        return prefer_log(f"{global_key} (global batch)", logged, facts.global_batch, notes)
+    bsz = prefer_log(
+        "batch_size_per_device",
+        logged_int(header, "batch_size_per_device"),
+        facts.batch_size_per_device,
+        notes,
+    )
+    return bsz * nodes * per_node
+
+
+def _timed(
+    logs: list[Path],
+    facts: RunFacts,
+    claim: re.Pattern[str],
+    read,
+    what: str,
+    global_key: str | None = None,
+) -> ParseResult:
+    notes: list[str] = []
+    header: dict[str, str] = {}
+    rows = collect(logs, claim, read, notes, lambda line: header_values(line, header))
+    per_step = samples_per_step(header, facts, notes, global_key)
+    notes.insert(
+        0,
+        "timed by the time.time() each line ends with; "
+        "a record covers the iterations since the previous line",
+    )
+    return global_result(logs, rows, facts, Method.TIMESTAMPS, notes, what, per_step)
+
+
+def parse_oneflow_cnn(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`train: epoch e, iter i, ..., samples/s: r t`: iter counts iterations done in the epoch."""
+
+    def read(line: Line) -> Row:
+        m = match(CNN, line, "`train: epoch e, iter i, ..., samples/s: <rate> <time>`")
+        return Row(
+            line, int(m[2]), counter=int(m[2]), key=(int(m[1]), int(m[2])), time_s=float(m[4])
+        )
+
+    return _timed(logs, facts, CNN_CLAIM, read, "OneFlow cnns `train: epoch`")
+
+
+def parse_oneflow_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`step: i, ..., throughput: r t`: the step is 0-based (step 19 = 20 iterations done)."""
+
+    def read(line: Line) -> Row:
+        m = match(BERT, line, "`step: i, ..., throughput: <rate> <time>`")
+        step = int(m[1])
+        return Row(line, step, counter=step + 1, key=step, time_s=float(m[3]))
+
+    return _timed(logs, facts, BERT_CLAIM, read, "OneFlow BERT `step:`")
+
+
+def parse_oneflow_wdl(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`{iter} time {t} loss {f}` every loss_print_every_n_iter iterations; the header's
+    `batch_size` is the global batch. stats' step_time_ms is the latency per iteration."""
+
+    def read(line: Line) -> Row:
+        m = match(WDL, line, "`<iter> time <time> loss <loss>`")
+        it = int(m[1])
+        return Row(line, it, counter=it, key=it, time_s=float(m[2]))
+
+    return _timed(
+        logs, facts, WDL_CLAIM, read, "OneFlow W&D `<iter> time`", global_key="batch_size"
+    )

@@ -1,0 +1,163 @@
+"""Throughput and speedup plots of one results table (seaborn, PNG), labelled in one language."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib as mpl
+import pandas as pd
+import seaborn as sns
+from matplotlib import font_manager
+from matplotlib.figure import Figure
+
+from dlperf.report.model import Group
+
+log = logging.getLogger(__name__)
+
+CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP")
+CJK_FILE_HINT = "NotoSansCJK"
+LATIN_FAMILY = "DejaVu Sans"  # matplotlib's own font, always present
+# Languages whose labels need CJK glyphs.
+CJK_LANGUAGES = ("zh",)
+
+
+@dataclass(frozen=True)
+class PlotLabels:
+    """The words of a plot in one language."""
+
+    title: str
+    x: str
+    y: str
+    legend: str
+    ideal: str = ""
+
+
+def _known_family(families: tuple[str, ...]) -> tuple[str, str] | None:
+    for family in families:
+        try:
+            path = font_manager.findfont(
+                font_manager.FontProperties(family=family), fallback_to_default=False
+            )
+        except ValueError:
+            continue
+        return family, path
+    return None
+
+
+@functools.cache
+def cjk_font_family() -> str | None:
+    """The CJK font family matplotlib can use (Noto Sans CJK from fonts-noto-cjk), or None.
+
+    Looks in matplotlib's font cache, then (a cache built before the font was installed) among the
+    system's font files. Without one, Chinese labels would show as boxes: a warning says so.
+    """
+    found = _known_family(CJK_FAMILIES)
+    if found is None:
+        for path in font_manager.findSystemFonts():
+            if CJK_FILE_HINT in Path(path).name:
+                try:
+                    font_manager.fontManager.addfont(path)
+                except (OSError, RuntimeError, ValueError) as err:
+                    log.debug("font %s not loadable: %s", path, err)
+        found = _known_family(CJK_FAMILIES)
+    if found is None:
+        log.warning(
+            "no CJK font found (%s); Chinese plot labels will not render. "
+            "Install Debian's fonts-noto-cjk (apt-get install fonts-noto-cjk).",
+            " or ".join(CJK_FAMILIES),
+        )
+        return None
+    family, path = found
+    log.info("CJK plot font: %s (%s)", family, path)
+    return family
+
+
+def _rc(lang: str) -> Any:  # matplotlib types rc keys as Literals
+    cjk = cjk_font_family()
+    families = [LATIN_FAMILY] + ([cjk] if cjk else [])
+    if lang in CJK_LANGUAGES:
+        families.reverse()  # CJK first; matplotlib falls back per glyph to the next family
+    return {
+        "font.family": "sans-serif",
+        "font.sans-serif": families,
+        "axes.unicode_minus": False,
+    }
+
+
+def _frame(group: Group) -> pd.DataFrame:
+    return pd.DataFrame(
+        [(p.column, p.devices, p.throughput, p.speedup) for p in group.points],
+        columns=["column", "devices", "throughput", "speedup"],
+    )
+
+
+def _palette(group: Group) -> dict[str, tuple[float, float, float]]:
+    """One colour per column of the table, the same in both plots of a group."""
+    labels = [c.label for c in group.columns]
+    return dict(zip(labels, sns.color_palette(n_colors=len(labels)), strict=True))
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})
+    tmp.replace(path)
+    return path
+
+
+def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Path | None:
+    """Bars: x = device count, hue = framework (and baseline), y = median samples/s."""
+    frame = _frame(group)
+    if frame.empty:
+        return None
+    hue_order = [c.label for c in group.columns if c.label in set(frame["column"])]
+    # Device counts are categories here; matplotlib would log that at INFO for every plot.
+    logging.getLogger("matplotlib.category").setLevel(logging.WARNING)
+    with mpl.rc_context(_rc(lang)):
+        fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+        ax = fig.subplots()
+        sns.barplot(
+            data=frame,
+            x="devices",
+            y="throughput",
+            hue="column",
+            hue_order=hue_order,
+            palette=_palette(group),
+            order=sorted(set(frame["devices"])),
+            errorbar=None,
+            ax=ax,
+        )
+        ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y)
+        ax.legend(title=labels.legend, fontsize="small")
+        return _save(fig, path)
+
+
+def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Path | None:
+    """Speedup against device count per framework, with the ideal line (speedup = devices)."""
+    frame = _frame(group).dropna(subset=["speedup"])
+    if frame.empty:
+        return None
+    hue_order = [c.label for c in group.columns if c.label in set(frame["column"])]
+    devices = sorted({1, *frame["devices"]})
+    with mpl.rc_context(_rc(lang)):
+        fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+        ax = fig.subplots()
+        ax.plot(devices, devices, linestyle="--", color="gray", label=labels.ideal)
+        sns.lineplot(
+            data=frame,
+            x="devices",
+            y="speedup",
+            hue="column",
+            hue_order=hue_order,
+            palette=_palette(group),
+            marker="o",
+            errorbar=None,
+            ax=ax,
+        )
+        ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y, xticks=devices)
+        ax.legend(title=labels.legend, fontsize="small")
+        return _save(fig, path)

@@ -1,0 +1,226 @@
+"""Render the report: one data model, one Jinja2 template per format, one catalog per language."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from dlperf.report import plots
+from dlperf.report.i18n import Translator, catalog
+from dlperf.report.load import load_cells, read_table
+from dlperf.report.model import ABSENT, Group, ReportData, build_report, framework_name, model_name
+from dlperf.report.provenance import read_manifests
+from dlperf.util import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+FORMATS = {"md": "report.md.j2", "html": "report.html.j2"}
+OUTPUT_NAME = re.compile(r"^report\.(?P<lang>[A-Za-z_]+)\.(?P<fmt>md|html)$")
+PLOT_KINDS = ("throughput", "speedup")
+
+
+@dataclass(frozen=True)
+class Target:
+    path: Path
+    lang: str
+    fmt: str
+
+
+def parse_target(path: Path) -> Target:
+    """`report.{lang}.{md,html}`: the language and format an output path asks for."""
+    match = OUTPUT_NAME.match(path.name)
+    if not match:
+        raise ValueError(f"report output {path} is not named report.<lang>.<md|html>")
+    catalog(match["lang"])  # raises CatalogError naming the missing locale file
+    return Target(path, match["lang"], match["fmt"])
+
+
+def render_reports(
+    config: Mapping[str, Any],
+    cells_path: Path,
+    runs_path: Path,
+    outputs: Sequence[Path],
+    generated_at: datetime | str | None = None,
+    plots_dir: Path | None = None,
+) -> list[Path]:
+    """Write every output (report.<lang>.<md|html>) and the plots; return the files written.
+
+    Plots go to `plots_dir` (default: results/plots beside the report folder); the Markdown links to
+    them by relative path, the HTML embeds them, so it stands alone.
+    """
+    targets = [parse_target(Path(p)) for p in outputs]
+    if not targets:
+        return []
+    data = load_report_data(config, Path(cells_path), Path(runs_path), generated_at)
+    plots_dir = plots_dir or targets[0].path.parent.parent / "plots"
+    written: list[Path] = []
+    plot_files = {}
+    for lang in dict.fromkeys(t.lang for t in targets):
+        plot_files[lang] = make_plots(data, lang, plots_dir)
+        written += [p for kinds in plot_files[lang].values() for p in kinds.values()]
+    for target in targets:
+        text = render_text(
+            data, target.lang, target.fmt, plot_files[target.lang], target.path.parent
+        )
+        atomic_write_text(target.path, text)
+        written.append(target.path)
+        log.info("wrote %s", target.path)
+    return written
+
+
+def load_report_data(
+    config: Mapping[str, Any],
+    cells_path: Path,
+    runs_path: Path,
+    generated_at: datetime | str | None = None,
+) -> ReportData:
+    """Read the tables, baselines and manifests and build the report's one data model."""
+    cells = load_cells(cells_path, config.get("baselines", []))
+    runs = (
+        read_table(runs_path)
+        if runs_path.is_file() and runs_path.stat().st_size
+        else pd.DataFrame(columns=["cell_id", "repeat", "status", "status_detail", "manifest"])
+    )
+    manifests = read_manifests(runs["manifest"]) if "manifest" in runs.columns else {}
+    return build_report(config, cells, runs, manifests, timestamp(generated_at))
+
+
+def timestamp(value: datetime | str | None) -> str:
+    if isinstance(value, str):
+        return value
+    moment = (value or datetime.now(UTC)).astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def group_title(group: Group, t: Translator) -> str:
+    title = t(
+        "group.title",
+        model=group.model_name,
+        precision=group.precision_name,
+        batch_size=group.batch_size,
+    )
+    if group.xla:
+        title += t("group.xla")
+    if group.variant != "default":
+        title += t("group.variant", variant=group.variant)
+    return title
+
+
+def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[str, Path]]:
+    """group slug -> plot kind -> PNG file, for the groups that have something to plot."""
+    t = Translator(lang)
+    out: dict[str, dict[str, Path]] = {}
+    for group in data.groups:
+        title = group_title(group, t)
+        files = {}
+        for kind, draw in (("throughput", plots.throughput_plot), ("speedup", plots.speedup_plot)):
+            labels = plots.PlotLabels(
+                title=t(f"plot.{kind}_title", group=title),
+                x=t("plot.devices"),
+                y=t(f"plot.{kind}"),
+                legend=t("plot.legend"),
+                ideal=t("plot.ideal"),
+            )
+            path = draw(group, labels, lang, plots_dir / f"{group.slug}.{kind}.{lang}.png")
+            if path is not None:
+                files[kind] = path
+        out[group.slug] = files
+    return out
+
+
+def _data_uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _plot_refs(
+    plot_files: dict[str, dict[str, Path]], fmt: str, base: Path
+) -> dict[str, dict[str, str]]:
+    if fmt == "html":
+        return {g: {k: _data_uri(p) for k, p in kinds.items()} for g, kinds in plot_files.items()}
+    return {
+        g: {k: Path(os.path.relpath(p, base)).as_posix() for k, p in kinds.items()}
+        for g, kinds in plot_files.items()
+    }
+
+
+def md_cell(value: Any) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("dlperf.report", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["md"] = md_cell
+    return env
+
+
+def cell_text(cell: Any, t: Translator) -> str:
+    """A results-table cell without its footnote marks: "123.4 (1.85)", "OOM", "-", "failed"."""
+    if cell.status == "ok":
+        return f"{cell.throughput} ({cell.speedup})"
+    if cell.status in (ABSENT, "missing"):
+        return "-"
+    return t(f"status.{cell.status}")
+
+
+def status_word(status: str, t: Translator) -> str:
+    return t(f"status.{status}") if t.has(f"status.{status}") else status
+
+
+def summary_text(data: ReportData, t: Translator) -> str:
+    s = data.summary
+    if not s.cells:
+        return t("summary.no_cells")
+    statuses = [t("summary.status_item", status=status_word(k, t), count=n) for k, n in s.statuses]
+    return t(
+        "summary.text",
+        cells=s.cells,
+        frameworks=t("list_sep").join(s.frameworks),
+        models=t("list_sep").join(s.models),
+        runs=s.runs,
+        runs_ok=s.runs_ok,
+        statuses=t("list_sep").join(statuses),
+    )
+
+
+def render_text(
+    data: ReportData, lang: str, fmt: str, plot_files: dict[str, dict[str, Path]], base: Path
+) -> str:
+    """One report as text; `base` is the folder the report is written to (for relative links)."""
+    t = Translator(lang)
+    template = _environment().get_template(FORMATS[fmt])
+    methods = [
+        t(f"method_name.{m}") if t.has(f"method_name.{m}") else m for m in data.summary.methods
+    ]
+    return template.render(
+        data=data,
+        lang=lang,
+        t=t,
+        plots=_plot_refs(plot_files, fmt, base),
+        summary_text=summary_text(data, t),
+        method_names=methods or [t("none")],
+        cell_text=lambda cell: cell_text(cell, t),
+        group_title=lambda group: group_title(group, t),
+        status_word=lambda status: status_word(status, t),
+        model_name=model_name,
+        framework_name=framework_name,
+        join=lambda items: t("list_sep").join(str(i) for i in items),
+        code_list=lambda items: ", ".join(f"`{i}`" for i in items),
+    )

@@ -1,0 +1,524 @@
+"""Upstream benchmark sources' parsers: values from hand-written fixtures, ranks, prefixes, errors.
+
+Every expected throughput below is worked out by hand from the fixture's own numbers (see the
+comment beside it), never from the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dlperf.parse.records import Method, ParseError, ParseResult
+from dlperf.parse.upstream import PARSERS, RunFacts
+from dlperf.stats import Window, run_throughput
+
+FIX = Path(__file__).parent / "fixtures" / "logs"
+TAG = re.compile(r"^\[(?:\d+,)?\d+\]<(?:stdout|stderr)>:")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    files: tuple[str, ...]
+    facts: RunFacts
+    window: Window
+    method: Method
+    records: int
+    ranks: tuple[int, ...]
+    throughput: float  # by hand
+    samples: float  # samples in the window, by hand
+    bad: tuple[str, str]  # (pattern, replacement) that makes a progress line's number unreadable
+    cut: str  # a line cut off right after this pattern has lost a number the parser needs
+
+    def paths(self) -> list[Path]:
+        return [FIX / self.name / f for f in self.files]
+
+    def parse(self, paths: list[Path] | None = None, facts: RunFacts | None = None) -> ParseResult:
+        return PARSERS[self.name](paths or self.paths(), facts or self.facts)
+
+    @property
+    def is_global(self) -> bool:
+        return self.ranks == (-1,)
+
+
+DLL_FIELD = (r"(train\.total_ips|step_loss|imgs_per_sec|throughput_train) : \S+", r"\1 : nan")
+DLL_CUT = r"\s(train\.t|step_l|imgs_p|throughput_t)"
+CASES = [
+    # iter 2..20 every 2 iters; window = iters 5..16 = records iter 6..16, timed from iter 4's
+    # stamp 1600000001.0 to iter 16's 1600000003.6; 12 iters * 32 * 2 GPUs
+    Case("oneflow_cnn", ("1n2g_rn50_b32_fp32_1.log",), RunFacts(32, 2, 1), Window(4, 12),
+         Method.TIMESTAMPS, 10, (-1,), 12 * 32 * 2 / (1600000003.6 - 1600000001.0), 768,
+         (r"(\d+\.\d+)$", "16000x0001.4"), r"samples/s: \d+"),
+    # steps 4..19: 8 even steps of 0.12 s, 8 odd of 0.10 s; the cut-off step 25 is skipped
+    Case("oneflow_bert", ("1n1g_bert_b24_fp32_1.log",), RunFacts(24, 1, 1, 128), Window(4, 16),
+         Method.TIMESTAMPS, 25, (-1,), 16 * 24 / (8 * 0.12 + 8 * 0.10), 384,
+         (r"(\d+\.\d+)$", "nan"), r"throughput: \d+"),
+    # iters 300..1000: k=3,6,9 took 3.2 s, k=2,4,5,7,8 took 2.9 s; header batch_size is global
+    Case("oneflow_wdl", ("n1g8_wdl_1.log",), RunFacts(2048, 8, 1), Window(200, 800),
+         Method.TIMESTAMPS, 12, (-1,), 800 * 16384 / (3 * 3.2 + 5 * 2.9), 800 * 16384,
+         (r"time \S+", "time 16028368x"), r"time \d+"),
+    # iterations 6..25 (the window crosses midnight): 10 even of 0.55 s, 10 odd of 0.5 s
+    Case("dle_pytorch_rn50", ("1n1g_rn50_b256_fp32_1.log",), RunFacts(256, 1, 1), Window(5, 20),
+         Method.TIMESTAMPS, 30, (-1,), 20 * 256 / (10 * 0.55 + 10 * 0.5), 5120, DLL_FIELD, DLL_CUT),
+    # iterations 6..25: 7 multiples of 3 took 0.31 s, 13 others 0.25 s; 64 * 8 GPUs per iteration
+    Case("dle_pytorch_bert", ("1n8g_bert_b64_fp32_1.log",), RunFacts(64, 8, 1), Window(5, 20),
+         Method.TIMESTAMPS, 30, (-1,), 20 * 64 * 8 / (7 * 0.31 + 13 * 0.25), 10240, DLL_FIELD, DLL_CUT),
+    # steps 26..45 (the hook hid 1..20): 10 even of 0.44 s, 10 odd of 0.40 s
+    Case("dle_tf1_rn50", ("1n1g_rn50_b128_fp32_1.log",), RunFacts(128, 1, 1), Window(5, 20),
+         Method.TIMESTAMPS, 30, (-1,), 20 * 128 / (10 * 0.44 + 10 * 0.40), 2560, DLL_FIELD, DLL_CUT),
+    # lines at 1, 10, 20..200 cover 1, 9, 10.. iterations; window = lines 20..110: five 10-step
+    # intervals of 3.3 s and five of 3.0 s; 32 * 8 per iteration
+    Case("dle_tf1_bert", ("1n8g_bert_b32_fp32_1.log",), RunFacts(32, 8, 1), Window(10, 100),
+         Method.TIMESTAMPS, 21, (-1,), 100 * 32 * 8 / (5 * 3.3 + 5 * 3.0), 25600, DLL_FIELD, DLL_CUT),
+    # Batch [20-40]..[100-120]: rank 0's asctime 15:02:10,000 -> 15:02:34,300 (rank 1's copy
+    # dropped); 100 iterations * 96 * 2 GPUs, once
+    Case("dle_mxnet_rn50", ("1n2g_rn50_b96_fp32_1.log",), RunFacts(96, 2, 1), Window(20, 100),
+         Method.TIMESTAMPS, 8, (-1,), 100 * 96 * 2 / 24.3, 19200, (r"Speed: \S+", "Speed: nan"), r"Speed: \d"),
+    # job-wide rates 2048, 2560, 2048, 4096, 2560 for 20 * 128 * 8 = 20480 samples each:
+    # 10 + 8 + 10 + 5 + 8 = 41 s (harmonic mean; the arithmetic mean would be 2662.4)
+    Case("gluoncv_rn50", ("1n8g_rn50_b128_fp32_1.log",), RunFacts(128, 8, 1), Window(20, 100),
+         Method.PRINTED_RATES, 8, (-1,), 5 * 20480 / 41, 102400, (r"Speed: \S+", "Speed: -"), r"Speed: \d"),
+    # steps 20..70 per rank: rank 0 6 * 10 * 0.100 s, rank 1 6 * 10 * 0.110 s (the slowest);
+    # 2 ranks * 60 steps * 32
+    Case("gluonnlp_bert", ("1n2g_bert_b32_fp32_1.log",), RunFacts(32, 2, 1), Window(10, 60),
+         Method.STEP_TIMES, 16, (0, 1), 2 * 60 * 32 / (60 * 0.110), 3840,
+         (r"latency=\S+", "latency=nan"), r"latency=\d"),
+    # batches 5..19 per rank by asctime: rank 0 15 * 0.300 s, rank 1 15 * 0.320 s
+    Case("paddle_cv", ("1n2g_rn50_b64_fp32_1/workerlog.0", "1n2g_rn50_b64_fp32_1/workerlog.1"),
+         RunFacts(64, 2, 1), Window(5, 15), Method.TIMESTAMPS, 50, (0, 1),
+         2 * 15 * 64 / (15 * 0.320), 1920, (r"elapse \S+", "elapse nan"), r"elapse \d"),
+    # speed (steps/s incl. 2 trainers) 4, 5, 4, 5, 4, 5 for steps 20..70: 10 iterations each take
+    # 10 * 2 / speed s; batch 8192 tokens / 128 = 64 sequences * 16 GPUs
+    Case("paddle_nlp_bert", ("2n8g_bert_b64_fp32_1/node0.log", "2n8g_bert_b64_fp32_1/node1.log"),
+         RunFacts(64, 16, 2, 128), Window(10, 60), Method.PRINTED_RATES, 8, (-1,),
+         60 * 64 * 16 / (3 * 20 / 4 + 3 * 20 / 5), 61440, (r"speed: \S+", "speed: inf"), r"speed: \d"),
+    # TimeHistory steps 100..600: 25.6 + 25.6 + 26.0 + 25.8 + 25.6 s
+    Case("tf2_rn50", ("1n8g_rn50_b128_fp32_1.log",), RunFacts(128, 8, 1), Window(100, 500),
+         Method.STEP_TIMES, 8, (-1,), 500 * 128 * 8 / 128.6, 512000,
+         (r"TimeHistory: \S+", "TimeHistory: nan"), r"between steps \d+"),
+    # steps 15..50 in 5s across midnight: 4 intervals of 1.6 s, 4 of 1.5 s
+    Case("tf2_bert", ("1n1g_bert_b32_fp32_1.log",), RunFacts(32, 1, 1), Window(10, 40),
+         Method.TIMESTAMPS, 12, (-1,), 40 * 32 / (4 * 1.6 + 4 * 1.5), 1280,
+         (r"Train Step: \d+", "Train Step: x"), r"Train Step: \d"),
+    # 2 ranks interleaved untagged; batches 2..17: 16 * 0.250 s and 16 * 0.260 s
+    Case("pytorch_examples", ("1n2g_rn50_b128_fp32_1.log",), RunFacts(128, 2, 1), Window(2, 16),
+         Method.STEP_TIMES, 40, (0, 1), 2 * 16 * 128 / (16 * 0.260), 4096,
+         (r"Time\s+\S+", "Time   nan"), r"Time\s+\d"),
+    # sinks 5..20 of one step: rank 0 16 * 200 ms, rank 1 16 * 210 ms
+    Case("mindspore", ("1n2g_rn50_b256_fp32_1.log",), RunFacts(256, 2, 1), Window(4, 16),
+         Method.STEP_TIMES, 48, (0, 1), 2 * 16 * 256 / (16 * 0.210), 8192,
+         (r"epoch time: \S+", "epoch time: nan"), r"epoch time: \d+"),
+    # Iter 200..1100, Time(100 iters) summed; header batch_size = 16384 is the global batch
+    Case("hugectr", ("n1g8_wdl_1.log",), RunFacts(2048, 8, 1), Window(100, 1000),
+         Method.STEP_TIMES, 12, (-1,),
+         1000 * 16384 / (0.213347 + 0.222373 + 0.215 + 0.23 + 0.21 + 0.225 + 0.22 + 0.215 + 0.23
+                         + 0.21), 16384000, (r"Time\(100 iters\): \S+", "Time(100 iters): nans"), r"Time\(100 iters\): \d"),
+    # iterations 30..100 in 10s: ms/iteration 1520 1480 1510 1500 1490 1530 1500 1510; consumed
+    # samples advance 640 per line; the cut-off last line is skipped
+    Case("megatron", ("1n8g_gpt_b8_fp16_1.log",), RunFacts(8, 8, 1), Window(20, 80),
+         Method.STEP_TIMES, 12, (-1,),
+         80 * 64 / (10 * (1520 + 1480 + 1510 + 1500 + 1490 + 1530 + 1500 + 1510) / 1000), 5120,
+         (r"\(ms\): \S+", "(ms): nan"), r"\(ms\): \d"),
+]
+BY_NAME = {case.name: case for case in CASES}
+ids = [case.name for case in CASES]
+
+
+def test_parsers_registry_names_every_source():
+    assert set(PARSERS) == {case.name for case in CASES}
+    assert len(PARSERS) == 18
+    for name, parser in PARSERS.items():
+        assert parser.__name__ == f"parse_{name}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+def test_values(case: Case):
+    result = case.parse()
+    assert result.method is case.method
+    assert len(result.records) == case.records
+    assert tuple(sorted(result.by_rank())) == case.ranks
+    wanted = {Method.TIMESTAMPS: "time_s", Method.STEP_TIMES: "duration_s", Method.PRINTED_RATES: "rate"}
+    for record in result.records:  # exactly the time field the method needs
+        set_fields = {f for f in ("time_s", "start_s", "duration_s", "rate") if getattr(record, f) is not None}
+        assert set_fields == {wanted[case.method]}
+        assert record.steps >= 1 and record.samples > 0 and record.line >= 1
+    tp = run_throughput(result, case.window)
+    assert tp.window_samples == pytest.approx(case.samples)
+    assert tp.throughput_samples_per_s == pytest.approx(case.throughput, rel=1e-6)
+    assert tp.method == str(case.method)
+    assert tp.ranks == len(case.ranks)
+    assert result.notes  # every parser says how it timed the records
+
+
+# ------------------------------------------------------------------ ranks, prefixes, interleaving
+
+
+def claimed_lines(result: ParseResult) -> dict[int, list[tuple[str, int]]]:
+    """(path, line) of the records per rank, in order."""
+    return {rank: [(r.path, r.line) for r in records] for rank, records in result.by_rank().items()}
+
+
+def raw(path: str | Path) -> list[str]:
+    return Path(path).read_text().splitlines()
+
+
+def strip_tag(text: str) -> str:
+    return TAG.sub("", text)
+
+
+def rank0_complete_lines(path: Path) -> list[str]:
+    """The file's lines without other ranks' tagged copies and without a cut-off last line."""
+    text = path.read_text()
+    lines = text.splitlines() if text.endswith("\n") else text.splitlines()[:-1]
+    return [line for line in lines if not TAG.match(line) or line.startswith("[1,0]<")]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.is_global], ids=lambda c: c.name)
+def test_global_lines_printed_by_every_rank_count_once(case: Case, tmp_path: Path):
+    """Four ranks print the same job-wide lines (tagged, interleaved in one file per node): one
+    rank's copy is kept and the figure is unchanged, never multiplied by the ranks."""
+    baseline = run_throughput(case.parse(), case.window)
+    out = []
+    for i, path in enumerate(case.paths()):
+        merged = []
+        for line in rank0_complete_lines(path):
+            for rank in (2, 0, 3, 1):
+                copy = strip_tag(line).replace("Rank : 0", f"Rank : {rank}")
+                merged.append(f"[1,{rank}]<stdout>:" + copy.replace("[RANK0]", f"[RANK{rank}]"))
+        out.append(tmp_path / f"node{i}.log")
+        out[-1].write_text("\n".join(merged) + "\n")
+    result = case.parse(out)
+    assert set(result.by_rank()) == {-1}
+    tp = run_throughput(result, case.window)
+    assert tp.throughput_samples_per_s == pytest.approx(baseline.throughput_samples_per_s, rel=1e-9)
+    assert tp.window_samples == baseline.window_samples
+    assert any("printed by ranks 0, 1, 2, 3; kept rank 0's" in n for n in result.notes)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.is_global and c.facts.world_size > 1], ids=lambda c: c.name
+)
+def test_global_lines_untagged_copies_in_one_file(case: Case, tmp_path: Path):
+    """Without tags, a node's ranks' copies of a line are told apart by their step number."""
+    baseline = run_throughput(case.parse(), case.window)
+    merged = []
+    for line in rank0_complete_lines(case.paths()[0]):
+        line = strip_tag(line).replace("Rank : 0", "").replace("[RANK0]", "")
+        merged += [line, line]
+    out = tmp_path / "node0.log"
+    out.write_text("\n".join(merged) + "\n")
+    result = case.parse([out, *case.paths()[1:]])
+    tp = run_throughput(result, case.window)
+    assert tp.throughput_samples_per_s == pytest.approx(baseline.throughput_samples_per_s, rel=1e-9)
+    assert any("printed by ranks 0, 1; kept rank 0's" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.is_global], ids=lambda c: c.name)
+def test_per_rank_sources_separate_files_or_one_tagged_file(case: Case, tmp_path: Path):
+    """The same ranks' lines give the same figure one file per rank (untagged) or all in one file
+    (MPI-tagged, interleaved)."""
+    result = case.parse()
+    baseline = run_throughput(result, case.window)
+    by_rank = claimed_lines(result)
+    texts = {str(p): raw(p) for p in case.paths()}
+
+    separate = []
+    for rank in sorted(by_rank):
+        separate.append(tmp_path / f"rank{rank}.log")
+        separate[-1].write_text("\n".join(strip_tag(texts[p][n - 1]) for p, n in by_rank[rank]) + "\n")
+    order = sorted((n, rank, k) for rank, lines in by_rank.items() for k, (_, n) in enumerate(lines))
+    tagged = tmp_path / "tagged.log"
+    tagged.write_text("\n".join(
+        f"[1,{rank}]<stdout>:" + strip_tag(texts[by_rank[rank][k][0]][by_rank[rank][k][1] - 1])
+        for _, rank, k in order) + "\n")
+    for paths in (separate, [tagged]):
+        again = case.parse(paths)
+        assert tuple(sorted(again.by_rank())) == case.ranks
+        tp = run_throughput(again, case.window)
+        assert tp.throughput_samples_per_s == pytest.approx(baseline.throughput_samples_per_s, rel=1e-6)
+
+
+def test_per_rank_source_missing_a_rank_is_an_error():
+    case = BY_NAME["gluonnlp_bert"]
+    with pytest.raises(ParseError, match=r"job has 4 rank\(s\).*missing: 2, 3"):
+        case.parse(facts=RunFacts(32, 4, 1))
+
+
+def test_untagged_duplicate_steps_in_a_rank_file_are_an_error(tmp_path: Path):
+    case = BY_NAME["paddle_cv"]
+    lines = raw(case.paths()[0])
+    out = tmp_path / "workerlog.0"
+    out.write_text("\n".join(lines + lines[6:8]) + "\n")  # batch 0 printed again
+    with pytest.raises(ParseError, match=rf"{re.escape(str(out))}:{len(lines) + 1}: step 0 appears 2 times"):
+        case.parse([out, case.paths()[1]])
+
+
+def test_torchrun_local_rank_prefix(tmp_path: Path):
+    """`[default1]:` is a local rank: global rank = node's first rank + local rank."""
+    case = BY_NAME["pytorch_examples"]
+    lines = raw(case.paths()[0])
+    seen: dict[str, int] = {}
+    tagged = []
+    for line in lines:
+        key = line.split("\t")[0]
+        local = seen.get(key, 0)
+        seen[key] = local + 1
+        tagged.append(f"[default{local}]:{line}" if line.startswith("Epoch") else line)
+    node0, node1 = tmp_path / "node0.log", tmp_path / "node1.log"
+    node0.write_text("\n".join(tagged) + "\n")
+    node1.write_text("\n".join(tagged) + "\n")
+    result = case.parse([node0, node1], RunFacts(128, 4, 2))
+    assert sorted(result.by_rank()) == [0, 1, 2, 3]
+    tp = run_throughput(result, case.window)
+    assert tp.throughput_samples_per_s == pytest.approx(4 * 16 * 128 / (16 * 0.260))
+
+
+# ------------------------------------------------------------------------- truncation, bad lines
+
+
+def first_rank_lines(case: Case) -> list[tuple[str, int]]:
+    result = case.parse()
+    return claimed_lines(result)[min(result.by_rank())]
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+def test_last_line_cut_off_without_newline_is_skipped_with_a_note(case: Case, tmp_path: Path):
+    path, n = first_rank_lines(case)[-1]
+    lines = raw(path)
+    out = tmp_path / Path(path).name
+    out.write_text("\n".join(lines[: n - 1] + [lines[n - 1][: len(lines[n - 1]) * 2 // 3]]))
+    paths = [out if str(p) == path else p for p in case.paths()]
+    result = case.parse(paths)
+    assert (str(out), n) not in {(r.path, r.line) for r in result.records}
+    assert any(f"{out}:{n}: skipped the last line" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+def test_line_cut_off_mid_file_is_an_error_naming_file_and_line(case: Case, tmp_path: Path):
+    path, n = first_rank_lines(case)[3]
+    lines = raw(path)
+    cut = re.search(case.cut, lines[n - 1])
+    assert cut
+    lines[n - 1] = lines[n - 1][: cut.end()]  # cut inside a number or field the parser needs
+    out = tmp_path / Path(path).name
+    out.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError, match=re.escape(f"{out}:{n}: unreadable progress line")):
+        case.parse([out if str(p) == path else p for p in case.paths()])
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+def test_non_number_is_an_error_naming_file_and_line(case: Case, tmp_path: Path):
+    path, n = first_rank_lines(case)[3]
+    lines = raw(path)
+    pattern, replacement = case.bad
+    changed = re.sub(pattern, replacement, lines[n - 1], count=1)
+    assert changed != lines[n - 1]
+    lines[n - 1] = changed
+    out = tmp_path / Path(path).name
+    out.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError) as err:
+        case.parse([out if str(p) == path else p for p in case.paths()])
+    assert f"{out}:{n}:" in str(err.value)
+    assert (err.value.path, err.value.line) == (str(out), n)
+
+
+def test_no_progress_lines_is_an_error(tmp_path: Path):
+    empty = tmp_path / "rank0.log"
+    empty.write_text("Traceback (most recent call last):\nRuntimeError: CUDA out of memory.\n")
+    for parser in PARSERS.values():
+        with pytest.raises(ParseError, match=f"{re.escape(str(empty))}: no .* lines in 1 log file"):
+            parser([empty], RunFacts(8, 1, 1))
+
+
+# ------------------------------------------------------------------------ source particularities
+
+
+def test_mean_of_printed_rates_is_biased_high_when_step_times_vary(tmp_path: Path):
+    """DLPerf's `extract_*_logs.py` averaged printed rates; with step times alternating 0.1 s and
+    0.5 s the arithmetic mean of rates overstates the throughput by 80%."""
+    lines = ["batch_size_per_device = 32", "gpu_num_per_node = 1", "num_nodes = 1"]
+    t = 1600000000.0
+    rates = []
+    for it in range(1, 31):
+        d = 0.1 if it % 2 else 0.5
+        t += d
+        rates.append(32 / d)
+        lines.append(f"train: epoch 0, iter {it}, loss: 6.9, top_1: 0.0, top_k: 0.0, "
+                     f"samples/s: {32 / d:.3f} {t:.4f}")
+    log = tmp_path / "oneflow.log"
+    log.write_text("\n".join(lines) + "\n")
+    tp = run_throughput(PARSERS["oneflow_cnn"]([log], RunFacts(32, 1, 1)), Window(10, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(20 * 32 / (10 * 0.1 + 10 * 0.5))  # 106.67
+    mean_of_rates = sum(rates[10:30]) / 20  # (320 + 64) / 2 = 192
+    assert mean_of_rates == pytest.approx(192.0)
+    assert mean_of_rates / tp.throughput_samples_per_s == pytest.approx(1.8)
+
+    case = BY_NAME["gluoncv_rn50"]  # the same bias on a rates-only fixture
+    printed = [2048.0, 2560.0, 2048.0, 4096.0, 2560.0]
+    assert sum(printed) / 5 == pytest.approx(2662.4)
+    assert run_throughput(case.parse(), case.window).throughput_samples_per_s == pytest.approx(102400 / 41)
+
+
+def test_global_rate_is_never_multiplied_by_the_ranks():
+    """gluon-cv prints the job-wide rate: the figure is its harmonic mean whatever the layout."""
+    case = BY_NAME["gluoncv_rn50"]
+    for facts in (RunFacts(128, 8, 1), RunFacts(128, 16, 2), RunFacts(128, 1, 1)):
+        tp = run_throughput(case.parse(facts=facts), case.window)
+        assert tp.throughput_samples_per_s == pytest.approx(102400 / 41)  # 2497.56, not 8x
+    mx = BY_NAME["dle_mxnet_rn50"]  # both ranks print: kept once, not doubled
+    assert run_throughput(mx.parse(), mx.window).throughput_samples_per_s == pytest.approx(19200 / 24.3)
+
+
+def test_oneflow_header_wins_over_run_facts_with_a_note():
+    case = BY_NAME["oneflow_cnn"]
+    result = case.parse(facts=RunFacts(64, 4, 2))
+    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(case.throughput)
+    notes = " ".join(result.notes)
+    assert "batch_size_per_device = 32 but the run facts say 64" in notes
+    assert "num_nodes = 1 but the run facts say 2" in notes
+
+
+def test_counter_restart_at_a_new_epoch_is_noted(tmp_path: Path):
+    """OneFlow cnns' iter restarts each epoch: the first line of an epoch covers its iterations."""
+    lines = ["batch_size_per_device = 8"]
+    t = 1600000000.0
+    for epoch, it in [(0, 2), (0, 4), (0, 6), (1, 2), (1, 4), (1, 6)]:
+        t += 1.0
+        lines.append(f"train: epoch {epoch}, iter {it}, loss: 6.9, top_1: 0.0, top_k: 0.0, "
+                     f"samples/s: 16.000 {t}")
+    log = tmp_path / "cnn.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["oneflow_cnn"]([log], RunFacts(8, 1, 1))
+    assert [r.steps for r in result.records] == [2, 2, 2, 2, 2, 2]
+    assert any(f"{log}:5: the step counter restarted" in n for n in result.notes)
+
+
+def test_oneflow_bert_steps_are_zero_based():
+    records = BY_NAME["oneflow_bert"].parse().records
+    assert [(r.step, r.steps) for r in records[:3]] == [(0, 1), (1, 1), (2, 1)]
+    assert records[-1].step == 24
+
+
+def test_dle_tf1_bert_intervals_and_noise():
+    records = BY_NAME["dle_tf1_bert"].parse().records
+    assert [(r.step, r.steps) for r in records[:4]] == [(1, 1), (10, 9), (20, 10), (30, 10)]
+    assert all(r.samples == r.steps * 32 * 8 for r in records)
+
+
+def test_dle_pytorch_bert_keeps_the_sources_own_figure_as_a_note():
+    notes = BY_NAME["dle_pytorch_bert"].parse().notes
+    assert any("training_sequences_per_second (whole run) = 1234.5" in n for n in notes)
+
+
+def test_dle_mxnet_without_asctime_falls_back_to_printed_rates(tmp_path: Path):
+    case = BY_NAME["dle_mxnet_rn50"]
+    bare = tmp_path / "bare.log"
+    bare.write_text("\n".join(re.sub(r"^\S+ \S+:INFO: ", "", strip_tag(line))
+                              for line in raw(case.paths()[0])) + "\n")
+    result = case.parse([bare])
+    assert result.method is Method.PRINTED_RATES
+    assert any("no timestamp prefix" in n for n in result.notes)
+    # printed 960.00, 936.59, 960.00, 914.29 for intervals of 4, 4.1, 4, 4.2 s (and 480.00 / 8 s)
+    tp = run_throughput(result, case.window)
+    assert tp.throughput_samples_per_s == pytest.approx(19200 / 24.3, rel=1e-4)
+
+
+def test_paddle_cv_without_asctime_uses_elapse(tmp_path: Path):
+    case = BY_NAME["paddle_cv"]
+    out = []
+    for i, path in enumerate(case.paths()):
+        out.append(tmp_path / f"workerlog.{i}")
+        out[-1].write_text("\n".join(re.sub(r"^\S+ \S+-INFO: ", "", line) for line in raw(path)) + "\n")
+    result = case.parse(out)
+    assert result.method is Method.STEP_TIMES
+    # elapse 0.2800 (rank 0) and 0.3000 (rank 1) per batch: excludes what the wall clock saw
+    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(1920 / 4.5)
+
+
+def test_some_lines_stamped_others_not_is_an_error(tmp_path: Path):
+    case = BY_NAME["paddle_cv"]
+    lines = raw(case.paths()[0])
+    lines[10] = re.sub(r"^\S+ \S+-INFO: ", "", lines[10])
+    out = tmp_path / "workerlog.0"
+    out.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError, match=f"{re.escape(str(out))}:11: some progress lines carry"):
+        case.parse([out, case.paths()[1]])
+
+
+def test_paddle_nlp_tokens_batch_and_trainers_come_from_the_log():
+    case = BY_NAME["paddle_nlp_bert"]
+    result = case.parse(facts=RunFacts(32, 16, 2, 128))
+    notes = " ".join(result.notes)
+    assert "batch size per device (sequences) = 64 but the run facts say 32" in notes
+    assert "speed / 2 trainer(s) * 1024 samples per step" in notes
+    # first line: 0.2 steps/s incl. 2 trainers -> 0.1 iterations/s * 1024 samples
+    assert result.records[0].rate == pytest.approx(0.2 / 2 * 1024)
+    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(case.throughput)
+
+
+def test_tf2_bert_absl_year_rolls_over(tmp_path: Path):
+    stamps = ["1231 23:59:57.000000", "1231 23:59:58.000000", "1231 23:59:59.500000",
+              "0101 00:00:01.000000", "0101 00:00:02.250000"]
+    log = tmp_path / "bert.log"
+    log.write_text("\n".join(
+        f"I{s} 140225321383744 model_training_utils.py:444] Train Step: {i + 1}/5  / loss = 7.0"
+        for i, s in enumerate(stamps)) + "\n")
+    result = PARSERS["tf2_bert"]([log], RunFacts(8, 1, 1))
+    tp = run_throughput(result, Window(1, 4))
+    assert tp.window_time_s == pytest.approx(5.25)  # 23:59:57 -> 00:00:02.25 next year
+    assert tp.step_time_ms == pytest.approx([1000, 1500, 1500, 1250])
+
+
+def test_tf2_bert_needs_absl_stamps(tmp_path: Path):
+    log = tmp_path / "bert.log"
+    log.write_text("Train Step: 5/60  / loss = 7.5\n")
+    with pytest.raises(ParseError, match=f"{re.escape(str(log))}:1: .*no absl timestamp"):
+        PARSERS["tf2_bert"]([log], RunFacts(8, 1, 1))
+
+
+def test_mindspore_sink_of_several_steps(tmp_path: Path):
+    log = tmp_path / "log"
+    lines = []
+    for e, ms in enumerate([9000.0, 1000.0, 1100.0, 1000.0], 1):
+        lines += [f"epoch: {e} step: 10, loss is 6.9", f"epoch time: {ms:.3f} ms, per step time: {ms / 10:.3f} ms"]
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["mindspore"]([log], RunFacts(16, 1, 1))
+    assert [(r.step, r.steps) for r in result.records] == [(1, 10), (2, 10), (3, 10), (4, 10)]
+    tp = run_throughput(result, Window(10, 30))
+    assert tp.throughput_samples_per_s == pytest.approx(30 * 16 / 3.1)
+
+
+def test_megatron_samples_follow_consumed_samples_and_its_global_batch(tmp_path: Path):
+    """Batch-size ramp-up: consumed samples advance 320, 640, 640 while ms/iteration holds."""
+    log = tmp_path / "gpt.log"
+    consumed = [320, 640, 1280, 1920]
+    log.write_text("\n".join(
+        f" iteration {10 * (k + 1):8d}/{40:8d} | consumed samples: {c:12d} | elapsed time per "
+        f"iteration (ms): 100.0 | global batch size: {32 if k == 0 else 64:5d} | lm loss: 1.0E+01 |"
+        for k, c in enumerate(consumed)) + "\n")
+    result = PARSERS["megatron"]([log], RunFacts(8, 8, 1))
+    assert [r.samples for r in result.records] == [320, 320, 640, 640]
+    assert any("global batch size = 32 but the run facts say 64" in n for n in result.notes)
+    tp = run_throughput(result, Window(10, 30))
+    assert tp.window_samples == 1600
+    assert tp.throughput_samples_per_s == pytest.approx(1600 / 3.0)
+    assert tp.step_time_ms == pytest.approx([100.0, 100.0, 100.0])  # latency per iteration
+
+
+def test_hugectr_and_wdl_latency_per_iteration():
+    tp = run_throughput(BY_NAME["hugectr"].parse(), BY_NAME["hugectr"].window)
+    assert tp.step_time_ms[0] == pytest.approx(0.213347 * 1000 / 100)
+    wdl = run_throughput(BY_NAME["oneflow_wdl"].parse(), BY_NAME["oneflow_wdl"].window)
+    assert wdl.step_time_ms[:3] == pytest.approx([29.0, 32.0, 29.0])
+
+
+def test_run_facts_validate():
+    with pytest.raises(ValueError, match="multiple of nodes"):
+        RunFacts(32, 12, 5)
+    with pytest.raises(ValueError, match="positive"):
+        RunFacts(0, 1, 1)
+    assert RunFacts(32, 16, 2).gpus_per_node == 8
