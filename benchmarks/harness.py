@@ -96,13 +96,16 @@ def plan(rounds: int) -> None:
     )
 
 
-def synthetic_results(root: Path, variants: int, repeats: int, steps: int) -> dict:
+def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
     """Manifests and rank logs shaped exactly like real runs, with jittered step times.
 
-    DLPerf's shape: six (model, precision, batch size) groups x four layouts, 7 repeats; the
-    frameworks are stood in for by `variants` variants of the built-in adapter.
+    DLPerf's shape: every registered framework x six (model, precision, batch size) groups x
+    four layouts; repeats as many as make `runs_wanted`. The logs are the built-in format.
     """
     import random
+
+    from dlperf.adapters import REGISTRY
+    from dlperf.config import Suite, validate
 
     rng = random.Random(0)
     groups = [
@@ -113,27 +116,28 @@ def synthetic_results(root: Path, variants: int, repeats: int, steps: int) -> di
         ("bert_base", "amp", 64),
         ("bert_base", "amp", 96),
     ]
+    layouts = ["1n1g", "1n8g", "2n8g", "4n8g"]
+    cases = [
+        {
+            "framework": fw,
+            "model": model,
+            "precision": [precision],
+            "batch_size": [bsz],
+            "layouts": layouts,
+        }
+        for model, precision, bsz in groups
+        for fw in REGISTRY
+    ]
+    cases = [c for c in cases if _accepted(c)]
+    repeats = max(1, round(runs_wanted / (len(cases) * len(layouts))))
     config = {
         "suite": "synthetic",
         "repeats": repeats,
         "window": {"warmup": 5, "measure": steps - 7},
         "backend": "slurm",
         "report": {"languages": ["en", "zh"]},
-        "cases": [
-            {
-                "framework": "pytorch",
-                "model": model,
-                "precision": [precision],
-                "batch_size": [bsz],
-                "layouts": ["1n1g", "1n8g", "2n8g", "4n8g"],
-                "variant": f"v{v}",
-            }
-            for model, precision, bsz in groups
-            for v in range(variants)
-        ],
+        "cases": cases,
     }
-    from dlperf.config import Suite, validate
-
     suite = Suite(validate(config))
     for spec, repeat in suite.runs():
         cell = spec.cell
@@ -184,6 +188,17 @@ def synthetic_results(root: Path, variants: int, repeats: int, steps: int) -> di
     return suite.config
 
 
+def _accepted(case: dict) -> bool:
+    """Whether the case's adapter runs it as written (some refuse xla off, amp or a model)."""
+    from dlperf.config import ConfigError, validate
+
+    try:
+        validate({"cases": [dict(case)]})
+    except ConfigError:
+        return False
+    return True
+
+
 def aggregate(runs_wanted: int) -> None:
     from dlperf import tables
     from dlperf.config import Suite
@@ -191,9 +206,8 @@ def aggregate(runs_wanted: int) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        repeats = 7
-        variants = max(1, round(runs_wanted / (6 * 4 * repeats)))
-        config = synthetic_results(root, variants, repeats, 27)
+        config = synthetic_results(root, runs_wanted, 27)
+        repeats = config["repeats"]
         manifests = sorted((root / "results" / "runs").glob("*/r*/manifest.json"))
         window = Window(**config["window"])
         start = time.perf_counter()

@@ -101,6 +101,13 @@ def _palette(group: Group) -> dict[str, tuple[float, float, float]]:
     return dict(zip(labels, sns.color_palette(n_colors=len(labels)), strict=True))
 
 
+def _figure() -> Figure:
+    # Fixed margins: a layout engine measures every text box and costs most of a plot's time.
+    fig = Figure(figsize=(7.5, 4.2))
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.12, top=0.9)
+    return fig
+
+
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -118,7 +125,7 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
     # Device counts are categories here; matplotlib would log that at INFO for every plot.
     logging.getLogger("matplotlib.category").setLevel(logging.WARNING)
     with mpl.rc_context(_rc(lang)):
-        fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+        fig = _figure()
         ax = fig.subplots()
         sns.barplot(
             data=frame,
@@ -144,7 +151,7 @@ def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Pat
     hue_order = [c.label for c in group.columns if c.label in set(frame["column"])]
     devices = sorted({1, *frame["devices"]})
     with mpl.rc_context(_rc(lang)):
-        fig = Figure(figsize=(7.5, 4.2), layout="constrained")
+        fig = _figure()
         ax = fig.subplots()
         ax.plot(devices, devices, linestyle="--", color="gray", label=labels.ideal)
         sns.lineplot(
