@@ -152,28 +152,18 @@ def runs_table(
     manifests: Iterable[Path], window: Window, json_root: Path | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run."""
-    rows, step_frames = [], []
+    rows, step_rows = [], []
     for path in manifests:
         run = read_run(Path(path), window)
         rows.append(run.row)
-        if run.records:
-            step_frames.append(_steps_frame(run))
+        key = (run.row["cell_id"], run.row["repeat"])
+        step_rows += [key + tuple(vars(r).values()) for r in run.records]
         if json_root is not None:
             _write_run_json(json_root, run, window)
     runs = pd.DataFrame(rows).reindex(columns=RUN_COLUMNS)
-    steps = (
-        pd.concat(step_frames, ignore_index=True)
-        if step_frames
-        else pd.DataFrame(columns=STEP_COLUMNS)
-    )
+    record_fields = [f.name for f in fields(StepRecord)]
+    steps = pd.DataFrame(step_rows, columns=["cell_id", "repeat", *record_fields])
     return runs, steps.reindex(columns=STEP_COLUMNS)
-
-
-def _steps_frame(run: RunRow) -> pd.DataFrame:
-    frame = pd.DataFrame([r.__dict__ for r in run.records])
-    frame.insert(0, "cell_id", run.row["cell_id"])
-    frame.insert(1, "repeat", run.row["repeat"])
-    return frame
 
 
 def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
