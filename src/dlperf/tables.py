@@ -99,6 +99,7 @@ STEP_COLUMNS = [
 
 @dataclass
 class RunRow:
+    manifest: dict[str, Any]
     row: dict[str, Any]
     records: list[StepRecord]
     result: RunThroughput | None
@@ -145,7 +146,7 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
             row |= {k: v for k, v in result.__dict__.items() if k != "step_time_ms"}
             row |= percentiles(result.step_time_ms)
             row["ranks"] = result.ranks if not per_node else len(logs)
-    return RunRow(row, records, result)
+    return RunRow(manifest, row, records, result)
 
 
 def runs_table(
@@ -168,8 +169,7 @@ def runs_table(
 
 def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
     """Per-run JSON as the PyTorch DDP benchmark writes it: facts, raw step times, percentiles."""
-    manifest = json.loads(Path(run.row["manifest"]).read_text())
-    row = run.row
+    manifest, row = run.manifest, run.row
     data = {
         "schema_version": SCHEMA_VERSION,
         "cell": manifest["cell"],
