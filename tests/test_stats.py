@@ -71,6 +71,19 @@ def test_step_times_and_interval_records():
     assert (tp.window_first_step, tp.window_last_step) == (101, 300)
 
 
+def test_interval_records_report_the_iterations_really_measured():
+    recs = [StepRecord(-1, 100 * i, 100, 6400, "t.log", i, duration_s=10.0) for i in range(1, 5)]
+    tp = run_throughput(ParseResult(recs, Method.STEP_TIMES), Window(20, 100))
+    assert (tp.window_first_step, tp.window_last_step) == (101, 200)  # not 21-120
+
+
+def test_time_running_backwards_is_a_parse_error():
+    recs = timed(0, [0.1] * 6)
+    recs[3] = StepRecord(0, 4, 1, 8, "rank.log", 4, time_s=recs[2].time_s - 1)
+    with pytest.raises(ParseError, match="rank.log:4: a measured step has no positive duration"):
+        run_throughput(ParseResult(recs, Method.TIMESTAMPS), Window(1, 4))
+
+
 def test_short_log_is_a_parse_error_naming_the_last_line():
     with pytest.raises(
         ParseError,
@@ -101,3 +114,13 @@ def test_speedup_without_baseline_is_nan_never_one_or_zero():
     assert speedup(300.0, 100.0) == 3.0
     for base in (None, 0.0, math.nan):
         assert math.isnan(speedup(300.0, base))
+
+
+def test_cell_status_without_ok_runs():
+    from dlperf.tables import cell_status
+
+    assert cell_status({"oom": 7}, 7) == "oom"
+    assert cell_status({"ok": 1, "oom": 6}, 7) == "ok"
+    assert cell_status({"oom": 1, "failed": 1}, 2) == "oom"
+    assert cell_status({"timeout": 1, "failed": 2}, 3) == "failed"
+    assert cell_status({}, 0) == "missing"

@@ -69,10 +69,10 @@ def _rank_window(
         durations = [_need(r.duration_s, r, "a step time") for r in selected]
     else:
         durations = [r.samples / _need(r.rate, r, "a rate") for r in selected]
+    for duration, record in zip(durations, selected, strict=True):
+        if duration <= 0:
+            raise ParseError("a measured step has no positive duration", record.path, record.line)
     seconds = sum(durations)
-    if seconds <= 0:
-        first = selected[0]
-        raise ParseError("the window's wall time is not positive", first.path, first.line)
     return (
         samples,
         seconds,
@@ -126,8 +126,9 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
         if seconds > slowest_s:
             slowest_s, slowest_ms = seconds, step_ms
         traces.append(f"{selected[0].path}:{selected[0].line}-{selected[-1].line}")
-        first_step = window.warmup + 1
-        last_step = window.warmup + sum(r.steps for r in selected)
+        # iterations actually measured: interval records may start past the warm-up
+        skipped = sum(r.steps for r in records[: records.index(selected[0])])
+        first_step, last_step = skipped + 1, skipped + sum(r.steps for r in selected)
     return RunThroughput(
         throughput_samples_per_s=total_samples / slowest_s,
         method=str(result.method),

@@ -239,15 +239,17 @@ def cells_table(
     return add_speedup(cells)
 
 
+SEVERITY = ("oom", "timeout", "failed", "parse_error", "skipped")
+
+
 def cell_status(statuses: dict[str, int], done: int) -> str:
-    """ok if any run gave a figure; else the one status all runs share (oom, timeout...), or failed."""
+    """ok if any run gave a figure; else the most frequent status (ties: the more severe), so a
+    cell whose runs all ran out of memory reads OOM, and one OOM among failures is not hidden."""
     if done == 0:
         return "missing"
     if statuses.get("ok"):
         return "ok"
-    if len(statuses) == 1:
-        return next(iter(statuses))
-    return "failed"
+    return max(statuses, key=lambda s: (statuses[s], -SEVERITY.index(s) if s in SEVERITY else -99))
 
 
 def baseline_id(row: dict[str, Any]) -> str:
