@@ -49,3 +49,17 @@ def test_expand_case_is_the_product_with_precision_options():
     fp32 = next(s for s in specs if s.cell.precision == "fp32")
     assert amp.options == {"a": 1, "dali": True}
     assert fp32.options == {"a": 1}
+
+
+def test_apptainer_wraps_the_command_pyxis_does_not():
+    from dlperf.launch.task import in_container
+
+    cmd = ["python", "train.py", "--batch-size", "8"]
+    assert in_container(cmd, None) == cmd
+    assert (
+        in_container(cmd, {"runtime": "pyxis", "image": "nvcr.io/nvidia/pytorch:20.03-py3"}) == cmd
+    )
+    wrapped = in_container(
+        cmd, {"runtime": "apptainer", "image": "/sif/pt.sif", "mounts": ["/data:/data"]}
+    )
+    assert wrapped == ["apptainer", "exec", "--nv", "--bind=/data:/data", "/sif/pt.sif", *cmd]

@@ -166,16 +166,10 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
     config["window"] = {"warmup": 2, "measure": 200}  # long enough to interrupt repeat 2 mid-run
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     run_dir = tmp_path / f"results/runs/{RESNET}.1n1g"
-    cmd = [
-        *SNAKEMAKE,
-        "-s",
-        str(ROOT / "Snakefile"),
-        "--cores",
-        "2",
-        "--configfile",
-        "config.yaml",
-    ]
-    cmd[3:3] = [f"results/runs/{RESNET}.1n1g/r{k}/manifest.json" for k in (1, 2)]
+    targets = [f"results/runs/{RESNET}.1n1g/r{k}/manifest.json" for k in (1, 2)]
+    snakemake(tmp_path, targets[0], "--cores", "2", "--configfile", "config.yaml")  # repeat 1 done
+    cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), *targets, "--cores", "2"]
+    cmd += ["--configfile", "config.yaml"]
     proc = subprocess.Popen(
         cmd,
         stdout=subprocess.DEVNULL,
@@ -183,7 +177,7 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
         start_new_session=True,
         cwd=tmp_path,
     )
-    try:  # the runs go one at a time: once repeat 2 trains, repeat 1 is finished
+    try:  # interrupt repeat 2 while it trains
         deadline = time.time() + 240
         while not _has_steps(run_dir / "r2/rank0.log"):
             assert time.time() < deadline and proc.poll() is None, "repeat 2 never started"
@@ -198,7 +192,6 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
     time.sleep(1)
     assert _running_interrupted_workloads() == [], "the interrupted workload was left running"
     kept = finished.stat().st_mtime_ns
-    targets = [f"results/runs/{RESNET}.1n1g/r{k}/manifest.json" for k in (1, 2)]
     jobs = planned_jobs(tmp_path, *targets, "--configfile", "config.yaml")
     assert jobs["run_cell"] == [f"cell={RESNET}.1n1g, repeat=2"]
     snakemake(tmp_path, *targets, "--cores", "2", "--configfile", "config.yaml")

@@ -34,6 +34,7 @@ class TaskContext:
     master_addr: str
     master_port: int
     run_dir: Path
+    hosts: tuple[str, ...] = ()  # every node of the job, node rank order (mpirun/horovodrun -H)
 
 
 @dataclass(frozen=True)

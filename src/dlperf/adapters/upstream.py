@@ -306,7 +306,7 @@ def node_hosts(ctx: TaskContext) -> list[str]:
     From the task context when it carries them (`hosts`), else the master alone on one node, else
     Slurm's node list (SLURM_JOB_NODELIST, in node order).
     """
-    hosts = list(getattr(ctx, "hosts", None) or ())
+    hosts = list(ctx.hosts)
     if hosts:
         return hosts[: ctx.nodes]
     if ctx.nodes == 1:

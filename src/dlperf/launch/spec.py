@@ -36,6 +36,7 @@ class RunSpec:
     allocation: dict[str, Any]
     results_root: str = "results"
     env: dict[str, str] = field(default_factory=dict)
+    container: dict[str, Any] | None = None  # site.container (Slurm backend only)
     port: int | None = (
         None  # fixed rendezvous port (local backend); Slurm derives it from the job id
     )

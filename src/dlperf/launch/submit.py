@@ -139,6 +139,7 @@ def build_spec(
         allocation=allocation.as_dict(),
         results_root=harness.results_root,
         env=dict(site.get("env", {})),
+        container=site.get("container") if harness.backend == "slurm" else None,
         port=_free_port() if harness.backend == "local" else None,
     )
     return spec, allocation

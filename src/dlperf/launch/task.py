@@ -11,6 +11,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
         "node_rank": job.node,
         "local_rank": job.local_rank,
         "host": socket.gethostname(),
+        "node": os.environ.get("SLURMD_NODENAME") or socket.gethostname(),  # Slurm's node name
         "job_id": job.job_id,
         "log": log_path.name,
         "started_at": time.time(),
@@ -97,28 +99,46 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         master_addr=master,
         master_port=port,
         run_dir=spec.paths.dir,
+        hosts=tuple(job.hostnames),
     )
-    command = adapter.command(ctx)
-    env = dict(os.environ) | spec.env | {
-        "MASTER_ADDR": master,
-        "MASTER_PORT": str(port),
-        "RANK": str(job.global_rank),
-        "WORLD_SIZE": str(job.num_tasks),
-        "LOCAL_RANK": str(job.local_rank),
-        "LOCAL_WORLD_SIZE": str(job.num_tasks // job.num_nodes),
-        "NODE_RANK": str(job.node),
-        "PYTHONUNBUFFERED": "1",
-    }
+    command = in_container(adapter.command(ctx), spec.container)
+    env = (
+        dict(os.environ)
+        | spec.env
+        | {
+            "MASTER_ADDR": master,
+            "MASTER_PORT": str(port),
+            "RANK": str(job.global_rank),
+            "WORLD_SIZE": str(job.num_tasks),
+            "LOCAL_RANK": str(job.local_rank),
+            "LOCAL_WORLD_SIZE": str(job.num_tasks // job.num_nodes),
+            "NODE_RANK": str(job.node),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    keys = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK")
+    rendezvous = {key: env[key] for key in keys}
     limit_s = spec.time_limit_min * 60
     with open(log_path, "w") as log:
         start = time.time()
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         try:
             code = proc.wait(timeout=limit_s)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            return {"status": "timeout", "detail": f"ran past the time limit ({spec.time_limit_min} min)",
-                    "exit_code": None, "command": command, "workload_wall_s": time.time() - start}
+        except BaseException:  # interrupted or cancelled: never leave the workload running
+            if proc.poll() is None:
+                _kill(proc)
+            if sys.exc_info()[0] is not subprocess.TimeoutExpired:
+                raise
+            return {
+                "status": "timeout",
+                "detail": f"ran past the time limit ({spec.time_limit_min} min)",
+                "exit_code": None,
+                "command": command,
+                "workload_wall_s": time.time() - start,
+                "rendezvous": rendezvous,
+            }
     wall = time.time() - start
     tail = _tail(log_path)
     if code == 0:
@@ -128,7 +148,22 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         status, detail = "oom", "out of memory (see log)"
     else:
         status, detail = "failed", f"exit code {code}; last line: {_last_line(tail)}"
-    return {"status": status, "detail": detail, "exit_code": code, "command": command, "workload_wall_s": wall}
+    return {
+        "status": status,
+        "detail": detail,
+        "exit_code": code,
+        "command": command,
+        "workload_wall_s": wall,
+        "rendezvous": rendezvous,
+    }
+
+
+def in_container(command: list[str], container: dict[str, Any] | None) -> list[str]:
+    """Wrap a command for apptainer; pyxis containers are set on srun by the submitter instead."""
+    if not container or container.get("runtime", "pyxis") != "apptainer":
+        return command
+    binds = [f"--bind={mount}" for mount in container.get("mounts", [])]
+    return ["apptainer", "exec", "--nv", *binds, container["image"], *command]
 
 
 def _check_gpus(spec: RunSpec) -> str | None:
@@ -138,7 +173,11 @@ def _check_gpus(spec: RunSpec) -> str | None:
         return None
     seen = visible_gpus()
     if seen is None:
-        return None if spec.device == "auto" else "device cuda asked but no GPU is visible on this node"
+        return (
+            None
+            if spec.device == "auto"
+            else "device cuda asked but no GPU is visible on this node"
+        )
     if seen != wanted:
         return f"this rank sees {seen} GPUs; the allocation asked {wanted} per node"
     return None

@@ -214,6 +214,7 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
     """The training step over (trainable, non_trainable, optimizer) state; data parallel over mesh."""
     import jax
     import jax.numpy as jnp
+    from jax.flatten_util import ravel_pytree
     from jax.sharding import PartitionSpec as P
 
     def xent(logits: Any, labels: Any) -> Any:
@@ -229,18 +230,29 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
         return loss, non_trainable
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def all_mean(tree: Any) -> Any:
+        flat, unravel = ravel_pytree(tree)
+        return unravel(jax.lax.pmean(flat, "data"))
+
     world = mesh.devices.size
 
     def local_step(state: Any, x: Any, y: Any) -> Any:
         trainable, non_trainable, opt_vars = state
         (loss, non_trainable), grads = grad_fn(trainable, non_trainable, x, y)
         if world > 1:
-            grads = jax.lax.pmean(grads, "data")  # DDP's all-reduce of the gradients
+            # DDP's all-reduce of the gradients, in one flat buffer as DDP's buckets do: one
+            # collective per tensor costs ~10 ms each over gloo, most of a small model's step.
+            grads = all_mean(grads)
             # BatchNorm's moving statistics: averaged so replicas agree (DDP broadcasts them).
-            non_trainable = [
-                jax.lax.pmean(v, "data") if jnp.issubdtype(v.dtype, jnp.floating) else v
-                for v in non_trainable
+            floats = [
+                i for i, v in enumerate(non_trainable) if jnp.issubdtype(v.dtype, jnp.floating)
             ]
+            if floats:
+                averaged = all_mean([non_trainable[i] for i in floats])
+                non_trainable = list(non_trainable)
+                for i, v in zip(floats, averaged, strict=True):
+                    non_trainable[i] = v
         trainable, opt_vars = optimizer.stateless_apply(opt_vars, grads, trainable)
         return (trainable, non_trainable, opt_vars), loss[None]
 
