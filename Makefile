@@ -12,7 +12,9 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[torch,dev]'
+	$(PY) -m pip install -q -e '.[torch,dev,jax]'
+	# keras-hub's every release requires tensorflow-text (and so TensorFlow); its models need neither
+	$(PY) -m pip install -q --no-deps keras-hub==0.32.0
 	touch $@
 
 system:  ## Debian packages: a CJK font for the Chinese plots (and Slurm with SLURM=1); needs root

@@ -50,6 +50,11 @@ class JaxBuiltin(Adapter):
         "data parallel (shard_map + pmean, gloo on CPU)",
         "AMP (Keras mixed_bfloat16)",
     )
+    oom_patterns: ClassVar[tuple[str, ...]] = (
+        *Adapter.oom_patterns,
+        r"RESOURCE_EXHAUSTED",  # XLA's allocators, on CPU and GPU
+        r"[Oo]ut of memory",
+    )
     options: ClassVar[dict[str, Any]] = {
         "image_size": 224,
         "num_classes": 1000,
@@ -83,8 +88,9 @@ class JaxBuiltin(Adapter):
             and not cpu_has_native_bf16()
         ):
             return (
-                "amp on a CPU without native bf16 (no avx512_bf16/amx_bf16) is emulated and runs "
-                "many times slower than fp32; set option amp_on_cpu: run to measure it anyway"
+                "amp on a CPU without native bf16 (no avx512_bf16/amx_bf16) measures no "
+                "mixed-precision hardware (XLA computes bf16 through fp32 here); set option "
+                "amp_on_cpu: run to measure it anyway"
             )
         return None
 

@@ -300,13 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     import keras
     import keras_hub
 
-    devices = jax.devices()
-    if len(devices) != world or len(jax.local_devices()) != 1:
+    # One device per process: on a node where a process sees several (a 1n1g run with all the
+    # node's GPUs visible), it uses its first.
+    devices = jax.devices() if world > 1 else jax.local_devices()[:1]
+    if world > 1 and (len(devices) != world or len(jax.local_devices()) != 1):
         raise SystemExit(
             f"dlperf: expected one device per process, got {len(jax.local_devices())} local and "
             f"{len(devices)} in all for {world} processes"
         )
-    device = jax.local_devices()[0]
+    device = jax.local_devices()[0] if world > 1 else devices[0]
     use_amp = args.precision == "amp"
     keras.config.set_dtype_policy("mixed_bfloat16" if use_amp else "float32")
     keras.utils.set_random_seed(0)  # the same initial weights on every rank
