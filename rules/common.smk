@@ -10,6 +10,7 @@ from dlperf.launch.submit import harness_json
 from dlperf.adapters import get_adapter
 from dlperf.matrix import CELL_ID_RE
 from dlperf.paths import RunPaths
+from snakemake.logging import logger
 
 try:
     validate(config, source="config (config/config.yaml, --configfile, --config)")
@@ -25,6 +26,7 @@ try:
         )
 except (ConfigError, ValueError) as err:
     raise WorkflowError(str(err)) from None
+logger.info(f"dlperf plan: {SUITE.plan_summary()}")
 
 # Jobs inherit this process's environment: they run `python -m dlperf` with the interpreter
 # Snakemake runs on (the project's venv), and read where and how runs are launched from

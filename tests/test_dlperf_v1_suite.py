@@ -151,9 +151,8 @@ def test_dlperf_check_prints_jobs_per_layout():
         [sys.executable, "-m", "dlperf", "check", str(SUITE_FILE)],
         capture_output=True, text=True, check=True, timeout=120,
     ).stdout
-    assert f"168 cells x 7 repeats = {168 * 7} runs" in out
-    for layout in LAYOUTS:
-        assert f"  {layout}: {PER_LAYOUT} cells, {PER_LAYOUT * 7} runs" in out
+    per_layout = ", ".join(f"{layout}: {PER_LAYOUT * 7}" for layout in LAYOUTS)
+    assert f"168 cells x 7 repeats = {168 * 7} runs ({per_layout})" in out
 
 
 def test_snakemake_dry_run_plans_every_run(tmp_path: Path):
@@ -166,3 +165,5 @@ def test_snakemake_dry_run_plans_every_run(tmp_path: Path):
     assert proc.returncode == 0, out[-4000:]
     runs = re.search(r"^run_cell\s+(\d+)$", out, re.M)
     assert runs and int(runs[1]) == 168 * 7, out[-3000:]
+    per_layout = ", ".join(f"{layout}: {PER_LAYOUT * 7}" for layout in LAYOUTS)
+    assert f"dlperf plan: 168 cells x 7 repeats = 1176 runs ({per_layout})" in out

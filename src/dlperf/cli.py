@@ -70,18 +70,9 @@ def _run_cell(args: argparse.Namespace) -> int:
 
 
 def _check(path: Path) -> int:
-    from collections import Counter
-
     from dlperf.config import Suite, load
 
-    suite = Suite(load(path))
-    specs = suite.cell_specs()
-    layouts = Counter(str(s.cell.layout) for s in specs)
-    print(
-        f"{path}: {len(specs)} cells x {suite.repeats} repeats = {len(specs) * suite.repeats} runs"
-    )
-    for layout, n in sorted(layouts.items(), key=lambda kv: (kv[0].count("n"), kv[0])):
-        print(f"  {layout}: {n} cells, {n * suite.repeats} runs")
+    print(f"{path}: {Suite(load(path)).plan_summary()}")
     return 0
 
 

@@ -118,6 +118,16 @@ class Suite:
                 specs.append(spec)
         return specs
 
+    def plan_summary(self) -> str:
+        """Runs per layout, e.g. `168 cells x 7 repeats = 1176 runs (1n1g: 294, 1n8g: 294, ...)`."""
+        specs = self.cell_specs()
+        per_layout: dict[str, int] = {}
+        for spec in sorted(specs, key=lambda s: (s.cell.layout.devices, s.cell.layout.nodes)):
+            key = str(spec.cell.layout)
+            per_layout[key] = per_layout.get(key, 0) + self.repeats
+        layouts = ", ".join(f"{k}: {v}" for k, v in per_layout.items())
+        return f"{len(specs)} cells x {self.repeats} repeats = {len(specs) * self.repeats} runs ({layouts})"
+
     def runs(self) -> Iterator[tuple[CellSpec, int]]:
         for spec in self.cell_specs():
             for repeat in range(1, self.repeats + 1):
