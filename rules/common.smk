@@ -27,6 +27,10 @@ try:
 except (ConfigError, ValueError) as err:
     raise WorkflowError(str(err)) from None
 logger.info(f"dlperf plan: {SUITE.plan_summary()}")
+# A baseline path is relative to the working directory, else to the workflow (the shipped ones).
+for _baseline in config["baselines"]:
+    if not Path(_baseline["path"]).exists() and Path(workflow.basedir, _baseline["path"]).exists():
+        _baseline["path"] = str(Path(workflow.basedir, _baseline["path"]))
 
 # Jobs inherit this process's environment: they run `python -m dlperf` with the interpreter
 # Snakemake runs on (the project's venv), and read where and how runs are launched from
