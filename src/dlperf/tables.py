@@ -196,6 +196,29 @@ def _finite(value: Any) -> Any:
     return value if isinstance(value, int | float) and math.isfinite(value) else None
 
 
+def cell_figures(group: pd.DataFrame, runs_planned: int) -> dict[str, Any]:
+    """A cell's status, median and spread from its runs' rows (ok runs only give figures)."""
+    ok = group[group["status"] == "ok"]["throughput_samples_per_s"].astype(float).tolist()
+    s = spread(ok)
+    statuses = group["status"].value_counts().to_dict()
+    methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
+    return {
+        "status": cell_status(statuses, len(group)),
+        "runs_planned": runs_planned,
+        "runs_done": len(group),
+        "runs_ok": len(ok),
+        "statuses": ",".join(f"{k}:{v}" for k, v in sorted(statuses.items())),
+        "throughput_median": s.median,
+        "throughput_min": s.minimum,
+        "throughput_max": s.maximum,
+        "throughput_cv": s.cv,
+        "ci_low": s.ci_low,
+        "ci_high": s.ci_high,
+        "ci_level": s.ci_level,
+        "method": ",".join(methods),
+    }
+
+
 def cells_table(
     runs: pd.DataFrame, planned: pd.DataFrame, window: Window, repeats: int
 ) -> pd.DataFrame:
@@ -204,25 +227,10 @@ def cells_table(
     by_cell = {cid: group for cid, group in runs.groupby("cell_id")} if len(runs) else {}
     for cell in planned.to_dict("records"):
         group = by_cell.get(cell["cell_id"], runs.iloc[0:0])
-        ok = group[group["status"] == "ok"]["throughput_samples_per_s"].astype(float).tolist()
-        s = spread(ok)
-        statuses = group["status"].value_counts().to_dict()
         rows.append(
             cell
+            | cell_figures(group, repeats)
             | {
-                "status": cell_status(statuses, len(group)),
-                "runs_planned": repeats,
-                "runs_done": len(group),
-                "runs_ok": len(ok),
-                "statuses": ",".join(f"{k}:{v}" for k, v in sorted(statuses.items())),
-                "throughput_median": s.median,
-                "throughput_min": s.minimum,
-                "throughput_max": s.maximum,
-                "throughput_cv": s.cv,
-                "ci_low": s.ci_low,
-                "ci_high": s.ci_high,
-                "ci_level": s.ci_level,
-                "method": ",".join(sorted(set(group["method"].dropna()))) if len(group) else "",
                 "window": f"skip {window.warmup}, measure {window.measure}",
                 "source": "measured",
                 "schema_version": SCHEMA_VERSION,

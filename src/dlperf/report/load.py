@@ -12,8 +12,7 @@ import pandas as pd
 from dlperf.config import ConfigError
 from dlperf.matrix import Layout
 from dlperf.report import fmt
-from dlperf.stats import spread
-from dlperf.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_status
+from dlperf.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_figures
 
 log = logging.getLogger(__name__)
 
@@ -88,29 +87,9 @@ def cells_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """Aggregate a runs table to cells: median and spread of the ok runs, as dlperf.tables does."""
     rows = []
     for _, group in runs.groupby("cell_id", sort=True):
-        ok = group[group["status"] == "ok"]["throughput_samples_per_s"].astype(float).tolist()
-        s = spread(ok)
-        statuses = group["status"].value_counts().to_dict()
         first = group.iloc[0]
-        methods = sorted({m for m in group.get("method", pd.Series(dtype=str)) if m})
         rows.append(
-            {c: first[c] for c in CELL_COLUMNS}
-            | {
-                "status": cell_status(statuses, len(group)),
-                "runs_planned": len(group),
-                "runs_done": len(group),
-                "runs_ok": len(ok),
-                "statuses": ",".join(f"{k}:{v}" for k, v in sorted(statuses.items())),
-                "throughput_median": s.median,
-                "throughput_min": s.minimum,
-                "throughput_max": s.maximum,
-                "throughput_cv": s.cv,
-                "ci_low": s.ci_low,
-                "ci_high": s.ci_high,
-                "ci_level": s.ci_level,
-                "method": ",".join(methods),
-                "window": "",
-            }
+            {c: first[c] for c in CELL_COLUMNS} | cell_figures(group, len(group)) | {"window": ""}
         )
     return pd.DataFrame(rows)
 
