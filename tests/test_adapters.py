@@ -52,63 +52,128 @@ SPECS: dict[tuple[str, str], Spec] = {
     ("oneflow", "resnet50"): Spec(
         lambda b, c: [("--batch_size_per_device", b)],
         lambda c: [("--num_examples", BSZ * world(c) * c.steps)],
-        [("--use_fp16", None)], "oneflow"),
+        [("--use_fp16", None)],
+        "oneflow",
+    ),
     ("oneflow", "bert_base"): Spec(
-        lambda b, c: [("--batch_size_per_device", b)], lambda c: [("--iter_num", c.steps)],
-        [("--use_fp16", None)], "oneflow"),
+        lambda b, c: [("--batch_size_per_device", b)],
+        lambda c: [("--iter_num", c.steps)],
+        [("--use_fp16", None)],
+        "oneflow",
+    ),
     ("ngc_pytorch", "resnet50"): Spec(
-        lambda b, c: [("-b", b)], lambda c: [("--prof", c.steps)], [("--amp", None)], "torch"),
+        lambda b, c: [("-b", b)], lambda c: [("--prof", c.steps)], [("--amp", None)], "torch"
+    ),
     ("ngc_pytorch", "bert_base"): Spec(
-        lambda b, c: [("--train_batch_size", b)], lambda c: [("--max_steps", c.steps)],
-        [("--fp16", None)], "torch"),
+        lambda b, c: [("--train_batch_size", b)],
+        lambda c: [("--max_steps", c.steps)],
+        [("--fp16", None)],
+        "torch",
+    ),
     ("ngc_tensorflow", "resnet50"): Spec(
-        lambda b, c: [("--batch_size", b)], lambda c: [("--num_iter", c.steps)],
-        [("--use_tf_amp", None)], "horovodrun", [("--use_xla", None)]),
+        lambda b, c: [("--batch_size", b)],
+        lambda c: [("--num_iter", c.steps)],
+        [("--use_tf_amp", None)],
+        "horovodrun",
+        [("--use_xla", None)],
+    ),
     ("ngc_tensorflow", "bert_base"): Spec(
-        lambda b, c: [("--train_batch_size", b)], lambda c: [("--num_train_steps", c.steps)],
-        [("--use_fp16", None)], "horovodrun", [("--use_xla", None)]),
+        lambda b, c: [("--train_batch_size", b)],
+        lambda c: [("--num_train_steps", c.steps)],
+        [("--use_fp16", None)],
+        "horovodrun",
+        [("--use_xla", None)],
+    ),
     ("ngc_mxnet", "resnet50"): Spec(
-        lambda b, c: [("--batch-size", b * world(c))], lambda c: [("--benchmark-iters", c.steps)],
-        [("--dtype", "float16")], "horovodrun"),
+        lambda b, c: [("--batch-size", b * world(c))],
+        lambda c: [("--benchmark-iters", c.steps)],
+        [("--dtype", "float16")],
+        "horovodrun",
+    ),
     ("tensorflow2", "resnet50"): Spec(
-        lambda b, c: [("train_dataset.batch_size", b), ("train_dataset.use_per_replica_batch_size", True)],
-        lambda c: [("train.steps", c.steps)], [("train_dataset.dtype", "float16")], "tf2_resnet",
-        [("runtime.enable_xla", True)]),
+        lambda b, c: [
+            ("train_dataset.batch_size", b),
+            ("train_dataset.use_per_replica_batch_size", True),
+        ],
+        lambda c: [("train.steps", c.steps)],
+        [("train_dataset.dtype", "float16")],
+        "tf2_resnet",
+        [("runtime.enable_xla", True)],
+    ),
     ("tensorflow2", "bert_base"): Spec(
-        lambda b, c: [("--train_batch_size", b * world(c))], lambda c: [("--num_steps_per_epoch", c.steps)],
-        [("--dtype", "fp16")], "tf2_bert", [("--enable_xla", "true")]),
+        lambda b, c: [("--train_batch_size", b * world(c))],
+        lambda c: [("--num_steps_per_epoch", c.steps)],
+        [("--dtype", "fp16")],
+        "tf2_bert",
+        [("--enable_xla", "true")],
+    ),
     ("pytorch_examples", "resnet50"): Spec(
-        lambda b, c: [("-b", b * c.gpus_per_node)], lambda c: [("--step", c.steps)], None,
-        "pytorch_examples"),
+        lambda b, c: [("-b", b * c.gpus_per_node)],
+        lambda c: [("--step", c.steps)],
+        None,
+        "pytorch_examples",
+    ),
     ("mxnet_gluoncv", "resnet50"): Spec(
-        lambda b, c: [("--batch-size", b)], lambda c: [("--step", c.steps)], [("--dtype", "float16")],
-        "mpirun"),
+        lambda b, c: [("--batch-size", b)],
+        lambda c: [("--step", c.steps)],
+        [("--dtype", "float16")],
+        "mpirun",
+    ),
     ("mxnet_gluonnlp", "bert_base"): Spec(
-        lambda b, c: [("--total_batch_size", b * world(c))], lambda c: [("--num_steps", c.steps)],
-        [("--dtype", "float16")], "horovodrun"),
+        lambda b, c: [("--total_batch_size", b * world(c))],
+        lambda c: [("--num_steps", c.steps)],
+        [("--dtype", "float16")],
+        "horovodrun",
+    ),
     ("paddle", "resnet50"): Spec(
-        lambda b, c: [("--batch_size", b * c.gpus_per_node)], lambda c: [("--max_iter", c.steps)],
-        [("--use_fp16", "True")], "paddle"),
+        lambda b, c: [("--batch_size", b * c.gpus_per_node)],
+        lambda c: [("--max_iter", c.steps)],
+        [("--use_fp16", "True")],
+        "paddle",
+    ),
     ("paddle", "bert_base"): Spec(
-        lambda b, c: [("--batch_size", b * 128)], lambda c: [("--num_train_steps", c.steps)],
-        [("--use_fp16", "true")], "paddle"),
+        lambda b, c: [("--batch_size", b * 128)],
+        lambda c: [("--num_train_steps", c.steps)],
+        [("--use_fp16", "true")],
+        "paddle",
+    ),
     ("mindspore", "resnet50"): Spec(
-        lambda b, c: [("--batch_size", b)], lambda c: [("--train_steps", c.steps)], [("--dtype", "fp16")],
-        "mpirun"),
+        lambda b, c: [("--batch_size", b)],
+        lambda c: [("--train_steps", c.steps)],
+        [("--dtype", "fp16")],
+        "mpirun",
+    ),
     ("mindspore", "bert_base"): Spec(
-        lambda b, c: [("--batch_size", b)], lambda c: [("--train_steps", c.steps)], [("--dtype", "fp16")],
-        "mpirun", [("--enable_graph_kernel", "true")]),
+        lambda b, c: [("--batch_size", b)],
+        lambda c: [("--train_steps", c.steps)],
+        [("--dtype", "fp16")],
+        "mpirun",
+        [("--enable_graph_kernel", "true")],
+    ),
     ("hugectr", "wide_deep"): Spec(
-        lambda b, c: [("solver.batchsize", b * world(c))], lambda c: [("solver.max_iter", c.steps)],
-        [("solver.mixed_precision", 1024)], "mpirun_per_node"),
+        lambda b, c: [("solver.batchsize", b * world(c))],
+        lambda c: [("solver.max_iter", c.steps)],
+        [("solver.mixed_precision", 1024)],
+        "mpirun_per_node",
+    ),
     ("oneflow_wdl", "wide_deep"): Spec(
-        lambda b, c: [("--batch_size", b * world(c))], lambda c: [("--max_iter", c.steps)], None, "oneflow"),
+        lambda b, c: [("--batch_size", b * world(c))],
+        lambda c: [("--max_iter", c.steps)],
+        None,
+        "oneflow",
+    ),
     ("megatron", "gpt"): Spec(
         lambda b, c: [("--micro-batch-size", b), ("--global-batch-size", b * world(c))],
-        lambda c: [("--train-iters", c.steps)], [("--fp16", None)], "torch"),
+        lambda c: [("--train-iters", c.steps)],
+        [("--fp16", None)],
+        "torch",
+    ),
     ("oneflow_gpt", "gpt"): Spec(
         lambda b, c: [("--micro-batch-size", b), ("--global-batch-size", b * world(c))],
-        lambda c: [("--train-iters", c.steps)], [("--fp16", None)], "oneflow_gpt"),
+        lambda c: [("--train-iters", c.steps)],
+        [("--fp16", None)],
+        "oneflow_gpt",
+    ),
 }
 
 
@@ -204,8 +269,13 @@ def check_layout(kind: str, cmd: list[str], ctx: TaskContext) -> None:
     hosts = HOSTS[:n] if n > 1 else [ctx.master_addr]
     if kind == "torch":
         assert "torch.distributed.launch" in cmd
-        for flag, value in [("--nproc_per_node", g), ("--nnodes", n), ("--node_rank", r),
-                            ("--master_addr", ctx.master_addr), ("--master_port", ctx.master_port)]:
+        for flag, value in [
+            ("--nproc_per_node", g),
+            ("--nnodes", n),
+            ("--node_rank", r),
+            ("--master_addr", ctx.master_addr),
+            ("--master_port", ctx.master_port),
+        ]:
             assert has(cmd, flag, value), (flag, value, cmd)
     elif kind in ("horovodrun", "mpirun", "mpirun_per_node"):
         slots = 1 if kind == "mpirun_per_node" else g
@@ -219,14 +289,24 @@ def check_layout(kind: str, cmd: list[str], ctx: TaskContext) -> None:
         assert has(cmd, "--started_port", ctx.master_port)
     elif kind == "oneflow":
         assert has(cmd, "--num_nodes", n) and has(cmd, "--gpu_num_per_node", g)
-        assert has(cmd, "--node_ips", ",".join(HOSTS)) if n > 1 else not any("--node_ips" in a for a in cmd)
+        assert (
+            has(cmd, "--node_ips", ",".join(HOSTS))
+            if n > 1
+            else not any("--node_ips" in a for a in cmd)
+        )
     elif kind == "oneflow_gpt":
         assert has(cmd, "--num-nodes", n) and has(cmd, "--num-gpus-per-node", g)
-        assert has(cmd, "--node-ips", ",".join(HOSTS)) if n > 1 else not any("--node-ips" in a for a in cmd)
+        assert (
+            has(cmd, "--node-ips", ",".join(HOSTS))
+            if n > 1
+            else not any("--node-ips" in a for a in cmd)
+        )
     elif kind == "tf2_resnet":
         assert has(cmd, "runtime.num_gpus", g)
         if n > 1:
-            assert has(cmd, "runtime.worker_hosts", ",".join(f"{h}:{ctx.master_port}" for h in HOSTS))
+            assert has(
+                cmd, "runtime.worker_hosts", ",".join(f"{h}:{ctx.master_port}" for h in HOSTS)
+            )
             assert has(cmd, "runtime.task_index", r)
             assert has(cmd, "runtime.distribution_strategy", "multi_worker_mirrored")
     elif kind == "tf2_bert":
@@ -249,7 +329,9 @@ def slurm_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("name,model", sorted(SPECS))
 @pytest.mark.parametrize("layout,node_rank", [("1n1g", 0), ("2n8g", 0), ("2n8g", 1)])
-def test_command_flags(name: str, model: str, layout: str, node_rank: int, tmp_path: Path, slurm_nodes: None):
+def test_command_flags(
+    name: str, model: str, layout: str, node_rank: int, tmp_path: Path, slurm_nodes: None
+):
     adapter = get_adapter(name)
     spec = SPECS[name, model]
     assert adapter.launcher is Launcher.PER_NODE
@@ -262,7 +344,9 @@ def test_command_flags(name: str, model: str, layout: str, node_rank: int, tmp_p
             cmd = adapter.command(ctx)
             assert isinstance(cmd, list) and cmd and all(isinstance(a, str) for a in cmd), cmd
             if spec.layout.startswith(("horovodrun", "mpirun")) and node_rank > 0:
-                assert "started by node 0" in " ".join(cmd)  # node 0 starts this node's ranks over ssh
+                assert "started by node 0" in " ".join(
+                    cmd
+                )  # node 0 starts this node's ranks over ssh
                 continue
             for flag, value in spec.batch(BSZ, ctx) + spec.steps(ctx):
                 assert has(cmd, flag, value), (flag, value, cmd)
@@ -346,16 +430,28 @@ def test_synthetic_input_when_no_data_dir(tmp_path: Path):
     cmd = tf2.command(context(tf2, "resnet50", "1n1g", 0, "fp32", False, tmp_path))
     assert has(cmd, "train_dataset.builder", "synthetic")
     mx = get_adapter("ngc_mxnet")
-    assert has(mx.command(context(mx, "resnet50", "1n1g", 0, "fp32", False, tmp_path)), "--data-backend", "synthetic")
+    assert has(
+        mx.command(context(mx, "resnet50", "1n1g", 0, "fp32", False, tmp_path)),
+        "--data-backend",
+        "synthetic",
+    )
 
 
 # ----------------------------------------------------------------------------- option checks
 
 
 def case(framework: str, model: str, **extra: object) -> dict:
-    return {"framework": framework, "model": model, "precision": ["fp32"], "xla": [False],
-            "batch_size": [32], "layouts": ["1n1g"], "variant": "default", "options": {},
-            "precision_options": {}} | extra
+    return {
+        "framework": framework,
+        "model": model,
+        "precision": ["fp32"],
+        "xla": [False],
+        "batch_size": [32],
+        "layouts": ["1n1g"],
+        "variant": "default",
+        "options": {},
+        "precision_options": {},
+    } | extra
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -379,20 +475,38 @@ def test_default_case_of_every_model_is_accepted(name: str):
 def test_what_a_source_cannot_run_is_refused_with_the_key_named():
     with pytest.raises(ConfigError, match=r"^\.xla: oneflow cannot run resnet50 with XLA"):
         get_adapter("oneflow").check_case(case("oneflow", "resnet50", xla=[False, True]))
-    with pytest.raises(ConfigError, match=r"^\.precision: pytorch_examples runs resnet50 in fp32 only"):
-        get_adapter("pytorch_examples").check_case(case("pytorch_examples", "resnet50", precision=["fp32", "amp"]))
+    with pytest.raises(
+        ConfigError, match=r"^\.precision: pytorch_examples runs resnet50 in fp32 only"
+    ):
+        get_adapter("pytorch_examples").check_case(
+            case("pytorch_examples", "resnet50", precision=["fp32", "amp"])
+        )
     with pytest.raises(ConfigError, match=r"^\.model: .*has no gpt"):
         get_adapter("paddle").check_case(case("paddle", "gpt"))
-    with pytest.raises(ConfigError, match=r"^\.options\.max_batch_size: ngc_pytorch has no max batch size for bert_base"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^\.options\.max_batch_size: ngc_pytorch has no max batch size for bert_base",
+    ):
         get_adapter("ngc_pytorch").check_case(
-            case("ngc_pytorch", "bert_base", batch_size=["max"], options={"max_batch_size": {"resnet50": 256}})
+            case(
+                "ngc_pytorch",
+                "bert_base",
+                batch_size=["max"],
+                options={"max_batch_size": {"resnet50": 256}},
+            )
         )
     with pytest.raises(ConfigError, match=r"^\.options\.env\.1BAD: not a valid"):
-        get_adapter("oneflow").check_case(case("oneflow", "resnet50", options={"env": {"1BAD": "x"}}))
+        get_adapter("oneflow").check_case(
+            case("oneflow", "resnet50", options={"env": {"1BAD": "x"}})
+        )
     with pytest.raises(ConfigError, match=r"^\.options\.extra_args"):
-        get_adapter("oneflow").check_case(case("oneflow", "resnet50", options={"extra_args": "--a --b"}))
+        get_adapter("oneflow").check_case(
+            case("oneflow", "resnet50", options={"extra_args": "--a --b"})
+        )
     with pytest.raises(ConfigError, match=r"^\.options\.ssh_port"):
-        get_adapter("ngc_mxnet").check_case(case("ngc_mxnet", "resnet50", options={"ssh_port": "22"}))
+        get_adapter("ngc_mxnet").check_case(
+            case("ngc_mxnet", "resnet50", options={"ssh_port": "22"})
+        )
 
 
 def test_max_batch_size_per_precision_from_the_case_is_used():
@@ -412,7 +526,9 @@ def test_expand_slurm_hostlist():
     assert expand_hostlist("single") == ["single"]
 
 
-def test_multi_node_without_a_host_list_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_multi_node_without_a_host_list_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
     monkeypatch.delenv("SLURM_NODELIST", raising=False)
     oneflow = get_adapter("oneflow")
@@ -429,8 +545,18 @@ def test_idle_node_command_runs(tmp_path: Path, slurm_nodes: None):
 
 def test_mpirun_exports_the_workload_environment(tmp_path: Path, slurm_nodes: None):
     mx = get_adapter("mxnet_gluoncv")
-    cmd = mx.command(context(mx, "resnet50", "2n8g", 0, "amp", False, tmp_path,
-                             {"data_dir": "/d", "env": {"NCCL_IB_DISABLE": "1"}, "ssh_port": 2222}))
+    cmd = mx.command(
+        context(
+            mx,
+            "resnet50",
+            "2n8g",
+            0,
+            "amp",
+            False,
+            tmp_path,
+            {"data_dir": "/d", "env": {"NCCL_IB_DISABLE": "1"}, "ssh_port": 2222},
+        )
+    )
     assert cmd[cmd.index("env") + 1] == "NCCL_IB_DISABLE=1"
     assert has(cmd, "-x", "NCCL_IB_DISABLE")
     assert "-p 2222 -q -o StrictHostKeyChecking=no" in cmd
@@ -462,8 +588,21 @@ def test_stop_after_stops_the_script_once_the_step_is_logged():
         "    print(f'Epoch: [0][{i:>4}/100000]\\tTime 0.01', flush=True)\n"
         "    time.sleep(0.002)\n"
     )
-    cmd = [sys.executable, "-m", "dlperf.adapters.stop_after", "--pattern", STOP_PATTERN, "--step", "30",
-           "--lines", "1", "--", sys.executable, "-c", script]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dlperf.adapters.stop_after",
+        "--pattern",
+        STOP_PATTERN,
+        "--step",
+        "30",
+        "--lines",
+        "1",
+        "--",
+        sys.executable,
+        "-c",
+        script,
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     steps = [int(m) for m in re.findall(r"Epoch: \[0\]\[\s*(\d+)/", out.stdout)]
@@ -472,15 +611,28 @@ def test_stop_after_stops_the_script_once_the_step_is_logged():
 
 
 def test_stop_after_keeps_the_exit_status_of_a_script_that_ends_first():
-    cmd = [sys.executable, "-m", "dlperf.adapters.stop_after", "--pattern", STOP_PATTERN, "--step", "30",
-           "--", sys.executable, "-c", "print('Epoch: [0][   1/2]'); raise SystemExit(3)"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "dlperf.adapters.stop_after",
+        "--pattern",
+        STOP_PATTERN,
+        "--step",
+        "30",
+        "--",
+        sys.executable,
+        "-c",
+        "print('Epoch: [0][   1/2]'); raise SystemExit(3)",
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert out.returncode == 3 and "Epoch: [0][   1/2]" in out.stdout
 
 
 def test_scripts_without_a_step_limit_are_wrapped(tmp_path: Path):
     pe = get_adapter("pytorch_examples")
-    cmd = pe.command(context(pe, "resnet50", "1n8g", 0, "fp32", False, tmp_path, {"data_dir": "/d"}))
+    cmd = pe.command(
+        context(pe, "resnet50", "1n8g", 0, "fp32", False, tmp_path, {"data_dir": "/d"})
+    )
     assert cmd[1:3] == ["-m", "dlperf.adapters.stop_after"]
     assert has(cmd, "--lines", 8)  # every rank of the node prints its own progress line
     assert re.search(pe.stop_pattern, "Epoch: [0][ 121/10009]\tTime  0.362 ( 2.620)")
@@ -488,7 +640,9 @@ def test_scripts_without_a_step_limit_are_wrapped(tmp_path: Path):
 
 # ----------------------------------------------------------------------------------- parsing
 
-NAME = re.compile(r"^(?:(?P<n>\d+)n(?P<g>\d+)g|n(?P<n2>\d+)g(?P<g2>\d+))_[a-z0-9]+(?:_b(?P<b>\d+))?_(?P<p>fp32|fp16|amp)?")
+NAME = re.compile(
+    r"^(?:(?P<n>\d+)n(?P<g>\d+)g|n(?P<n2>\d+)g(?P<g2>\d+))_[a-z0-9]+(?:_b(?P<b>\d+))?_(?P<p>fp32|fp16|amp)?"
+)
 
 
 def fixture_cell(adapter: UpstreamAdapter, model: str, fixture: Path) -> Cell:
@@ -497,8 +651,15 @@ def fixture_cell(adapter: UpstreamAdapter, model: str, fixture: Path) -> Cell:
     nodes, gpus = int(m["n"] or m["n2"]), int(m["g"] or m["g2"])
     precision = "amp" if m["p"] in ("fp16", "amp") else "fp32"
     bsz = int(m["b"]) if m["b"] else 2048
-    return Cell(adapter.name, model, precision, False, bsz, Layout(nodes, gpus),
-                adapter.only_variant.get(model, "default"))
+    return Cell(
+        adapter.name,
+        model,
+        precision,
+        False,
+        bsz,
+        Layout(nodes, gpus),
+        adapter.only_variant.get(model, "default"),
+    )
 
 
 def run_folder(fixture: Path, cell: Cell, tmp_path: Path) -> list[Path]:
@@ -518,7 +679,9 @@ def run_folder(fixture: Path, cell: Cell, tmp_path: Path) -> list[Path]:
     for i in range(cell.layout.nodes):
         node = run / f"node{i}.log"
         if not node.exists():
-            node.write_text(f"dlperf: node {i}: its ranks are started by node 0's launcher over ssh\n")
+            node.write_text(
+                f"dlperf: node {i}: its ranks are started by node 0's launcher over ssh\n"
+            )
     return [run / f"node{i}.log" for i in range(cell.layout.nodes)]
 
 
@@ -534,7 +697,9 @@ def test_parse_fixture_logs(name: str, model: str, tmp_path: Path):
     fixture = fixtures[0]
     cell = fixture_cell(adapter, model, fixture)
     if name == "oneflow_gpt":
-        pytest.skip("OneFlow-GPT's own log format has no fixture; the Megatron fixture is Megatron's")
+        pytest.skip(
+            "OneFlow-GPT's own log format has no fixture; the Megatron fixture is Megatron's"
+        )
     logs = run_folder(fixture, cell, tmp_path)
     result = adapter.parse(logs, cell, adapter.resolved_options({}))
     assert result.records, (name, model, fixture)
@@ -545,21 +710,31 @@ def test_parse_without_parsers_is_a_parse_error(monkeypatch: pytest.MonkeyPatch,
     from dlperf.adapters import upstream
     from dlperf.parse.records import ParseError
 
-    monkeypatch.setattr(upstream, "_parser", lambda name: (_ for _ in ()).throw(ParseError("no parsers")))
+    monkeypatch.setattr(
+        upstream, "_parser", lambda name: (_ for _ in ()).throw(ParseError("no parsers"))
+    )
     log = tmp_path / "node0.log"
     log.write_text("")
     of = get_adapter("oneflow")
     with pytest.raises(ParseError):
-        of.parse([log], Cell("oneflow", "resnet50", "fp32", False, 32, Layout(1, 1)), of.resolved_options({}))
+        of.parse(
+            [log],
+            Cell("oneflow", "resnet50", "fp32", False, 32, Layout(1, 1)),
+            of.resolved_options({}),
+        )
 
 
 def test_builtin_pytorch_adapter_command_is_a_list_of_str(tmp_path: Path):
     adapter = get_adapter("pytorch")
     cell = Cell("pytorch", "resnet50", "amp", False, 16, Layout(1, 1))
-    ctx = TaskContext(cell, adapter.resolved_options({}), 122, "cpu", 0, 0, 1, 1, "127.0.0.1", PORT, tmp_path)
+    ctx = TaskContext(
+        cell, adapter.resolved_options({}), 122, "cpu", 0, 0, 1, 1, "127.0.0.1", PORT, tmp_path
+    )
     cmd = adapter.command(ctx)
     assert all(isinstance(a, str) for a in cmd)
-    assert has(cmd, "--batch-size", 16) and has(cmd, "--precision", "amp") and has(cmd, "--steps", 122)
+    assert (
+        has(cmd, "--batch-size", 16) and has(cmd, "--precision", "amp") and has(cmd, "--steps", 122)
+    )
 
 
 @pytest.mark.parametrize(

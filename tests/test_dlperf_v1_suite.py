@@ -57,17 +57,40 @@ def test_every_cell_exists_at_every_layout(cells: dict):
 
 
 def test_resnet50_columns(cells: dict):
-    fp32 = {s.cell.framework for s in cells.values() if s.cell.model == "resnet50" and s.cell.precision == "fp32"}
-    assert fp32 == {"oneflow", "ngc_mxnet", "ngc_tensorflow", "ngc_pytorch", "mxnet_gluoncv",
-                    "tensorflow2", "pytorch_examples", "paddle"}
-    assert all(s.cell.batch_size == 128 for s in cells.values()
-               if s.cell.model == "resnet50" and s.cell.precision == "fp32")
-    amp = {(s.cell.framework, s.cell.batch_size, s.cell.xla) for s in cells.values()
-           if s.cell.model == "resnet50" and s.cell.precision == "amp"}
+    fp32 = {
+        s.cell.framework
+        for s in cells.values()
+        if s.cell.model == "resnet50" and s.cell.precision == "fp32"
+    }
+    assert fp32 == {
+        "oneflow",
+        "ngc_mxnet",
+        "ngc_tensorflow",
+        "ngc_pytorch",
+        "mxnet_gluoncv",
+        "tensorflow2",
+        "pytorch_examples",
+        "paddle",
+    }
+    assert all(
+        s.cell.batch_size == 128
+        for s in cells.values()
+        if s.cell.model == "resnet50" and s.cell.precision == "fp32"
+    )
+    amp = {
+        (s.cell.framework, s.cell.batch_size, s.cell.xla)
+        for s in cells.values()
+        if s.cell.model == "resnet50" and s.cell.precision == "amp"
+    }
     assert amp == {
-        ("oneflow", 256, False), ("ngc_mxnet", 256, False), ("ngc_pytorch", 256, False),
-        ("mxnet_gluoncv", 256, False), ("tensorflow2", 256, False),
-        ("ngc_tensorflow", 224, True), ("ngc_tensorflow", 224, False), ("paddle", 196, False),
+        ("oneflow", 256, False),
+        ("ngc_mxnet", 256, False),
+        ("ngc_pytorch", 256, False),
+        ("mxnet_gluoncv", 256, False),
+        ("tensorflow2", 256, False),
+        ("ngc_tensorflow", 224, True),
+        ("ngc_tensorflow", 224, False),
+        ("paddle", 196, False),
     }
 
 
@@ -102,17 +125,24 @@ def test_paddle_amp_uses_dali_and_fp32_does_not(cells: dict):
 def test_no_bert_without_clip_except_where_the_report_had_it(cells: dict):
     noclip = {s.cell.framework for s in cells.values() if s.cell.variant == "noclip"}
     assert noclip == {"oneflow", "mxnet_gluonnlp"}
-    assert not any(s.cell.framework == "mxnet_gluonnlp" and s.cell.variant == "default" for s in cells.values())
+    assert not any(
+        s.cell.framework == "mxnet_gluonnlp" and s.cell.variant == "default" for s in cells.values()
+    )
 
 
 def test_max_batch_sizes_are_dlperfs(cells: dict):
     expected = {
-        ("oneflow", "fp32", False): 96, ("oneflow", "amp", False): 160,
-        ("ngc_tensorflow", "fp32", False): 48, ("ngc_tensorflow", "amp", False): 64,
+        ("oneflow", "fp32", False): 96,
+        ("oneflow", "amp", False): 160,
+        ("ngc_tensorflow", "fp32", False): 48,
+        ("ngc_tensorflow", "amp", False): 64,
         ("ngc_tensorflow", "amp", True): 96,
-        ("ngc_pytorch", "fp32", False): 48, ("ngc_pytorch", "amp", False): 96,
-        ("paddle", "fp32", False): 96, ("paddle", "amp", False): 160,
-        ("mxnet_gluonnlp", "fp32", False): 64, ("mxnet_gluonnlp", "amp", False): 128,
+        ("ngc_pytorch", "fp32", False): 48,
+        ("ngc_pytorch", "amp", False): 96,
+        ("paddle", "fp32", False): 96,
+        ("paddle", "amp", False): 160,
+        ("mxnet_gluonnlp", "fp32", False): 64,
+        ("mxnet_gluonnlp", "amp", False): 128,
     }
     seen = {}
     for spec in cells.values():
@@ -132,7 +162,9 @@ def test_every_footnote_names_cells(cells: dict, suite: Suite):
         assert fnmatch.filter(cells, pattern), f"footnote {pattern!r} matches no cell"
 
 
-def test_every_cell_builds_its_command(cells: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_every_cell_builds_its_command(
+    cells: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setenv("SLURM_JOB_NODELIST", "node[1-4]")
     for spec in cells.values():
         cell = spec.cell
@@ -140,8 +172,19 @@ def test_every_cell_builds_its_command(cells: dict, tmp_path: Path, monkeypatch:
         options = adapter.resolved_options(spec.options)
         assert adapter.skip_reason(cell, options) is None, cell.id
         nodes, gpus = cell.layout.nodes, cell.layout.gpus_per_node
-        ctx = TaskContext(cell, options, adapter.steps_for(20, 100), "cuda", 0, 0, nodes, gpus,
-                          "node1", 29500, tmp_path)
+        ctx = TaskContext(
+            cell,
+            options,
+            adapter.steps_for(20, 100),
+            "cuda",
+            0,
+            0,
+            nodes,
+            gpus,
+            "node1",
+            29500,
+            tmp_path,
+        )
         cmd = adapter.command(ctx)
         assert cmd and all(isinstance(a, str) for a in cmd), cell.id
 
@@ -149,7 +192,10 @@ def test_every_cell_builds_its_command(cells: dict, tmp_path: Path, monkeypatch:
 def test_dlperf_check_prints_jobs_per_layout():
     out = subprocess.run(
         [sys.executable, "-m", "dlperf", "check", str(SUITE_FILE)],
-        capture_output=True, text=True, check=True, timeout=120,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     ).stdout
     per_layout = ", ".join(f"{layout}: {PER_LAYOUT * 7}" for layout in LAYOUTS)
     assert f"168 cells x 7 repeats = {168 * 7} runs ({per_layout})" in out
@@ -157,8 +203,20 @@ def test_dlperf_check_prints_jobs_per_layout():
 
 def test_snakemake_dry_run_plans_every_run(tmp_path: Path):
     cmd = [
-        sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
-        "-n", "--quiet", "rules", "--configfile", str(SUITE_FILE), "--config", "backend=slurm",
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "-n",
+        "--quiet",
+        "rules",
+        "--configfile",
+        str(SUITE_FILE),
+        "--config",
+        "backend=slurm",
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     out = proc.stdout + proc.stderr

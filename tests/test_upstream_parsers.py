@@ -50,79 +50,265 @@ DLL_CUT = r"\s(train\.t|step_l|imgs_p|throughput_t)"
 CASES = [
     # iter 2..20 every 2 iters; window = iters 5..16 = records iter 6..16, timed from iter 4's
     # stamp 1600000001.0 to iter 16's 1600000003.6; 12 iters * 32 * 2 GPUs
-    Case("oneflow_cnn", ("1n2g_rn50_b32_fp32_1.log",), RunFacts(32, 2, 1), Window(4, 12),
-         Method.TIMESTAMPS, 10, (-1,), 12 * 32 * 2 / (1600000003.6 - 1600000001.0), 768,
-         (r"(\d+\.\d+)$", "16000x0001.4"), r"samples/s: \d+"),
+    Case(
+        "oneflow_cnn",
+        ("1n2g_rn50_b32_fp32_1.log",),
+        RunFacts(32, 2, 1),
+        Window(4, 12),
+        Method.TIMESTAMPS,
+        10,
+        (-1,),
+        12 * 32 * 2 / (1600000003.6 - 1600000001.0),
+        768,
+        (r"(\d+\.\d+)$", "16000x0001.4"),
+        r"samples/s: \d+",
+    ),
     # steps 4..19: 8 even steps of 0.12 s, 8 odd of 0.10 s; the cut-off step 25 is skipped
-    Case("oneflow_bert", ("1n1g_bert_b24_fp32_1.log",), RunFacts(24, 1, 1, 128), Window(4, 16),
-         Method.TIMESTAMPS, 25, (-1,), 16 * 24 / (8 * 0.12 + 8 * 0.10), 384,
-         (r"(\d+\.\d+)$", "nan"), r"throughput: \d+"),
+    Case(
+        "oneflow_bert",
+        ("1n1g_bert_b24_fp32_1.log",),
+        RunFacts(24, 1, 1, 128),
+        Window(4, 16),
+        Method.TIMESTAMPS,
+        25,
+        (-1,),
+        16 * 24 / (8 * 0.12 + 8 * 0.10),
+        384,
+        (r"(\d+\.\d+)$", "nan"),
+        r"throughput: \d+",
+    ),
     # iters 300..1000: k=3,6,9 took 3.2 s, k=2,4,5,7,8 took 2.9 s; header batch_size is global
-    Case("oneflow_wdl", ("n1g8_wdl_1.log",), RunFacts(2048, 8, 1), Window(200, 800),
-         Method.TIMESTAMPS, 12, (-1,), 800 * 16384 / (3 * 3.2 + 5 * 2.9), 800 * 16384,
-         (r"time \S+", "time 16028368x"), r"time \d+"),
+    Case(
+        "oneflow_wdl",
+        ("n1g8_wdl_1.log",),
+        RunFacts(2048, 8, 1),
+        Window(200, 800),
+        Method.TIMESTAMPS,
+        12,
+        (-1,),
+        800 * 16384 / (3 * 3.2 + 5 * 2.9),
+        800 * 16384,
+        (r"time \S+", "time 16028368x"),
+        r"time \d+",
+    ),
     # iterations 6..25 (the window crosses midnight): 10 even of 0.55 s, 10 odd of 0.5 s
-    Case("dle_pytorch_rn50", ("1n1g_rn50_b256_fp32_1.log",), RunFacts(256, 1, 1), Window(5, 20),
-         Method.TIMESTAMPS, 30, (-1,), 20 * 256 / (10 * 0.55 + 10 * 0.5), 5120, DLL_FIELD, DLL_CUT),
+    Case(
+        "dle_pytorch_rn50",
+        ("1n1g_rn50_b256_fp32_1.log",),
+        RunFacts(256, 1, 1),
+        Window(5, 20),
+        Method.TIMESTAMPS,
+        30,
+        (-1,),
+        20 * 256 / (10 * 0.55 + 10 * 0.5),
+        5120,
+        DLL_FIELD,
+        DLL_CUT,
+    ),
     # iterations 6..25: 7 multiples of 3 took 0.31 s, 13 others 0.25 s; 64 * 8 GPUs per iteration
-    Case("dle_pytorch_bert", ("1n8g_bert_b64_fp32_1.log",), RunFacts(64, 8, 1), Window(5, 20),
-         Method.TIMESTAMPS, 30, (-1,), 20 * 64 * 8 / (7 * 0.31 + 13 * 0.25), 10240, DLL_FIELD, DLL_CUT),
+    Case(
+        "dle_pytorch_bert",
+        ("1n8g_bert_b64_fp32_1.log",),
+        RunFacts(64, 8, 1),
+        Window(5, 20),
+        Method.TIMESTAMPS,
+        30,
+        (-1,),
+        20 * 64 * 8 / (7 * 0.31 + 13 * 0.25),
+        10240,
+        DLL_FIELD,
+        DLL_CUT,
+    ),
     # steps 26..45 (the hook hid 1..20): 10 even of 0.44 s, 10 odd of 0.40 s
-    Case("dle_tf1_rn50", ("1n1g_rn50_b128_fp32_1.log",), RunFacts(128, 1, 1), Window(5, 20),
-         Method.TIMESTAMPS, 30, (-1,), 20 * 128 / (10 * 0.44 + 10 * 0.40), 2560, DLL_FIELD, DLL_CUT),
+    Case(
+        "dle_tf1_rn50",
+        ("1n1g_rn50_b128_fp32_1.log",),
+        RunFacts(128, 1, 1),
+        Window(5, 20),
+        Method.TIMESTAMPS,
+        30,
+        (-1,),
+        20 * 128 / (10 * 0.44 + 10 * 0.40),
+        2560,
+        DLL_FIELD,
+        DLL_CUT,
+    ),
     # lines at 1, 10, 20..200 cover 1, 9, 10.. iterations; window = lines 20..110: five 10-step
     # intervals of 3.3 s and five of 3.0 s; 32 * 8 per iteration
-    Case("dle_tf1_bert", ("1n8g_bert_b32_fp32_1.log",), RunFacts(32, 8, 1), Window(10, 100),
-         Method.TIMESTAMPS, 21, (-1,), 100 * 32 * 8 / (5 * 3.3 + 5 * 3.0), 25600, DLL_FIELD, DLL_CUT),
+    Case(
+        "dle_tf1_bert",
+        ("1n8g_bert_b32_fp32_1.log",),
+        RunFacts(32, 8, 1),
+        Window(10, 100),
+        Method.TIMESTAMPS,
+        21,
+        (-1,),
+        100 * 32 * 8 / (5 * 3.3 + 5 * 3.0),
+        25600,
+        DLL_FIELD,
+        DLL_CUT,
+    ),
     # Batch [20-40]..[100-120]: rank 0's asctime 15:02:10,000 -> 15:02:34,300 (rank 1's copy
     # dropped); 100 iterations * 96 * 2 GPUs, once
-    Case("dle_mxnet_rn50", ("1n2g_rn50_b96_fp32_1.log",), RunFacts(96, 2, 1), Window(20, 100),
-         Method.TIMESTAMPS, 8, (-1,), 100 * 96 * 2 / 24.3, 19200, (r"Speed: \S+", "Speed: nan"), r"Speed: \d"),
+    Case(
+        "dle_mxnet_rn50",
+        ("1n2g_rn50_b96_fp32_1.log",),
+        RunFacts(96, 2, 1),
+        Window(20, 100),
+        Method.TIMESTAMPS,
+        8,
+        (-1,),
+        100 * 96 * 2 / 24.3,
+        19200,
+        (r"Speed: \S+", "Speed: nan"),
+        r"Speed: \d",
+    ),
     # job-wide rates 2048, 2560, 2048, 4096, 2560 for 20 * 128 * 8 = 20480 samples each:
     # 10 + 8 + 10 + 5 + 8 = 41 s (harmonic mean; the arithmetic mean would be 2662.4)
-    Case("gluoncv_rn50", ("1n8g_rn50_b128_fp32_1.log",), RunFacts(128, 8, 1), Window(20, 100),
-         Method.PRINTED_RATES, 8, (-1,), 5 * 20480 / 41, 102400, (r"Speed: \S+", "Speed: -"), r"Speed: \d"),
+    Case(
+        "gluoncv_rn50",
+        ("1n8g_rn50_b128_fp32_1.log",),
+        RunFacts(128, 8, 1),
+        Window(20, 100),
+        Method.PRINTED_RATES,
+        8,
+        (-1,),
+        5 * 20480 / 41,
+        102400,
+        (r"Speed: \S+", "Speed: -"),
+        r"Speed: \d",
+    ),
     # steps 20..70 per rank: rank 0 6 * 10 * 0.100 s, rank 1 6 * 10 * 0.110 s (the slowest);
     # 2 ranks * 60 steps * 32
-    Case("gluonnlp_bert", ("1n2g_bert_b32_fp32_1.log",), RunFacts(32, 2, 1), Window(10, 60),
-         Method.STEP_TIMES, 16, (0, 1), 2 * 60 * 32 / (60 * 0.110), 3840,
-         (r"latency=\S+", "latency=nan"), r"latency=\d"),
+    Case(
+        "gluonnlp_bert",
+        ("1n2g_bert_b32_fp32_1.log",),
+        RunFacts(32, 2, 1),
+        Window(10, 60),
+        Method.STEP_TIMES,
+        16,
+        (0, 1),
+        2 * 60 * 32 / (60 * 0.110),
+        3840,
+        (r"latency=\S+", "latency=nan"),
+        r"latency=\d",
+    ),
     # batches 5..19 per rank by asctime: rank 0 15 * 0.300 s, rank 1 15 * 0.320 s
-    Case("paddle_cv", ("1n2g_rn50_b64_fp32_1/workerlog.0", "1n2g_rn50_b64_fp32_1/workerlog.1"),
-         RunFacts(64, 2, 1), Window(5, 15), Method.TIMESTAMPS, 50, (0, 1),
-         2 * 15 * 64 / (15 * 0.320), 1920, (r"elapse \S+", "elapse nan"), r"elapse \d"),
+    Case(
+        "paddle_cv",
+        ("1n2g_rn50_b64_fp32_1/workerlog.0", "1n2g_rn50_b64_fp32_1/workerlog.1"),
+        RunFacts(64, 2, 1),
+        Window(5, 15),
+        Method.TIMESTAMPS,
+        50,
+        (0, 1),
+        2 * 15 * 64 / (15 * 0.320),
+        1920,
+        (r"elapse \S+", "elapse nan"),
+        r"elapse \d",
+    ),
     # speed (steps/s incl. 2 trainers) 4, 5, 4, 5, 4, 5 for steps 20..70: 10 iterations each take
     # 10 * 2 / speed s; batch 8192 tokens / 128 = 64 sequences * 16 GPUs
-    Case("paddle_nlp_bert", ("2n8g_bert_b64_fp32_1/node0.log", "2n8g_bert_b64_fp32_1/node1.log"),
-         RunFacts(64, 16, 2, 128), Window(10, 60), Method.PRINTED_RATES, 8, (-1,),
-         60 * 64 * 16 / (3 * 20 / 4 + 3 * 20 / 5), 61440, (r"speed: \S+", "speed: inf"), r"speed: \d"),
+    Case(
+        "paddle_nlp_bert",
+        ("2n8g_bert_b64_fp32_1/node0.log", "2n8g_bert_b64_fp32_1/node1.log"),
+        RunFacts(64, 16, 2, 128),
+        Window(10, 60),
+        Method.PRINTED_RATES,
+        8,
+        (-1,),
+        60 * 64 * 16 / (3 * 20 / 4 + 3 * 20 / 5),
+        61440,
+        (r"speed: \S+", "speed: inf"),
+        r"speed: \d",
+    ),
     # TimeHistory steps 100..600: 25.6 + 25.6 + 26.0 + 25.8 + 25.6 s
-    Case("tf2_rn50", ("1n8g_rn50_b128_fp32_1.log",), RunFacts(128, 8, 1), Window(100, 500),
-         Method.STEP_TIMES, 8, (-1,), 500 * 128 * 8 / 128.6, 512000,
-         (r"TimeHistory: \S+", "TimeHistory: nan"), r"between steps \d+"),
+    Case(
+        "tf2_rn50",
+        ("1n8g_rn50_b128_fp32_1.log",),
+        RunFacts(128, 8, 1),
+        Window(100, 500),
+        Method.STEP_TIMES,
+        8,
+        (-1,),
+        500 * 128 * 8 / 128.6,
+        512000,
+        (r"TimeHistory: \S+", "TimeHistory: nan"),
+        r"between steps \d+",
+    ),
     # steps 15..50 in 5s across midnight: 4 intervals of 1.6 s, 4 of 1.5 s
-    Case("tf2_bert", ("1n1g_bert_b32_fp32_1.log",), RunFacts(32, 1, 1), Window(10, 40),
-         Method.TIMESTAMPS, 12, (-1,), 40 * 32 / (4 * 1.6 + 4 * 1.5), 1280,
-         (r"Train Step: \d+", "Train Step: x"), r"Train Step: \d"),
+    Case(
+        "tf2_bert",
+        ("1n1g_bert_b32_fp32_1.log",),
+        RunFacts(32, 1, 1),
+        Window(10, 40),
+        Method.TIMESTAMPS,
+        12,
+        (-1,),
+        40 * 32 / (4 * 1.6 + 4 * 1.5),
+        1280,
+        (r"Train Step: \d+", "Train Step: x"),
+        r"Train Step: \d",
+    ),
     # 2 ranks interleaved untagged; batches 2..17: 16 * 0.250 s and 16 * 0.260 s
-    Case("pytorch_examples", ("1n2g_rn50_b128_fp32_1.log",), RunFacts(128, 2, 1), Window(2, 16),
-         Method.STEP_TIMES, 40, (0, 1), 2 * 16 * 128 / (16 * 0.260), 4096,
-         (r"Time\s+\S+", "Time   nan"), r"Time\s+\d"),
+    Case(
+        "pytorch_examples",
+        ("1n2g_rn50_b128_fp32_1.log",),
+        RunFacts(128, 2, 1),
+        Window(2, 16),
+        Method.STEP_TIMES,
+        40,
+        (0, 1),
+        2 * 16 * 128 / (16 * 0.260),
+        4096,
+        (r"Time\s+\S+", "Time   nan"),
+        r"Time\s+\d",
+    ),
     # sinks 5..20 of one step: rank 0 16 * 200 ms, rank 1 16 * 210 ms
-    Case("mindspore", ("1n2g_rn50_b256_fp32_1.log",), RunFacts(256, 2, 1), Window(4, 16),
-         Method.STEP_TIMES, 48, (0, 1), 2 * 16 * 256 / (16 * 0.210), 8192,
-         (r"epoch time: \S+", "epoch time: nan"), r"epoch time: \d+"),
+    Case(
+        "mindspore",
+        ("1n2g_rn50_b256_fp32_1.log",),
+        RunFacts(256, 2, 1),
+        Window(4, 16),
+        Method.STEP_TIMES,
+        48,
+        (0, 1),
+        2 * 16 * 256 / (16 * 0.210),
+        8192,
+        (r"epoch time: \S+", "epoch time: nan"),
+        r"epoch time: \d+",
+    ),
     # Iter 200..1100, Time(100 iters) summed; header batch_size = 16384 is the global batch
-    Case("hugectr", ("n1g8_wdl_1.log",), RunFacts(2048, 8, 1), Window(100, 1000),
-         Method.STEP_TIMES, 12, (-1,),
-         1000 * 16384 / (0.213347 + 0.222373 + 0.215 + 0.23 + 0.21 + 0.225 + 0.22 + 0.215 + 0.23
-                         + 0.21), 16384000, (r"Time\(100 iters\): \S+", "Time(100 iters): nans"), r"Time\(100 iters\): \d"),
+    Case(
+        "hugectr",
+        ("n1g8_wdl_1.log",),
+        RunFacts(2048, 8, 1),
+        Window(100, 1000),
+        Method.STEP_TIMES,
+        12,
+        (-1,),
+        1000
+        * 16384
+        / (0.213347 + 0.222373 + 0.215 + 0.23 + 0.21 + 0.225 + 0.22 + 0.215 + 0.23 + 0.21),
+        16384000,
+        (r"Time\(100 iters\): \S+", "Time(100 iters): nans"),
+        r"Time\(100 iters\): \d",
+    ),
     # iterations 30..100 in 10s: ms/iteration 1520 1480 1510 1500 1490 1530 1500 1510; consumed
     # samples advance 640 per line; the cut-off last line is skipped
-    Case("megatron", ("1n8g_gpt_b8_fp16_1.log",), RunFacts(8, 8, 1), Window(20, 80),
-         Method.STEP_TIMES, 12, (-1,),
-         80 * 64 / (10 * (1520 + 1480 + 1510 + 1500 + 1490 + 1530 + 1500 + 1510) / 1000), 5120,
-         (r"\(ms\): \S+", "(ms): nan"), r"\(ms\): \d"),
+    Case(
+        "megatron",
+        ("1n8g_gpt_b8_fp16_1.log",),
+        RunFacts(8, 8, 1),
+        Window(20, 80),
+        Method.STEP_TIMES,
+        12,
+        (-1,),
+        80 * 64 / (10 * (1520 + 1480 + 1510 + 1500 + 1490 + 1530 + 1500 + 1510) / 1000),
+        5120,
+        (r"\(ms\): \S+", "(ms): nan"),
+        r"\(ms\): \d",
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 ids = [case.name for case in CASES]
@@ -141,9 +327,15 @@ def test_values(case: Case):
     assert result.method is case.method
     assert len(result.records) == case.records
     assert tuple(sorted(result.by_rank())) == case.ranks
-    wanted = {Method.TIMESTAMPS: "time_s", Method.STEP_TIMES: "duration_s", Method.PRINTED_RATES: "rate"}
+    wanted = {
+        Method.TIMESTAMPS: "time_s",
+        Method.STEP_TIMES: "duration_s",
+        Method.PRINTED_RATES: "rate",
+    }
     for record in result.records:  # exactly the time field the method needs
-        set_fields = {f for f in ("time_s", "start_s", "duration_s", "rate") if getattr(record, f) is not None}
+        set_fields = {
+            f for f in ("time_s", "start_s", "duration_s", "rate") if getattr(record, f) is not None
+        }
         assert set_fields == {wanted[case.method]}
         assert record.steps >= 1 and record.samples > 0 and record.line >= 1
     tp = run_throughput(result, case.window)
@@ -229,17 +421,27 @@ def test_per_rank_sources_separate_files_or_one_tagged_file(case: Case, tmp_path
     separate = []
     for rank in sorted(by_rank):
         separate.append(tmp_path / f"rank{rank}.log")
-        separate[-1].write_text("\n".join(strip_tag(texts[p][n - 1]) for p, n in by_rank[rank]) + "\n")
-    order = sorted((n, rank, k) for rank, lines in by_rank.items() for k, (_, n) in enumerate(lines))
+        separate[-1].write_text(
+            "\n".join(strip_tag(texts[p][n - 1]) for p, n in by_rank[rank]) + "\n"
+        )
+    order = sorted(
+        (n, rank, k) for rank, lines in by_rank.items() for k, (_, n) in enumerate(lines)
+    )
     tagged = tmp_path / "tagged.log"
-    tagged.write_text("\n".join(
-        f"[1,{rank}]<stdout>:" + strip_tag(texts[by_rank[rank][k][0]][by_rank[rank][k][1] - 1])
-        for _, rank, k in order) + "\n")
+    tagged.write_text(
+        "\n".join(
+            f"[1,{rank}]<stdout>:" + strip_tag(texts[by_rank[rank][k][0]][by_rank[rank][k][1] - 1])
+            for _, rank, k in order
+        )
+        + "\n"
+    )
     for paths in (separate, [tagged]):
         again = case.parse(paths)
         assert tuple(sorted(again.by_rank())) == case.ranks
         tp = run_throughput(again, case.window)
-        assert tp.throughput_samples_per_s == pytest.approx(baseline.throughput_samples_per_s, rel=1e-6)
+        assert tp.throughput_samples_per_s == pytest.approx(
+            baseline.throughput_samples_per_s, rel=1e-6
+        )
 
 
 def test_per_rank_source_missing_a_rank_is_an_error():
@@ -253,7 +455,9 @@ def test_untagged_duplicate_steps_in_a_rank_file_are_an_error(tmp_path: Path):
     lines = raw(case.paths()[0])
     out = tmp_path / "workerlog.0"
     out.write_text("\n".join(lines + lines[6:8]) + "\n")  # batch 0 printed again
-    with pytest.raises(ParseError, match=rf"{re.escape(str(out))}:{len(lines) + 1}: step 0 appears 2 times"):
+    with pytest.raises(
+        ParseError, match=rf"{re.escape(str(out))}:{len(lines) + 1}: step 0 appears 2 times"
+    ):
         case.parse([out, case.paths()[1]])
 
 
@@ -347,8 +551,10 @@ def test_mean_of_printed_rates_is_biased_high_when_step_times_vary(tmp_path: Pat
         d = 0.1 if it % 2 else 0.5
         t += d
         rates.append(32 / d)
-        lines.append(f"train: epoch 0, iter {it}, loss: 6.9, top_1: 0.0, top_k: 0.0, "
-                     f"samples/s: {32 / d:.3f} {t:.4f}")
+        lines.append(
+            f"train: epoch 0, iter {it}, loss: 6.9, top_1: 0.0, top_k: 0.0, "
+            f"samples/s: {32 / d:.3f} {t:.4f}"
+        )
     log = tmp_path / "oneflow.log"
     log.write_text("\n".join(lines) + "\n")
     tp = run_throughput(PARSERS["oneflow_cnn"]([log], RunFacts(32, 1, 1)), Window(10, 20))
@@ -360,7 +566,9 @@ def test_mean_of_printed_rates_is_biased_high_when_step_times_vary(tmp_path: Pat
     case = BY_NAME["gluoncv_rn50"]  # the same bias on a rates-only fixture
     printed = [2048.0, 2560.0, 2048.0, 4096.0, 2560.0]
     assert sum(printed) / 5 == pytest.approx(2662.4)
-    assert run_throughput(case.parse(), case.window).throughput_samples_per_s == pytest.approx(102400 / 41)
+    assert run_throughput(case.parse(), case.window).throughput_samples_per_s == pytest.approx(
+        102400 / 41
+    )
 
 
 def test_global_rate_is_never_multiplied_by_the_ranks():
@@ -370,13 +578,17 @@ def test_global_rate_is_never_multiplied_by_the_ranks():
         tp = run_throughput(case.parse(facts=facts), case.window)
         assert tp.throughput_samples_per_s == pytest.approx(102400 / 41)  # 2497.56, not 8x
     mx = BY_NAME["dle_mxnet_rn50"]  # both ranks print: kept once, not doubled
-    assert run_throughput(mx.parse(), mx.window).throughput_samples_per_s == pytest.approx(19200 / 24.3)
+    assert run_throughput(mx.parse(), mx.window).throughput_samples_per_s == pytest.approx(
+        19200 / 24.3
+    )
 
 
 def test_oneflow_header_wins_over_run_facts_with_a_note():
     case = BY_NAME["oneflow_cnn"]
     result = case.parse(facts=RunFacts(64, 4, 2))
-    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(case.throughput)
+    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(
+        case.throughput
+    )
     notes = " ".join(result.notes)
     assert "batch_size_per_device = 32 but the run facts say 64" in notes
     assert "num_nodes = 1 but the run facts say 2" in notes
@@ -388,8 +600,10 @@ def test_counter_restart_at_a_new_epoch_is_noted(tmp_path: Path):
     t = 1600000000.0
     for epoch, it in [(0, 2), (0, 4), (0, 6), (1, 2), (1, 4), (1, 6)]:
         t += 1.0
-        lines.append(f"train: epoch {epoch}, iter {it}, loss: 6.9, top_1: 0.0, top_k: 0.0, "
-                     f"samples/s: 16.000 {t}")
+        lines.append(
+            f"train: epoch {epoch}, iter {it}, loss: 6.9, top_1: 0.0, top_k: 0.0, "
+            f"samples/s: 16.000 {t}"
+        )
     log = tmp_path / "cnn.log"
     log.write_text("\n".join(lines) + "\n")
     result = PARSERS["oneflow_cnn"]([log], RunFacts(8, 1, 1))
@@ -417,8 +631,10 @@ def test_dle_pytorch_bert_keeps_the_sources_own_figure_as_a_note():
 def test_dle_mxnet_without_asctime_falls_back_to_printed_rates(tmp_path: Path):
     case = BY_NAME["dle_mxnet_rn50"]
     bare = tmp_path / "bare.log"
-    bare.write_text("\n".join(re.sub(r"^\S+ \S+:INFO: ", "", strip_tag(line))
-                              for line in raw(case.paths()[0])) + "\n")
+    bare.write_text(
+        "\n".join(re.sub(r"^\S+ \S+:INFO: ", "", strip_tag(line)) for line in raw(case.paths()[0]))
+        + "\n"
+    )
     result = case.parse([bare])
     assert result.method is Method.PRINTED_RATES
     assert any("no timestamp prefix" in n for n in result.notes)
@@ -432,7 +648,9 @@ def test_paddle_cv_without_asctime_uses_elapse(tmp_path: Path):
     out = []
     for i, path in enumerate(case.paths()):
         out.append(tmp_path / f"workerlog.{i}")
-        out[-1].write_text("\n".join(re.sub(r"^\S+ \S+-INFO: ", "", line) for line in raw(path)) + "\n")
+        out[-1].write_text(
+            "\n".join(re.sub(r"^\S+ \S+-INFO: ", "", line) for line in raw(path)) + "\n"
+        )
     result = case.parse(out)
     assert result.method is Method.STEP_TIMES
     # elapse 0.2800 (rank 0) and 0.3000 (rank 1) per batch: excludes what the wall clock saw
@@ -457,16 +675,27 @@ def test_paddle_nlp_tokens_batch_and_trainers_come_from_the_log():
     assert "speed / 2 trainer(s) * 1024 samples per step" in notes
     # first line: 0.2 steps/s incl. 2 trainers -> 0.1 iterations/s * 1024 samples
     assert result.records[0].rate == pytest.approx(0.2 / 2 * 1024)
-    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(case.throughput)
+    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(
+        case.throughput
+    )
 
 
 def test_tf2_bert_absl_year_rolls_over(tmp_path: Path):
-    stamps = ["1231 23:59:57.000000", "1231 23:59:58.000000", "1231 23:59:59.500000",
-              "0101 00:00:01.000000", "0101 00:00:02.250000"]
+    stamps = [
+        "1231 23:59:57.000000",
+        "1231 23:59:58.000000",
+        "1231 23:59:59.500000",
+        "0101 00:00:01.000000",
+        "0101 00:00:02.250000",
+    ]
     log = tmp_path / "bert.log"
-    log.write_text("\n".join(
-        f"I{s} 140225321383744 model_training_utils.py:444] Train Step: {i + 1}/5  / loss = 7.0"
-        for i, s in enumerate(stamps)) + "\n")
+    log.write_text(
+        "\n".join(
+            f"I{s} 140225321383744 model_training_utils.py:444] Train Step: {i + 1}/5  / loss = 7.0"
+            for i, s in enumerate(stamps)
+        )
+        + "\n"
+    )
     result = PARSERS["tf2_bert"]([log], RunFacts(8, 1, 1))
     tp = run_throughput(result, Window(1, 4))
     assert tp.window_time_s == pytest.approx(5.25)  # 23:59:57 -> 00:00:02.25 next year
@@ -484,7 +713,10 @@ def test_mindspore_sink_of_several_steps(tmp_path: Path):
     log = tmp_path / "log"
     lines = []
     for e, ms in enumerate([9000.0, 1000.0, 1100.0, 1000.0], 1):
-        lines += [f"epoch: {e} step: 10, loss is 6.9", f"epoch time: {ms:.3f} ms, per step time: {ms / 10:.3f} ms"]
+        lines += [
+            f"epoch: {e} step: 10, loss is 6.9",
+            f"epoch time: {ms:.3f} ms, per step time: {ms / 10:.3f} ms",
+        ]
     log.write_text("\n".join(lines) + "\n")
     result = PARSERS["mindspore"]([log], RunFacts(16, 1, 1))
     assert [(r.step, r.steps) for r in result.records] == [(1, 10), (2, 10), (3, 10), (4, 10)]
@@ -496,10 +728,14 @@ def test_megatron_samples_follow_consumed_samples_and_its_global_batch(tmp_path:
     """Batch-size ramp-up: consumed samples advance 320, 640, 640 while ms/iteration holds."""
     log = tmp_path / "gpt.log"
     consumed = [320, 640, 1280, 1920]
-    log.write_text("\n".join(
-        f" iteration {10 * (k + 1):8d}/{40:8d} | consumed samples: {c:12d} | elapsed time per "
-        f"iteration (ms): 100.0 | global batch size: {32 if k == 0 else 64:5d} | lm loss: 1.0E+01 |"
-        for k, c in enumerate(consumed)) + "\n")
+    log.write_text(
+        "\n".join(
+            f" iteration {10 * (k + 1):8d}/{40:8d} | consumed samples: {c:12d} | elapsed time per "
+            f"iteration (ms): 100.0 | global batch size: {32 if k == 0 else 64:5d} | lm loss: 1.0E+01 |"
+            for k, c in enumerate(consumed)
+        )
+        + "\n"
+    )
     result = PARSERS["megatron"]([log], RunFacts(8, 8, 1))
     assert [r.samples for r in result.records] == [320, 320, 640, 640]
     assert any("global batch size = 32 but the run facts say 64" in n for n in result.notes)

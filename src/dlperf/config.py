@@ -28,7 +28,7 @@ def schema_path() -> Path:
     return Path(str(resources.files("dlperf").joinpath("schemas/config.schema.yaml")))
 
 
-def _with_defaults(validator_class: type) -> type:
+def _with_defaults(validator_class: Any) -> Any:
     """A validator that fills `default`s while it validates (as snakemake.utils.validate does)."""
     validate_properties = validator_class.VALIDATORS["properties"]
 

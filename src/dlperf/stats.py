@@ -177,7 +177,7 @@ def spread(values: Sequence[float], level: float = 0.95) -> Spread:
     mean = statistics.fmean(ordered)
     cv = statistics.stdev(ordered) / mean if len(ordered) > 1 and mean else math.nan
     lo, hi, achieved = median_ci_ranks(len(ordered), level)
-    ci = (ordered[lo], ordered[hi]) if lo is not None else (math.nan, math.nan)
+    ci = (ordered[lo], ordered[hi]) if lo is not None and hi is not None else (math.nan, math.nan)
     return Spread(statistics.median(ordered), ordered[0], ordered[-1], cv, ci[0], ci[1], achieved)
 
 

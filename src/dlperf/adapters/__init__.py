@@ -45,7 +45,9 @@ def get_adapter(name: str) -> Adapter:
     try:
         return REGISTRY[name]()
     except KeyError:
-        raise ConfigError(f"no adapter named {name!r} (registered: {', '.join(REGISTRY)})") from None
+        raise ConfigError(
+            f"no adapter named {name!r} (registered: {', '.join(REGISTRY)})"
+        ) from None
 
 
 __all__ = ["REGISTRY", "Adapter", "Launcher", "ModelSource", "TaskContext", "get_adapter"]

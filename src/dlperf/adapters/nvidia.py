@@ -28,20 +28,28 @@ class NGCPyTorch(UpstreamAdapter):
 
     name: ClassVar[str] = "ngc_pytorch"
     display_name: ClassVar[str] = "NGC PyTorch"
-    version: ClassVar[str] = f"PyTorch 1.5.0a0+8f84ded (NGC 20.03); DeepLearningExamples {DLE_PYTORCH_RN50[:7]}/{DLE_PYTORCH_BERT[:7]}"
+    version: ClassVar[str] = (
+        f"PyTorch 1.5.0a0+8f84ded (NGC 20.03); DeepLearningExamples {DLE_PYTORCH_RN50[:7]}/{DLE_PYTORCH_BERT[:7]}"
+    )
     launch: ClassVar[str] = "torch"
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(DLE, "PyTorch/Classification/ConvNets", DLE_PYTORCH_RN50),
         "bert_base": ModelSource(DLE, "PyTorch/LanguageModeling/BERT", DLE_PYTORCH_BERT),
     }
     entry: ClassVar[dict[str, str]] = {"resnet50": "main.py", "bert_base": "run_pretraining.py"}
-    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_dle_pytorch_rn50", "bert_base": "parse_dle_pytorch_bert"}
+    parsers: ClassVar[dict[str, str]] = {
+        "resnet50": "parse_dle_pytorch_rn50",
+        "bert_base": "parse_dle_pytorch_bert",
+    }
     environment: ClassVar[str] = "nvcr.io/nvidia/pytorch:20.03-py3"
     features: ClassVar[tuple[str, ...]] = ("DALI", "APEX AMP", "torch.distributed")
     source_root: ClassVar[str] = DLE_ROOT
     synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
     options: ClassVar[dict[str, Any]] = upstream_options(
-        max_batch_size={"resnet50": {"fp32": 128, "amp": 256}, "bert_base": {"fp32": 48, "amp": 96}},
+        max_batch_size={
+            "resnet50": {"fp32": 128, "amp": 256},
+            "bert_base": {"fp32": 48, "amp": 96},
+        },
         data_backend="dali-cpu",  # with data_dir (DLPerf's); without, DLE's synthetic loader
         workers=8,
         bert_config="",  # "" = bert_config.json in the BERT folder
@@ -57,20 +65,59 @@ class NGCPyTorch(UpstreamAdapter):
             amp = ["--amp", "--dynamic-loss-scale"] if cell.precision == "amp" else []
             backend = o["data_backend"] if o["data_dir"] else "syntetic"  # sic: DLE's spelling
             return [
-                "--data-backend", backend, "--arch", "resnet50", "-b", str(bsz), "-j", str(o["workers"]),
-                "-p", "1", "--epochs", "1", "--prof", str(ctx.steps), "--training-only", "--no-checkpoints",
-                "--optimizer-batch-size", "-1", "--warmup", "8", "-c", "fanin", "--label-smoothing", "0.1",
-                "--lr-schedule", "cosine", "--mom", "0.875", "--wd", "3.0517578125e-05",
-                "--workspace", str(ctx.run_dir), "--raport-file", str(ctx.run_dir / f"raport_node{node}.json"),
-                *amp, str(o["data_dir"] or ctx.run_dir),
+                "--data-backend",
+                backend,
+                "--arch",
+                "resnet50",
+                "-b",
+                str(bsz),
+                "-j",
+                str(o["workers"]),
+                "-p",
+                "1",
+                "--epochs",
+                "1",
+                "--prof",
+                str(ctx.steps),
+                "--training-only",
+                "--no-checkpoints",
+                "--optimizer-batch-size",
+                "-1",
+                "--warmup",
+                "8",
+                "-c",
+                "fanin",
+                "--label-smoothing",
+                "0.1",
+                "--lr-schedule",
+                "cosine",
+                "--mom",
+                "0.875",
+                "--wd",
+                "3.0517578125e-05",
+                "--workspace",
+                str(ctx.run_dir),
+                "--raport-file",
+                str(ctx.run_dir / f"raport_node{node}.json"),
+                *amp,
+                str(o["data_dir"] or ctx.run_dir),
             ]
         config = o["bert_config"] or f"{self.model_dir('bert_base', o)}/bert_config.json"
         return [
-            f"--input_dir={o['data_dir']}", f"--output_dir={ctx.run_dir / f'checkpoints_node{node}'}",
-            f"--config_file={config}", "--bert_model=bert-base-uncased", f"--train_batch_size={bsz}",
-            f"--max_seq_length={o['seq_len']}", f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
-            f"--max_steps={ctx.steps}", "--warmup_proportion=1", "--num_steps_per_checkpoint=1000000",
-            "--learning_rate=6e-3", "--seed=42", "--do_train", "--skip_checkpoint",
+            f"--input_dir={o['data_dir']}",
+            f"--output_dir={ctx.run_dir / f'checkpoints_node{node}'}",
+            f"--config_file={config}",
+            "--bert_model=bert-base-uncased",
+            f"--train_batch_size={bsz}",
+            f"--max_seq_length={o['seq_len']}",
+            f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            f"--max_steps={ctx.steps}",
+            "--warmup_proportion=1",
+            "--num_steps_per_checkpoint=1000000",
+            "--learning_rate=6e-3",
+            "--seed=42",
+            "--do_train",
+            "--skip_checkpoint",
             f"--json-summary={ctx.run_dir / f'dllogger_node{node}.json'}",
             *(["--fp16"] if cell.precision == "amp" else []),
         ]
@@ -81,14 +128,19 @@ class NGCTensorFlow(UpstreamAdapter):
 
     name: ClassVar[str] = "ngc_tensorflow"
     display_name: ClassVar[str] = "NGC TensorFlow 1.x"
-    version: ClassVar[str] = f"TensorFlow 1.15.2 (NGC 20.03); DeepLearningExamples {DLE_TENSORFLOW[:7]}"
+    version: ClassVar[str] = (
+        f"TensorFlow 1.15.2 (NGC 20.03); DeepLearningExamples {DLE_TENSORFLOW[:7]}"
+    )
     launch: ClassVar[str] = "horovodrun"
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(DLE, "TensorFlow/Classification/ConvNets", DLE_TENSORFLOW),
         "bert_base": ModelSource(DLE, "TensorFlow/LanguageModeling/BERT", DLE_TENSORFLOW),
     }
     entry: ClassVar[dict[str, str]] = {"resnet50": "main.py", "bert_base": "run_pretraining.py"}
-    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_dle_tf1_rn50", "bert_base": "parse_dle_tf1_bert"}
+    parsers: ClassVar[dict[str, str]] = {
+        "resnet50": "parse_dle_tf1_rn50",
+        "bert_base": "parse_dle_tf1_bert",
+    }
     environment: ClassVar[str] = "nvcr.io/nvidia/tensorflow:20.03-tf1-py3"
     features: ClassVar[tuple[str, ...]] = ("DALI", "Horovod", "XLA", "TF-AMP")
     source_root: ClassVar[str] = DLE_ROOT
@@ -123,23 +175,48 @@ class NGCTensorFlow(UpstreamAdapter):
                     idx = o["dali_idx_dir"] or str(Path(o["data_dir"]).parent / "dali_idx")
                     data += ["--use_dali", f"--data_idx_dir={idx}"]
             return [
-                "--arch=resnet50", "--mode=train", "--iter_unit=batch", f"--num_iter={ctx.steps}",
-                f"--batch_size={bsz}", "--warmup_steps=0", "--use_cosine_lr", "--label_smoothing=0.1",
-                "--lr_init=0.256", "--lr_warmup_epochs=8", "--momentum=0.875",
-                "--weight_decay=3.0517578125e-05", "--weight_init=fan_in", "--display_every=1",
-                "--gpu_memory_fraction=0.98", f"--results_dir={ctx.run_dir / 'tf_results'}",
-                *precision, *data, *xla,
+                "--arch=resnet50",
+                "--mode=train",
+                "--iter_unit=batch",
+                f"--num_iter={ctx.steps}",
+                f"--batch_size={bsz}",
+                "--warmup_steps=0",
+                "--use_cosine_lr",
+                "--label_smoothing=0.1",
+                "--lr_init=0.256",
+                "--lr_warmup_epochs=8",
+                "--momentum=0.875",
+                "--weight_decay=3.0517578125e-05",
+                "--weight_init=fan_in",
+                "--display_every=1",
+                "--gpu_memory_fraction=0.98",
+                f"--results_dir={ctx.run_dir / 'tf_results'}",
+                *precision,
+                *data,
+                *xla,
             ]
         config = o["bert_config"] or f"{self.model_dir('bert_base', o)}/data/bert_config.json"
         return [
-            f"--input_files_dir={o['data_dir']}", f"--eval_files_dir={o['data_dir']}",
-            f"--output_dir={ctx.run_dir / 'tf_bert_output'}", f"--bert_config_file={config}",
-            "--do_train=True", "--do_eval=False", f"--train_batch_size={bsz}", "--eval_batch_size=32",
-            f"--max_seq_length={o['seq_len']}", f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
-            f"--num_train_steps={ctx.steps}", "--num_warmup_steps=10000", "--num_accumulation_steps=1",
-            "--save_checkpoints_steps=1000000", "--learning_rate=1e-4", "--optimizer_type=adam",
-            "--horovod", "--allreduce_post_accumulation=False",
-            *(["--use_fp16"] if cell.precision == "amp" else []), *xla,
+            f"--input_files_dir={o['data_dir']}",
+            f"--eval_files_dir={o['data_dir']}",
+            f"--output_dir={ctx.run_dir / 'tf_bert_output'}",
+            f"--bert_config_file={config}",
+            "--do_train=True",
+            "--do_eval=False",
+            f"--train_batch_size={bsz}",
+            "--eval_batch_size=32",
+            f"--max_seq_length={o['seq_len']}",
+            f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            f"--num_train_steps={ctx.steps}",
+            "--num_warmup_steps=10000",
+            "--num_accumulation_steps=1",
+            "--save_checkpoints_steps=1000000",
+            "--learning_rate=1e-4",
+            "--optimizer_type=adam",
+            "--horovod",
+            "--allreduce_post_accumulation=False",
+            *(["--use_fp16"] if cell.precision == "amp" else []),
+            *xla,
         ]
 
 
@@ -187,26 +264,83 @@ class NGCMXNet(UpstreamAdapter):
         total = self.batch_size(cell, o) * ctx.nodes * ctx.gpus_per_node
         if cell.precision == "amp":
             precision = [
-                "--dtype", "float16", "--fuse-bn-relu", "1", "--fuse-bn-add-relu", "1",
-                "--input-layout", "NCHW", "--conv-layout", "NHWC", "--batchnorm-layout", "NHWC",
-                "--pooling-layout", "NHWC",
+                "--dtype",
+                "float16",
+                "--fuse-bn-relu",
+                "1",
+                "--fuse-bn-add-relu",
+                "1",
+                "--input-layout",
+                "NCHW",
+                "--conv-layout",
+                "NHWC",
+                "--batchnorm-layout",
+                "NHWC",
+                "--pooling-layout",
+                "NHWC",
             ]
         else:
-            precision = ["--dtype", "float32", "--input-layout", "NHWC", "--fuse-bn-relu", "0", "--fuse-bn-add-relu", "0"]
+            precision = [
+                "--dtype",
+                "float32",
+                "--input-layout",
+                "NHWC",
+                "--fuse-bn-relu",
+                "0",
+                "--fuse-bn-add-relu",
+                "0",
+            ]
         if o["data_dir"]:
             data = [
-                "--data-backend", o["data_backend"], "--data-train", f"{o['data_dir']}/train.rec",
-                "--data-train-idx", f"{o['data_dir']}/train.idx",
+                "--data-backend",
+                o["data_backend"],
+                "--data-train",
+                f"{o['data_dir']}/train.rec",
+                "--data-train-idx",
+                f"{o['data_dir']}/train.idx",
             ]
         else:
             data = ["--data-backend", "synthetic"]
         return [
-            "--arch", "resnetv15", "--num-layers", "50", "--num-classes", "1000", "--mode", "train",
-            "--gpus", ",".join(str(i) for i in range(ctx.gpus_per_node)), "--batch-size", str(total),
-            "--image-shape", "3,224,224", "--lr", "0.256", "--lr-schedule", "cosine", "--optimizer", "sgd",
-            "--mom", "0.875", "--wd", "3.0517578125e-05", "--label-smoothing", "0.1",
-            "--kv-store", "horovod", "--benchmark-iters", str(ctx.steps), "--no-metrics",
-            "--disp-batches", "1", "--save-frequency", "0", "--num-epochs", "1", *precision, *data,
+            "--arch",
+            "resnetv15",
+            "--num-layers",
+            "50",
+            "--num-classes",
+            "1000",
+            "--mode",
+            "train",
+            "--gpus",
+            ",".join(str(i) for i in range(ctx.gpus_per_node)),
+            "--batch-size",
+            str(total),
+            "--image-shape",
+            "3,224,224",
+            "--lr",
+            "0.256",
+            "--lr-schedule",
+            "cosine",
+            "--optimizer",
+            "sgd",
+            "--mom",
+            "0.875",
+            "--wd",
+            "3.0517578125e-05",
+            "--label-smoothing",
+            "0.1",
+            "--kv-store",
+            "horovod",
+            "--benchmark-iters",
+            str(ctx.steps),
+            "--no-metrics",
+            "--disp-batches",
+            "1",
+            "--save-frequency",
+            "0",
+            "--num-epochs",
+            "1",
+            *precision,
+            *data,
         ]
 
 
@@ -227,7 +361,11 @@ class Megatron(UpstreamAdapter):
     entry: ClassVar[dict[str, str]] = {"gpt": "pretrain_gpt.py"}
     parsers: ClassVar[dict[str, str]] = {"gpt": "parse_megatron"}
     environment: ClassVar[str] = "nvcr.io/nvidia/pytorch:20.12-py3"
-    features: ClassVar[tuple[str, ...]] = ("tensor/pipeline/data parallel", "activation checkpointing", "AMP (fp16)")
+    features: ClassVar[tuple[str, ...]] = (
+        "tensor/pipeline/data parallel",
+        "activation checkpointing",
+        "AMP (fp16)",
+    )
     source_root: ClassVar[str] = "/workspace/Megatron-LM"
     log_interval: ClassVar[int] = 10
     seq_len: ClassVar[int] = 2048
@@ -250,11 +388,16 @@ class Megatron(UpstreamAdapter):
         root = self.root(o)
         return [
             *gpt_args(ctx, self.batch_size(ctx.cell, o), oneflow=False),
-            f"--max-position-embeddings={o['seq_len']}", f"--data-path={o['data_dir']}",
+            f"--max-position-embeddings={o['seq_len']}",
+            f"--data-path={o['data_dir']}",
             f"--vocab-file={o['vocab_file'] or root + '/gpt2-vocab.json'}",
             f"--merge-file={o['merge_file'] or root + '/gpt2-merges.txt'}",
-            "--data-impl=mmap", "--distributed-backend=nccl", "--lr=0.00015",
-            "--save-interval=1000000", "--eval-interval=1000000", "--eval-iters=1",
+            "--data-impl=mmap",
+            "--distributed-backend=nccl",
+            "--lr=0.00015",
+            "--save-interval=1000000",
+            "--eval-interval=1000000",
+            "--eval-iters=1",
         ]
 
 
@@ -271,12 +414,20 @@ class HugeCTR(UpstreamAdapter):
     display_name: ClassVar[str] = "HugeCTR"
     version: ClassVar[str] = "HugeCTR v2.2"
     launch: ClassVar[str] = "mpirun"
-    models: ClassVar[dict[str, ModelSource]] = {"wide_deep": ModelSource("NVIDIA/HugeCTR", "samples/wdl", "v2.2")}
+    models: ClassVar[dict[str, ModelSource]] = {
+        "wide_deep": ModelSource("NVIDIA/HugeCTR", "samples/wdl", "v2.2")
+    }
     entry: ClassVar[dict[str, str]] = {"wide_deep": "huge_ctr"}
     parsers: ClassVar[dict[str, str]] = {"wide_deep": "parse_hugectr"}
     environment: ClassVar[str] = "nvcr.io/nvidia/hugectr:v2.2"
-    features: ClassVar[tuple[str, ...]] = ("model-parallel embedding", "MPI multi-node", "mixed precision")
-    synthetic_models: ClassVar[frozenset[str]] = frozenset({"wide_deep"})  # the data is in the template
+    features: ClassVar[tuple[str, ...]] = (
+        "model-parallel embedding",
+        "MPI multi-node",
+        "mixed precision",
+    )
+    synthetic_models: ClassVar[frozenset[str]] = frozenset(
+        {"wide_deep"}
+    )  # the data is in the template
     options: ClassVar[dict[str, Any]] = upstream_options(
         mpi=True,
         max_batch_size={"wide_deep": 16384},
@@ -287,7 +438,9 @@ class HugeCTR(UpstreamAdapter):
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if not options.get("config_template"):
-            return "HugeCTR needs option config_template (a W&D JSON such as DLPerf's wdl_7x1024.json)"
+            return (
+                "HugeCTR needs option config_template (a W&D JSON such as DLPerf's wdl_7x1024.json)"
+            )
         return None
 
     def procs_per_node(self, ctx: TaskContext) -> int:

@@ -24,19 +24,34 @@ class TensorFlow2(UpstreamAdapter):
     display_name: ClassVar[str] = "TensorFlow 2.x"
     version: ClassVar[str] = "TensorFlow 2.3.0; tensorflow/models r2.3.0"
     models: ClassVar[dict[str, ModelSource]] = {
-        "resnet50": ModelSource("tensorflow/models", "official/vision/image_classification", "v2.3.0"),
+        "resnet50": ModelSource(
+            "tensorflow/models", "official/vision/image_classification", "v2.3.0"
+        ),
         "bert_base": ModelSource("tensorflow/models", "official/nlp/bert", "v2.3.0"),
     }
-    entry: ClassVar[dict[str, str]] = {"resnet50": "classifier_trainer.py", "bert_base": "run_pretraining.py"}
-    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_tf2_rn50", "bert_base": "parse_tf2_bert"}
+    entry: ClassVar[dict[str, str]] = {
+        "resnet50": "classifier_trainer.py",
+        "bert_base": "run_pretraining.py",
+    }
+    parsers: ClassVar[dict[str, str]] = {
+        "resnet50": "parse_tf2_rn50",
+        "bert_base": "parse_tf2_bert",
+    }
     environment: ClassVar[str] = "envs/tensorflow2.yaml"
-    features: ClassVar[tuple[str, ...]] = ("MultiWorkerMirroredStrategy (NCCL)", "XLA", "mixed_float16")
+    features: ClassVar[tuple[str, ...]] = (
+        "MultiWorkerMirroredStrategy (NCCL)",
+        "XLA",
+        "mixed_float16",
+    )
     source_root: ClassVar[str] = "/workspace/tf-models"
     xla_models: ClassVar[frozenset[str]] = frozenset({"resnet50", "bert_base"})
     synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
     log_interval: ClassVar[int] = 100  # ResNet-50's TimeHistory (train.time_history.log_steps)
     options: ClassVar[dict[str, Any]] = upstream_options(
-        max_batch_size={"resnet50": {"fp32": 128, "amp": 256}, "bert_base": {"fp32": 32, "amp": 64}},
+        max_batch_size={
+            "resnet50": {"fp32": 128, "amp": 256},
+            "bert_base": {"fp32": 32, "amp": 64},
+        },
         config_file="",  # ResNet-50: "" = configs/examples/resnet/imagenet/gpu.yaml
         bert_config="",  # BERT: bert_config.json of BERT-base; required for bert_base
         seq_len=128,
@@ -76,22 +91,40 @@ class TensorFlow2(UpstreamAdapter):
                     "dtype": "float16" if cell.precision == "amp" else "float32",
                     "builder": "records" if o["data_dir"] else "synthetic",
                 },
-                "train": {"epochs": 1, "steps": ctx.steps, "time_history": {"log_steps": self.log_interval}},
+                "train": {
+                    "epochs": 1,
+                    "steps": ctx.steps,
+                    "time_history": {"log_steps": self.log_interval},
+                },
             }
-            config = o["config_file"] or f"{self.model_dir('resnet50', o)}/configs/examples/resnet/imagenet/gpu.yaml"
+            config = (
+                o["config_file"]
+                or f"{self.model_dir('resnet50', o)}/configs/examples/resnet/imagenet/gpu.yaml"
+            )
             data = [f"--data_dir={o['data_dir']}"] if o["data_dir"] else []
             return [
-                "--mode=train", "--model_type=resnet", "--dataset=imagenet",
-                f"--model_dir={ctx.run_dir / f'tf2_model_node{ctx.node_rank}'}", *data,
-                f"--config_file={config}", f"--params_override={json.dumps(override, sort_keys=True)}",
+                "--mode=train",
+                "--model_type=resnet",
+                "--dataset=imagenet",
+                f"--model_dir={ctx.run_dir / f'tf2_model_node{ctx.node_rank}'}",
+                *data,
+                f"--config_file={config}",
+                f"--params_override={json.dumps(override, sort_keys=True)}",
             ]
         world = ctx.nodes * ctx.gpus_per_node
         args = [
-            f"--input_files={o['data_dir']}/*", f"--max_seq_length={o['seq_len']}",
+            f"--input_files={o['data_dir']}/*",
+            f"--max_seq_length={o['seq_len']}",
             f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
-            f"--train_batch_size={bsz * world}", f"--num_steps_per_epoch={ctx.steps}", "--num_train_epochs=1",
-            "--warmup_steps=10000", "--use_next_sentence_label=True", "--train_summary_interval=0",
-            "--optimizer_type=adamw", f"--num_gpus={ctx.gpus_per_node}", "--datasets_num_private_threads=8",
+            f"--train_batch_size={bsz * world}",
+            f"--num_steps_per_epoch={ctx.steps}",
+            "--num_train_epochs=1",
+            "--warmup_steps=10000",
+            "--use_next_sentence_label=True",
+            "--train_summary_interval=0",
+            "--optimizer_type=adamw",
+            f"--num_gpus={ctx.gpus_per_node}",
+            "--datasets_num_private_threads=8",
             f"--dtype={'fp16' if cell.precision == 'amp' else 'fp32'}",
             f"--enable_xla={'true' if cell.xla else 'false'}",
             f"--model_dir={ctx.run_dir / f'tf2_model_node{ctx.node_rank}'}",
@@ -99,8 +132,10 @@ class TensorFlow2(UpstreamAdapter):
         ]
         if ctx.nodes > 1:
             args += [
-                "--distribution_strategy=multi_worker_mirrored", f"--worker_hosts={self.workers(ctx)}",
-                f"--task_index={ctx.node_rank}", "--all_reduce_alg=nccl",
+                "--distribution_strategy=multi_worker_mirrored",
+                f"--worker_hosts={self.workers(ctx)}",
+                f"--task_index={ctx.node_rank}",
+                "--all_reduce_alg=nccl",
             ]
         return args
 
@@ -116,7 +151,9 @@ class PyTorchExamples(UpstreamAdapter):
     display_name: ClassVar[str] = "PyTorch"
     version: ClassVar[str] = "PyTorch 1.6.0; pytorch/examples 4b119d7"
     models: ClassVar[dict[str, ModelSource]] = {
-        "resnet50": ModelSource("pytorch/examples", "imagenet", "4b119d735b802453479d739bf823f3f7d8d5d422"),
+        "resnet50": ModelSource(
+            "pytorch/examples", "imagenet", "4b119d735b802453479d739bf823f3f7d8d5d422"
+        ),
     }
     entry: ClassVar[dict[str, str]] = {"resnet50": "main.py"}
     parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_pytorch_examples"}
@@ -134,9 +171,25 @@ class PyTorchExamples(UpstreamAdapter):
         o = ctx.options
         node_batch = self.batch_size(ctx.cell, o) * ctx.gpus_per_node
         return [
-            "-a", "resnet50", "-b", str(node_batch), "-j", str(o["workers"]), "-p", "1", "--epochs", "1",
-            "--dist-url", f"tcp://{ctx.master_addr}:{ctx.master_port}", "--dist-backend", "nccl",
-            "--multiprocessing-distributed", "--world-size", str(ctx.nodes), "--rank", str(ctx.node_rank),
+            "-a",
+            "resnet50",
+            "-b",
+            str(node_batch),
+            "-j",
+            str(o["workers"]),
+            "-p",
+            "1",
+            "--epochs",
+            "1",
+            "--dist-url",
+            f"tcp://{ctx.master_addr}:{ctx.master_port}",
+            "--dist-backend",
+            "nccl",
+            "--multiprocessing-distributed",
+            "--world-size",
+            str(ctx.nodes),
+            "--rank",
+            str(ctx.node_rank),
             str(o["data_dir"]),
         ]
 
@@ -154,7 +207,9 @@ class GluonCV(UpstreamAdapter):
     launch: ClassVar[str] = "mpirun"
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(
-            "dmlc/gluon-cv", "scripts/classification/imagenet", "f9a8a284b8222794bc842453e2bebe5746516048"
+            "dmlc/gluon-cv",
+            "scripts/classification/imagenet",
+            "f9a8a284b8222794bc842453e2bebe5746516048",
         ),
     }
     entry: ClassVar[dict[str, str]] = {"resnet50": "train_horovod.py"}
@@ -172,13 +227,22 @@ class GluonCV(UpstreamAdapter):
         o, cell = ctx.options, ctx.cell
         data = o["data_dir"]
         return [
-            "--mode=hybrid", "--model=resnet50_v1b", "--use-rec",
-            f"--rec-train={data}/train.rec", f"--rec-train-idx={data}/train.idx",
-            f"--rec-val={data}/val.rec", f"--rec-val-idx={data}/val.idx",
+            "--mode=hybrid",
+            "--model=resnet50_v1b",
+            "--use-rec",
+            f"--rec-train={data}/train.rec",
+            f"--rec-train-idx={data}/train.idx",
+            f"--rec-val={data}/val.rec",
+            f"--rec-val-idx={data}/val.idx",
             f"--batch-size={self.batch_size(cell, o)}",
             f"--dtype={'float16' if cell.precision == 'amp' else 'float32'}",
-            "--log-interval=1", "--save-frequency=10000", "--lr=0.001", "--momentum=0.875",
-            "--wd=0.000030518", "--num-epochs=1", "--warmup-epochs=1",
+            "--log-interval=1",
+            "--save-frequency=10000",
+            "--lr=0.001",
+            "--momentum=0.875",
+            "--wd=0.000030518",
+            "--num-epochs=1",
+            "--warmup-epochs=1",
         ]
 
 
@@ -194,7 +258,9 @@ class GluonNLP(UpstreamAdapter):
     version: ClassVar[str] = "MXNet 1.6.0; gluon-nlp 7b7bf60"
     launch: ClassVar[str] = "horovodrun"
     models: ClassVar[dict[str, ModelSource]] = {
-        "bert_base": ModelSource("dmlc/gluon-nlp", "scripts/bert", "7b7bf60259e28b3bf1f4d70569a7e5c18e2f4b3e"),
+        "bert_base": ModelSource(
+            "dmlc/gluon-nlp", "scripts/bert", "7b7bf60259e28b3bf1f4d70569a7e5c18e2f4b3e"
+        ),
     }
     entry: ClassVar[dict[str, str]] = {"bert_base": "run_pretraining.py"}
     parsers: ClassVar[dict[str, str]] = {"bert_base": "parse_gluonnlp_bert"}
@@ -213,12 +279,36 @@ class GluonNLP(UpstreamAdapter):
         o, cell = ctx.options, ctx.cell
         total = self.batch_size(cell, o) * ctx.nodes * ctx.gpus_per_node
         return [
-            "--model", "bert_12_768_12", "--dtype", "float16" if cell.precision == "amp" else "float32",
-            "--warmup_ratio", "1", "--comm_backend", "horovod", "--total_batch_size", str(total),
-            "--total_batch_size_eval", str(total), "--accumulate", "1", "--lr", "1e-4",
-            "--max_seq_length", str(o["seq_len"]), "--max_predictions_per_seq", str(o["max_predictions_per_seq"]),
-            "--num_steps", str(ctx.steps), "--log_interval", "1", "--ckpt_interval", "1000000",
-            "--ckpt_dir", str(ctx.run_dir / "gluonnlp_ckpt"), "--data", f"{o['data_dir']}/*",
+            "--model",
+            "bert_12_768_12",
+            "--dtype",
+            "float16" if cell.precision == "amp" else "float32",
+            "--warmup_ratio",
+            "1",
+            "--comm_backend",
+            "horovod",
+            "--total_batch_size",
+            str(total),
+            "--total_batch_size_eval",
+            str(total),
+            "--accumulate",
+            "1",
+            "--lr",
+            "1e-4",
+            "--max_seq_length",
+            str(o["seq_len"]),
+            "--max_predictions_per_seq",
+            str(o["max_predictions_per_seq"]),
+            "--num_steps",
+            str(ctx.steps),
+            "--log_interval",
+            "1",
+            "--ckpt_interval",
+            "1000000",
+            "--ckpt_dir",
+            str(ctx.run_dir / "gluonnlp_ckpt"),
+            "--data",
+            f"{o['data_dir']}/*",
         ]
 
 
@@ -235,16 +325,26 @@ class Paddle(UpstreamAdapter):
     version: ClassVar[str] = "PaddlePaddle 1.8.3.post107; PaddlePaddle/models release/1.8"
     launch: ClassVar[str] = "paddle"
     models: ClassVar[dict[str, ModelSource]] = {
-        "resnet50": ModelSource("PaddlePaddle/models", "PaddleCV/image_classification", "release/1.8"),
-        "bert_base": ModelSource("PaddlePaddle/models", "PaddleNLP/pretrain_language_models/BERT", "release/1.8"),
+        "resnet50": ModelSource(
+            "PaddlePaddle/models", "PaddleCV/image_classification", "release/1.8"
+        ),
+        "bert_base": ModelSource(
+            "PaddlePaddle/models", "PaddleNLP/pretrain_language_models/BERT", "release/1.8"
+        ),
     }
     entry: ClassVar[dict[str, str]] = {"resnet50": "train.py", "bert_base": "train.py"}
-    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_paddle_cv", "bert_base": "parse_paddle_nlp_bert"}
+    parsers: ClassVar[dict[str, str]] = {
+        "resnet50": "parse_paddle_cv",
+        "bert_base": "parse_paddle_nlp_bert",
+    }
     environment: ClassVar[str] = "envs/paddle.yaml"
     features: ClassVar[tuple[str, ...]] = ("DALI (ResNet-50, option dali)", "NCCL", "AMP")
     source_root: ClassVar[str] = "/workspace/paddle-models"
     options: ClassVar[dict[str, Any]] = upstream_options(
-        max_batch_size={"resnet50": {"fp32": 128, "amp": 196}, "bert_base": {"fp32": 96, "amp": 160}},
+        max_batch_size={
+            "resnet50": {"fp32": 128, "amp": 196},
+            "bert_base": {"fp32": 96, "amp": 160},
+        },
         dali=False,  # ResNet-50: DALI preprocessing (DLPerf's AMP runs)
         reader_thread=8,
         total_images=1281167,
@@ -263,30 +363,61 @@ class Paddle(UpstreamAdapter):
         amp = cell.precision == "amp"
         if cell.model == "resnet50":
             args = [
-                f"--data_dir={o['data_dir']}", f"--total_images={o['total_images']}", "--class_dim=1000",
-                "--validate=False", f"--batch_size={bsz * ctx.gpus_per_node}", "--image_shape", "3", "224", "224",
-                "--print_step=1", "--save_step=1000000", "--lr_strategy=piecewise_decay",
-                "--momentum_rate=0.875", f"--max_iter={ctx.steps}", "--model=ResNet50",
+                f"--data_dir={o['data_dir']}",
+                f"--total_images={o['total_images']}",
+                "--class_dim=1000",
+                "--validate=False",
+                f"--batch_size={bsz * ctx.gpus_per_node}",
+                "--image_shape",
+                "3",
+                "224",
+                "224",
+                "--print_step=1",
+                "--save_step=1000000",
+                "--lr_strategy=piecewise_decay",
+                "--momentum_rate=0.875",
+                f"--max_iter={ctx.steps}",
+                "--model=ResNet50",
                 f"--model_save_dir={ctx.run_dir / f'paddle_output_node{ctx.node_rank}'}",
-                "--l2_decay=0.000030518", "--warm_up_epochs=1", "--use_mixup=False",
-                "--use_label_smoothing=True", "--label_smoothing_epsilon=0.1",
-                f"--reader_thread={o['reader_thread']}", f"--use_dali={flag_bool(o['dali'])}",
+                "--l2_decay=0.000030518",
+                "--warm_up_epochs=1",
+                "--use_mixup=False",
+                "--use_label_smoothing=True",
+                "--label_smoothing_epsilon=0.1",
+                f"--reader_thread={o['reader_thread']}",
+                f"--use_dali={flag_bool(o['dali'])}",
             ]
             if amp:
-                args += ["--use_fp16=True", "--scale_loss=128.0", "--use_dynamic_loss_scaling=True", "--data_format=NHWC"]
+                args += [
+                    "--use_fp16=True",
+                    "--scale_loss=128.0",
+                    "--use_dynamic_loss_scaling=True",
+                    "--data_format=NHWC",
+                ]
             return args
         folder = self.model_dir("bert_base", o)
         devices = ctx.nodes * ctx.gpus_per_node
         return [
-            f"--is_distributed={'true' if devices > 1 else 'false'}", "--use_cuda=true",
-            "--use_fast_executor=true", "--weight_sharing=true", f"--batch_size={bsz * int(o['seq_len'])}",
-            f"--data_dir={o['data_dir']}", f"--validation_set_dir={o['data_dir']}",
+            f"--is_distributed={'true' if devices > 1 else 'false'}",
+            "--use_cuda=true",
+            "--use_fast_executor=true",
+            "--weight_sharing=true",
+            f"--batch_size={bsz * int(o['seq_len'])}",
+            f"--data_dir={o['data_dir']}",
+            f"--validation_set_dir={o['data_dir']}",
             f"--bert_config_path={o['bert_config'] or folder + '/data/demo_config/bert_config.json'}",
             f"--vocab_path={o['vocab'] or folder + '/data/demo_config/vocab.txt'}",
-            "--generate_neg_sample=true", "--save_steps=1000000", "--learning_rate=1e-4",
-            "--weight_decay=0.01", f"--warmup_steps={ctx.steps}", f"--num_train_steps={ctx.steps}",
-            f"--max_seq_len={o['seq_len']}", "--skip_steps=1", "--validation_steps=1000000",
-            f"--use_fp16={'true' if amp else 'false'}", "--verbose=true",
+            "--generate_neg_sample=true",
+            "--save_steps=1000000",
+            "--learning_rate=1e-4",
+            "--weight_decay=0.01",
+            f"--warmup_steps={ctx.steps}",
+            f"--num_train_steps={ctx.steps}",
+            f"--max_seq_len={o['seq_len']}",
+            "--skip_steps=1",
+            "--validation_steps=1000000",
+            f"--use_fp16={'true' if amp else 'false'}",
+            "--verbose=true",
             f"--checkpoints={ctx.run_dir / f'paddle_checkpoints_node{ctx.node_rank}'}",
         ]
 
@@ -308,14 +439,24 @@ class MindSpore(UpstreamAdapter):
         "bert_base": ModelSource("mindspore/mindspore", "model_zoo/official/nlp/bert", "r1.1"),
     }
     entry: ClassVar[dict[str, str]] = {"resnet50": "train.py", "bert_base": "run_pretrain.py"}
-    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_mindspore", "bert_base": "parse_mindspore"}
+    parsers: ClassVar[dict[str, str]] = {
+        "resnet50": "parse_mindspore",
+        "bert_base": "parse_mindspore",
+    }
     environment: ClassVar[str] = "mindspore/mindspore-gpu:1.1.0"
-    features: ClassVar[tuple[str, ...]] = ("MPI/NCCL", "AMP (O2)", "graph kernel fusion as XLA (BERT)")
+    features: ClassVar[tuple[str, ...]] = (
+        "MPI/NCCL",
+        "AMP (O2)",
+        "graph kernel fusion as XLA (BERT)",
+    )
     source_root: ClassVar[str] = "/workspace/mindspore"
     xla_models: ClassVar[frozenset[str]] = frozenset({"bert_base"})
     options: ClassVar[dict[str, Any]] = upstream_options(
         mpi=True,
-        max_batch_size={"resnet50": {"fp32": 128, "amp": 256}, "bert_base": {"fp32": 32, "amp": 64}},
+        max_batch_size={
+            "resnet50": {"fp32": 128, "amp": 256},
+            "bert_base": {"fp32": 32, "amp": 64},
+        },
     )
 
     def script_args(self, ctx: TaskContext) -> list[str]:
@@ -325,15 +466,29 @@ class MindSpore(UpstreamAdapter):
         distributed = ctx.nodes * ctx.gpus_per_node > 1
         if cell.model == "resnet50":
             return [
-                "--net=resnet50", "--dataset=imagenet2012", f"--run_distribute={flag_bool(distributed)}",
-                "--device_target=GPU", "--data_sink_steps=1", f"--train_steps={ctx.steps}",
-                f"--dataset_path={o['data_dir']}", f"--batch_size={bsz}", f"--dtype={dtype}",
+                "--net=resnet50",
+                "--dataset=imagenet2012",
+                f"--run_distribute={flag_bool(distributed)}",
+                "--device_target=GPU",
+                "--data_sink_steps=1",
+                f"--train_steps={ctx.steps}",
+                f"--dataset_path={o['data_dir']}",
+                f"--batch_size={bsz}",
+                f"--dtype={dtype}",
                 f"--device_num={ctx.gpus_per_node}",
             ]
         return [
-            "--device_target=GPU", f"--distribute={'true' if distributed else 'false'}", "--epoch_size=1",
-            "--enable_save_ckpt=false", f"--enable_lossscale={'true' if cell.precision == 'amp' else 'false'}",
-            "--enable_data_sink=true", "--data_sink_steps=1", f"--train_steps={ctx.steps}",
-            f"--data_dir={o['data_dir']}", f"--enable_graph_kernel={'true' if cell.xla else 'false'}",
-            f"--batch_size={bsz}", f"--dtype={dtype}", "--schema_dir=",
+            "--device_target=GPU",
+            f"--distribute={'true' if distributed else 'false'}",
+            "--epoch_size=1",
+            "--enable_save_ckpt=false",
+            f"--enable_lossscale={'true' if cell.precision == 'amp' else 'false'}",
+            "--enable_data_sink=true",
+            "--data_sink_steps=1",
+            f"--train_steps={ctx.steps}",
+            f"--data_dir={o['data_dir']}",
+            f"--enable_graph_kernel={'true' if cell.xla else 'false'}",
+            f"--batch_size={bsz}",
+            f"--dtype={dtype}",
+            "--schema_dir=",
         ]

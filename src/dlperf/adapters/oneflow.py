@@ -29,15 +29,27 @@ class OneFlowBenchmark(UpstreamAdapter):
         "resnet50": ModelSource(ONEFLOW_BENCHMARK, "Classification/cnns", "v0.2.0"),
         "bert_base": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/BERT", "v0.2.0"),
     }
-    entry: ClassVar[dict[str, str]] = {"resnet50": "of_cnn_train_val.py", "bert_base": "run_pretraining.py"}
-    parsers: ClassVar[dict[str, str]] = {"resnet50": "parse_oneflow_cnn", "bert_base": "parse_oneflow_bert"}
+    entry: ClassVar[dict[str, str]] = {
+        "resnet50": "of_cnn_train_val.py",
+        "bert_base": "run_pretraining.py",
+    }
+    parsers: ClassVar[dict[str, str]] = {
+        "resnet50": "parse_oneflow_cnn",
+        "bert_base": "parse_oneflow_bert",
+    }
     environment: ClassVar[str] = "envs/oneflow.yaml"
-    features: ClassVar[tuple[str, ...]] = ("AMP (--use_fp16)", "multi-node by --node_ips (no Horovod, no DALI)")
+    features: ClassVar[tuple[str, ...]] = (
+        "AMP (--use_fp16)",
+        "multi-node by --node_ips (no Horovod, no DALI)",
+    )
     source_root: ClassVar[str] = "/workspace/OneFlow-Benchmark"
     synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
     variants: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {"bert_base": {"noclip": ()}}
     options: ClassVar[dict[str, Any]] = upstream_options(
-        max_batch_size={"resnet50": {"fp32": 128, "amp": 256}, "bert_base": {"fp32": 96, "amp": 160}},
+        max_batch_size={
+            "resnet50": {"fp32": 128, "amp": 256},
+            "bert_base": {"fp32": 96, "amp": 160},
+        },
         data_part_num=32,  # OFRecord part files in data_dir
         seq_len=128,
         max_predictions_per_seq=20,
@@ -53,25 +65,47 @@ class OneFlowBenchmark(UpstreamAdapter):
         log_dir = f"--log_dir={ctx.run_dir / f'oneflow_node{ctx.node_rank}'}"
         if cell.model == "resnet50":
             data = (
-                [f"--train_data_dir={o['data_dir']}/train", f"--train_data_part_num={o['data_part_num']}"]
-                if o["data_dir"] else []
+                [
+                    f"--train_data_dir={o['data_dir']}/train",
+                    f"--train_data_part_num={o['data_part_num']}",
+                ]
+                if o["data_dir"]
+                else []
             )
             examples = bsz * ctx.nodes * ctx.gpus_per_node * ctx.steps
             return [
-                *layout, "--model=resnet50", f"--batch_size_per_device={bsz}",
-                f"--num_examples={examples}", "--num_epoch=1", "--loss_print_every_n_iter=1",
-                *data, *amp, log_dir,
+                *layout,
+                "--model=resnet50",
+                f"--batch_size_per_device={bsz}",
+                f"--num_examples={examples}",
+                "--num_epoch=1",
+                "--loss_print_every_n_iter=1",
+                *data,
+                *amp,
+                log_dir,
             ]
         return [
-            *layout, f"--batch_size_per_device={bsz}", f"--iter_num={ctx.steps}",
-            "--loss_print_every_n_iter=1", f"--seq_length={o['seq_len']}",
+            *layout,
+            f"--batch_size_per_device={bsz}",
+            f"--iter_num={ctx.steps}",
+            "--loss_print_every_n_iter=1",
+            f"--seq_length={o['seq_len']}",
             f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
-            "--num_hidden_layers=12", "--num_attention_heads=12", "--max_position_embeddings=512",
-            "--type_vocab_size=2", "--vocab_size=30522", "--attention_probs_dropout_prob=0.1",
-            "--hidden_dropout_prob=0.1", "--hidden_size_per_head=64", "--learning_rate=1e-4",
-            f"--data_dir={o['data_dir']}", f"--data_part_num={o['data_part_num']}",
-            "--model_save_every_n_iter=1000000", f"--model_save_dir={ctx.run_dir / 'oneflow_snapshots'}",
-            *amp, log_dir,
+            "--num_hidden_layers=12",
+            "--num_attention_heads=12",
+            "--max_position_embeddings=512",
+            "--type_vocab_size=2",
+            "--vocab_size=30522",
+            "--attention_probs_dropout_prob=0.1",
+            "--hidden_dropout_prob=0.1",
+            "--hidden_size_per_head=64",
+            "--learning_rate=1e-4",
+            f"--data_dir={o['data_dir']}",
+            f"--data_part_num={o['data_part_num']}",
+            "--model_save_every_n_iter=1000000",
+            f"--model_save_dir={ctx.run_dir / 'oneflow_snapshots'}",
+            *amp,
+            log_dir,
         ]
 
 
@@ -84,7 +118,9 @@ class OneFlowWDL(UpstreamAdapter):
 
     name: ClassVar[str] = "oneflow_wdl"
     display_name: ClassVar[str] = "OneFlow W&D"
-    version: ClassVar[str] = "OneFlow 0.2.0; OneFlow-Benchmark v0.2.0 ClickThroughRate/WideDeepLearning"
+    version: ClassVar[str] = (
+        "OneFlow 0.2.0; OneFlow-Benchmark v0.2.0 ClickThroughRate/WideDeepLearning"
+    )
     models: ClassVar[dict[str, ModelSource]] = {
         "wide_deep": ModelSource(ONEFLOW_BENCHMARK, "ClickThroughRate/WideDeepLearning", "v0.2.0"),
     }
@@ -109,11 +145,17 @@ class OneFlowWDL(UpstreamAdapter):
         if ctx.nodes > 1:
             layout.append(f"--node_ips={','.join(node_hosts(ctx))}")
         return [
-            *layout, f"--batch_size={total}", f"--max_iter={ctx.steps}", "--loss_print_every_n_iter=1",
-            f"--eval_interval={ctx.steps + 1000}", f"--wide_vocab_size={o['vocab_size']}",
-            f"--deep_vocab_size={o['vocab_size']}", f"--hidden_units_num={o['hidden_units_num']}",
+            *layout,
+            f"--batch_size={total}",
+            f"--max_iter={ctx.steps}",
+            "--loss_print_every_n_iter=1",
+            f"--eval_interval={ctx.steps + 1000}",
+            f"--wide_vocab_size={o['vocab_size']}",
+            f"--deep_vocab_size={o['vocab_size']}",
+            f"--hidden_units_num={o['hidden_units_num']}",
             f"--deep_embedding_vec_size={o['deep_embedding_vec_size']}",
-            f"--data_dir={o['data_dir']}", f"--data_part_num={o['data_part_num']}",
+            f"--data_dir={o['data_dir']}",
+            f"--data_part_num={o['data_part_num']}",
         ]
 
 
@@ -129,11 +171,17 @@ class OneFlowGPT(UpstreamAdapter):
     name: ClassVar[str] = "oneflow_gpt"
     display_name: ClassVar[str] = "OneFlow-GPT"
     version: ClassVar[str] = "OneFlow 0.4.0; OneFlow-Benchmark LanguageModeling/GPT"
-    models: ClassVar[dict[str, ModelSource]] = {"gpt": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/GPT")}
+    models: ClassVar[dict[str, ModelSource]] = {
+        "gpt": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/GPT")
+    }
     entry: ClassVar[dict[str, str]] = {"gpt": "oneflow_gpt/training.py"}
     parsers: ClassVar[dict[str, str]] = {"gpt": "parse_megatron"}
     environment: ClassVar[str] = "envs/oneflow_gpt.yaml"
-    features: ClassVar[tuple[str, ...]] = ("tensor/pipeline/data parallel", "activation checkpointing", "AMP")
+    features: ClassVar[tuple[str, ...]] = (
+        "tensor/pipeline/data parallel",
+        "activation checkpointing",
+        "AMP",
+    )
     source_root: ClassVar[str] = "/workspace/OneFlow-Benchmark"
     log_interval: ClassVar[int] = 10
     seq_len: ClassVar[int] = 2048
@@ -168,13 +216,23 @@ def gpt_args(ctx: TaskContext, micro: int, oneflow: bool) -> list[str]:
     data_parallel = max(1, world // (int(o["tensor_parallel"]) * int(o["pipeline_parallel"])))
     global_batch = int(o["global_batch_size"]) or micro * data_parallel
     args = [
-        f"--num-layers={o['num_layers']}", f"--hidden-size={o['hidden_size']}",
-        f"--num-attention-heads={o['num_attention_heads']}", f"--micro-batch-size={micro}",
-        f"--global-batch-size={global_batch}", f"--tensor-model-parallel-size={o['tensor_parallel']}",
-        f"--pipeline-model-parallel-size={o['pipeline_parallel']}", f"--seq-length={o['seq_len']}",
-        f"--train-iters={ctx.steps}", "--lr-decay-iters=320000", "--lr-decay-style=cosine",
-        "--min-lr=1.0e-5", "--lr-warmup-fraction=0.01", "--weight-decay=1e-2", "--clip-grad=1.0",
-        "--split=949,50,1", "--log-interval=10",
+        f"--num-layers={o['num_layers']}",
+        f"--hidden-size={o['hidden_size']}",
+        f"--num-attention-heads={o['num_attention_heads']}",
+        f"--micro-batch-size={micro}",
+        f"--global-batch-size={global_batch}",
+        f"--tensor-model-parallel-size={o['tensor_parallel']}",
+        f"--pipeline-model-parallel-size={o['pipeline_parallel']}",
+        f"--seq-length={o['seq_len']}",
+        f"--train-iters={ctx.steps}",
+        "--lr-decay-iters=320000",
+        "--lr-decay-style=cosine",
+        "--min-lr=1.0e-5",
+        "--lr-warmup-fraction=0.01",
+        "--weight-decay=1e-2",
+        "--clip-grad=1.0",
+        "--split=949,50,1",
+        "--log-interval=10",
     ]
     if o["checkpoint_activations"]:
         args.append("--checkpoint-activations")
@@ -182,9 +240,13 @@ def gpt_args(ctx: TaskContext, micro: int, oneflow: bool) -> list[str]:
         args.append("--fp16")
     if oneflow:
         args += [
-            f"--num-gpus-per-node={ctx.gpus_per_node}", f"--num-nodes={ctx.nodes}",
-            f"--dataset={o['data_dir']}", f"--vocab-size={o['vocab_size']}", "--learning-rate=0.00015",
-            "--optimizer=adamw", "--save-interval=1000000",
+            f"--num-gpus-per-node={ctx.gpus_per_node}",
+            f"--num-nodes={ctx.nodes}",
+            f"--dataset={o['data_dir']}",
+            f"--vocab-size={o['vocab_size']}",
+            "--learning-rate=0.00015",
+            "--optimizer=adamw",
+            "--save-interval=1000000",
             f"--metric-print-format={o['metric_print_format']}",
         ]
         if ctx.nodes > 1:

@@ -23,9 +23,13 @@ STOP_GRACE_S = 30.0
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dlperf.adapters.stop_after")
-    parser.add_argument("--pattern", required=True, help="progress line regex with a (?P<step>...) group")
+    parser.add_argument(
+        "--pattern", required=True, help="progress line regex with a (?P<step>...) group"
+    )
     parser.add_argument("--step", type=int, required=True, help="stop once this step is logged")
-    parser.add_argument("--lines", type=int, default=1, help="progress lines at that step to wait for")
+    parser.add_argument(
+        "--lines", type=int, default=1, help="progress lines at that step to wait for"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -35,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     if "step" not in pattern.groupindex:
         parser.error("--pattern needs a named group `step`")
 
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
 
     def forward(signum: int, frame: FrameType | None) -> None:
         _signal_group(proc, signum)
@@ -55,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             seen += 1
             if seen >= args.lines:
                 _stop(proc)
-                print(f"dlperf-stop-after: stopped the workload after step {args.step} was logged", flush=True)
+                print(
+                    f"dlperf-stop-after: stopped the workload after step {args.step} was logged",
+                    flush=True,
+                )
                 return 0
     return proc.wait()
 

@@ -65,14 +65,18 @@ class UpstreamAdapter(Adapter):
     source_root: ClassVar[str] = ""  # default checkout location on the node
     entry: ClassVar[dict[str, str]] = {}  # model -> script, relative to the model's folder
     parsers: ClassVar[dict[str, str]] = {}  # model -> function of dlperf.parse.upstream
-    precisions: ClassVar[dict[str, tuple[str, ...]]] = {}  # model -> precisions it runs (default both)
+    precisions: ClassVar[
+        dict[str, tuple[str, ...]]
+    ] = {}  # model -> precisions it runs (default both)
     xla_models: ClassVar[frozenset[str]] = frozenset()  # models it can run with XLA on
     synthetic_models: ClassVar[frozenset[str]] = frozenset()  # models that run without data_dir
     variants: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {}  # model -> variant -> extra args
     only_variant: ClassVar[dict[str, str]] = {}  # model -> the one variant the source can run
     log_interval: ClassVar[int] = 1  # iterations per logged line (the largest over its models)
     hidden_steps: ClassVar[int] = 0  # iterations run before the first logged one
-    stop_pattern: ClassVar[str] = ""  # progress line with a `step` group, for scripts without a step limit
+    stop_pattern: ClassVar[str] = (
+        ""  # progress line with a `step` group, for scripts without a step limit
+    )
     seq_len: ClassVar[int] = 128  # sequence length of its language models (parser facts)
     oom_patterns: ClassVar[tuple[str, ...]] = (
         *Adapter.oom_patterns,
@@ -88,7 +92,9 @@ class UpstreamAdapter(Adapter):
         model = case["model"]
         if any(case.get("xla", [False])) and model not in self.xla_models:
             can = ", ".join(sorted(self.xla_models)) or "none"
-            raise ConfigError(f".xla: {self.name} cannot run {model} with XLA on (models with XLA: {can})")
+            raise ConfigError(
+                f".xla: {self.name} cannot run {model} with XLA on (models with XLA: {can})"
+            )
         allowed = self.precisions.get(model, PRECISIONS)
         for precision in case.get("precision", ["fp32"]):
             if precision not in allowed:
@@ -134,7 +140,9 @@ class UpstreamAdapter(Adapter):
     def batch_size(self, cell: Cell, options: dict[str, Any]) -> int:
         """Samples per device of this cell (`max` resolved from option max_batch_size)."""
         if cell.batch_size == "max":
-            return resolve_max_batch(options["max_batch_size"], self.name, cell.model, cell.precision, cell.xla)
+            return resolve_max_batch(
+                options["max_batch_size"], self.name, cell.model, cell.precision, cell.xla
+            )
         return int(cell.batch_size)
 
     # ----------------------------------------------------------------------------- launching
@@ -145,7 +153,9 @@ class UpstreamAdapter(Adapter):
     def model_dir(self, model: str, options: dict[str, Any]) -> str:
         """The model's folder in the checkout."""
         path = self.models[model].path
-        return f"{self.root(options).rstrip('/')}/{path}".rstrip("/") if path else self.root(options)
+        return (
+            f"{self.root(options).rstrip('/')}/{path}".rstrip("/") if path else self.root(options)
+        )
 
     def script(self, model: str, options: dict[str, Any]) -> str:
         if options.get("script"):
@@ -199,15 +209,23 @@ class UpstreamAdapter(Adapter):
             return []
         if self.launch == "torch":
             return [
-                python, "-m", "torch.distributed.launch",
-                f"--nproc_per_node={gpus}", f"--nnodes={ctx.nodes}", f"--node_rank={ctx.node_rank}",
-                f"--master_addr={ctx.master_addr}", f"--master_port={ctx.master_port}",
+                python,
+                "-m",
+                "torch.distributed.launch",
+                f"--nproc_per_node={gpus}",
+                f"--nnodes={ctx.nodes}",
+                f"--node_rank={ctx.node_rank}",
+                f"--master_addr={ctx.master_addr}",
+                f"--master_port={ctx.master_port}",
             ]
         if self.launch == "paddle":
             hosts = node_hosts(ctx)
             return [
-                python, "-m", "paddle.distributed.launch",
-                f"--cluster_node_ips={','.join(hosts)}", f"--node_ip={hosts[ctx.node_rank]}",
+                python,
+                "-m",
+                "paddle.distributed.launch",
+                f"--cluster_node_ips={','.join(hosts)}",
+                f"--node_ip={hosts[ctx.node_rank]}",
                 f"--started_port={ctx.master_port}",
                 f"--selected_gpus={','.join(str(i) for i in range(gpus))}",
                 f"--log_dir={paddle_log_dir(ctx.run_dir, ctx.node_rank)}",
@@ -219,13 +237,41 @@ class UpstreamAdapter(Adapter):
         extra = [str(a) for a in o.get("mpi_args", [])]
         if self.launch == "horovodrun":
             ssh = ["-p", str(port)] if port else []
-            return ["horovodrun", "-np", np_, "-H", host_slots, *ssh, "--start-timeout", "600", *extra]
+            return [
+                "horovodrun",
+                "-np",
+                np_,
+                "-H",
+                host_slots,
+                *ssh,
+                "--start-timeout",
+                "600",
+                *extra,
+            ]
         ssh = ["-mca", "plm_rsh_args", f"-p {port} -q -o StrictHostKeyChecking=no"] if port else []
         exported = [a for key in ["LD_LIBRARY_PATH", "PATH", *sorted(env)] for a in ("-x", key)]
         return [
-            "mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output",
-            "-np", np_, "-H", host_slots, "-bind-to", "none", "-map-by", "slot",
-            *exported, "-mca", "pml", "ob1", "-mca", "btl", "^openib", *ssh, *extra,
+            "mpirun",
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--tag-output",
+            "-np",
+            np_,
+            "-H",
+            host_slots,
+            "-bind-to",
+            "none",
+            "-map-by",
+            "slot",
+            *exported,
+            "-mca",
+            "pml",
+            "ob1",
+            "-mca",
+            "btl",
+            "^openib",
+            *ssh,
+            *extra,
         ]
 
     # ----------------------------------------------------------------------------- parsing
@@ -254,7 +300,9 @@ class UpstreamAdapter(Adapter):
             batch_size_per_device=self.batch_size(cell, options),
             world_size=cell.layout.devices,
             nodes=cell.layout.nodes,
-            seq_len=int(options.get("seq_len", self.seq_len)) if cell.model in LANGUAGE_MODELS else None,
+            seq_len=int(options.get("seq_len", self.seq_len))
+            if cell.model in LANGUAGE_MODELS
+            else None,
         )
         return parser(self.log_files(logs), facts)
 
@@ -286,7 +334,9 @@ def check_common_options(options: dict[str, Any]) -> None:
         raise ConfigError(".options.ssh_port: expected a port number (0 = ssh's default)")
 
 
-def resolve_max_batch(table: dict[str, Any], adapter: str, model: str, precision: str, xla: bool) -> int:
+def resolve_max_batch(
+    table: dict[str, Any], adapter: str, model: str, precision: str, xla: bool
+) -> int:
     """`max` for a model: a number, or a mapping by precision (`amp_xla` before `amp` when XLA is on)."""
     entry = table.get(model)
     if isinstance(entry, dict):
@@ -366,8 +416,16 @@ def idle_command(ctx: TaskContext, launch: str) -> list[str]:
 def stop_after_prefix(pattern: str, steps: int, lines: int) -> list[str]:
     """Wrap a script without a step limit: stop it once `lines` progress lines reached `steps`."""
     return [
-        sys.executable, "-m", "dlperf.adapters.stop_after",
-        "--pattern", pattern, "--step", str(steps), "--lines", str(max(1, lines)), "--",
+        sys.executable,
+        "-m",
+        "dlperf.adapters.stop_after",
+        "--pattern",
+        pattern,
+        "--step",
+        str(steps),
+        "--lines",
+        str(max(1, lines)),
+        "--",
     ]
 
 

@@ -63,8 +63,9 @@ def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     )
 
     overrides = json.loads(args.model_config)
+    config: Any
     if args.model == "resnet50":
-        config = ResNetConfig(num_labels=args.num_classes, **overrides)
+        config = ResNetConfig(num_labels=args.num_classes, **overrides)  # type: ignore[call-arg]
         model: nn.Module = ResNetForImageClassification(config)
     else:
         config = BertConfig(**overrides)
@@ -129,10 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     model, model_config = build_model(args)
     model.to(device)
     if device.type == "cuda" and args.model == "resnet50":
-        model = model.to(memory_format=torch.channels_last)
+        model = model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     if args.compile:
-        model = torch.compile(model)
+        model = torch.compile(model)  # type: ignore[assignment]
     ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
+    optimizer: torch.optim.Optimizer
     if args.model == "resnet50":
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5)
     else:
