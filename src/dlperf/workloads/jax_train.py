@@ -34,7 +34,7 @@ import sys
 import time
 from typing import Any
 
-LOG_PREFIX = "dlperf-"
+from dlperf.workloads.common import log, workload_parser
 
 # transformers' BertConfig names (what the pytorch adapter's model_config takes) -> KerasHub's.
 BERT_NAMES = {
@@ -74,36 +74,12 @@ RESNET50_V15 = {
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", choices=["resnet50", "bert_base"], required=True)
-    p.add_argument("--batch-size", type=int, required=True, help="per device")
-    p.add_argument(
-        "--precision",
-        choices=["fp32", "amp"],
-        default="fp32",
-        help="amp: Keras mixed_bfloat16 policy (bf16 compute, fp32 weights)",
-    )
-    p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--image-size", type=int, default=224)
-    p.add_argument("--num-classes", type=int, default=1000)
-    p.add_argument("--seq-len", type=int, default=128)
-    p.add_argument("--max-predictions", type=int, default=20)
-    p.add_argument("--clip-grad-norm", type=float, default=1.0, help="BERT; 0 turns clipping off")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads per rank; 0: cores / ranks")
-    p.add_argument("--memory-limit-gb", type=float, default=0, help="cap address space (CPU runs)")
-    p.add_argument(
-        "--model-config",
-        default="{}",
-        help="JSON overrides of the model's hyperparameters: KerasHub argument names, or the "
-        "transformers config names the pytorch adapter takes (e.g. num_hidden_layers)",
+    p = workload_parser(
+        __doc__.splitlines()[0],
+        precision_help="amp: Keras mixed_bfloat16 policy (bf16 compute, fp32 weights)",
+        model_config_help="JSON overrides of the model's hyperparameters: KerasHub argument names, or the transformers config names the pytorch adapter takes (e.g. num_hidden_layers)",
     )
     return p.parse_args(argv)
-
-
-def log(kind: str, **fields: Any) -> None:
-    text = " ".join(f"{k}={v}" for k, v in fields.items())
-    print(f"{LOG_PREFIX}{kind} {text}", flush=True)
 
 
 def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, Any]:

@@ -23,35 +23,17 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-LOG_PREFIX = "dlperf-"
+from dlperf.workloads.common import log, workload_parser
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", choices=["resnet50", "bert_base"], required=True)
-    p.add_argument("--batch-size", type=int, required=True, help="per device")
-    p.add_argument("--precision", choices=["fp32", "amp"], default="fp32")
-    p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--compile", action="store_true", help="torch.compile (the xla=on column)")
-    p.add_argument("--image-size", type=int, default=224)
-    p.add_argument("--num-classes", type=int, default=1000)
-    p.add_argument("--seq-len", type=int, default=128)
-    p.add_argument("--max-predictions", type=int, default=20)
-    p.add_argument("--clip-grad-norm", type=float, default=1.0, help="BERT; 0 turns clipping off")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads per rank; 0: cores / ranks")
-    p.add_argument("--memory-limit-gb", type=float, default=0, help="cap address space (CPU runs)")
-    p.add_argument(
-        "--model-config",
-        default="{}",
-        help="JSON overrides of the transformers config (e.g. a smaller BERT for a CPU)",
+    p = workload_parser(
+        __doc__.splitlines()[0],
+        precision_help="amp: fp16 autocast with a grad scaler on CUDA, bf16 autocast on CPU",
+        model_config_help="JSON overrides of the transformers config (e.g. a smaller BERT for a CPU)",
     )
+    p.add_argument("--compile", action="store_true", help="torch.compile (the xla=on column)")
     return p.parse_args(argv)
-
-
-def log(kind: str, **fields: Any) -> None:
-    text = " ".join(f"{k}={v}" for k, v in fields.items())
-    print(f"{LOG_PREFIX}{kind} {text}", flush=True)
 
 
 def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:

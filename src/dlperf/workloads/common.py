@@ -1,0 +1,35 @@
+"""What every built-in workload shares: its command line (built by BuiltinWorkload.command) and
+the log lines the built-in parser reads (`dlperf-step rank=.. step=.. samples=.. start=.. end=..`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+LOG_PREFIX = "dlperf-"
+
+
+def workload_parser(
+    description: str, precision_help: str, model_config_help: str
+) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--model", choices=["resnet50", "bert_base"], required=True)
+    p.add_argument("--batch-size", type=int, required=True, help="per device")
+    p.add_argument("--precision", choices=["fp32", "amp"], default="fp32", help=precision_help)
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("--image-size", type=int, default=224)
+    p.add_argument("--num-classes", type=int, default=1000)
+    p.add_argument("--seq-len", type=int, default=128)
+    p.add_argument("--max-predictions", type=int, default=20)
+    p.add_argument("--clip-grad-norm", type=float, default=1.0, help="BERT; 0 turns clipping off")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads per rank; 0: cores / ranks")
+    p.add_argument("--memory-limit-gb", type=float, default=0, help="cap address space (CPU runs)")
+    p.add_argument("--model-config", default="{}", help=model_config_help)
+    return p
+
+
+def log(kind: str, **fields: Any) -> None:
+    """One `dlperf-<kind> key=value ...` line, flushed at once (the parser reads these)."""
+    text = " ".join(f"{k}={v}" for k, v in fields.items())
+    print(f"{LOG_PREFIX}{kind} {text}", flush=True)
