@@ -4,6 +4,8 @@ the log lines the built-in parser reads (`dlperf-step rank=.. step=.. samples=..
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 from typing import Any
 
 LOG_PREFIX = "dlperf-"
@@ -33,3 +35,18 @@ def log(kind: str, **fields: Any) -> None:
     """One `dlperf-<kind> key=value ...` line, flushed at once (the parser reads these)."""
     text = " ".join(f"{k}={v}" for k, v in fields.items())
     print(f"{LOG_PREFIX}{kind} {text}", flush=True)
+
+
+def start_rank(args: argparse.Namespace) -> tuple[int, int, int, int]:
+    """Cap the address space if asked (a CPU run's real OOM), and read this rank's place from the
+    environment torchrun/submitit/srun set: (rank, world size, local rank, local world size)."""
+    if args.memory_limit_gb:
+        limit = int(args.memory_limit_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    env = os.environ
+    return (
+        int(env.get("RANK", 0)),
+        int(env.get("WORLD_SIZE", 1)),
+        int(env.get("LOCAL_RANK", 0)),
+        int(env.get("LOCAL_WORLD_SIZE", 1)),
+    )

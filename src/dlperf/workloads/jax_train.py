@@ -29,12 +29,11 @@ import argparse
 import importlib.util
 import json
 import os
-import resource
 import sys
 import time
 from typing import Any
 
-from dlperf.workloads.common import log, workload_parser
+from dlperf.workloads.common import log, start_rank, workload_parser
 
 # transformers' BertConfig names (what the pytorch adapter's model_config takes) -> KerasHub's.
 BERT_NAMES = {
@@ -244,13 +243,7 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.memory_limit_gb:
-        limit = int(args.memory_limit_gb * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    rank = int(os.environ.get("RANK", 0))
-    world = int(os.environ.get("WORLD_SIZE", 1))
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    rank, world, local_rank, local_world = start_rank(args)
     missing = [m for m in ("jax", "keras", "keras_hub") if importlib.util.find_spec(m) is None]
     if missing:
         raise SystemExit(

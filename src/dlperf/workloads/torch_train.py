@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 from typing import Any
@@ -23,7 +22,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from dlperf.workloads.common import log, workload_parser
+from dlperf.workloads.common import log, start_rank, workload_parser
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -93,13 +92,7 @@ def pick_device(choice: str, local_rank: int) -> torch.device:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.memory_limit_gb:
-        limit = int(args.memory_limit_gb * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    rank = int(os.environ.get("RANK", 0))
-    world = int(os.environ.get("WORLD_SIZE", 1))
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    rank, world, local_rank, local_world = start_rank(args)
     device = pick_device(args.device, local_rank)
     if device.type == "cpu":
         torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // local_world))
