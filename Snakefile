@@ -1,11 +1,10 @@
-# dlperf: DLPerf benchmarks as a workflow. `snakemake --cores 2` runs locally (submitit's local
-# executor); `snakemake --profile slurm` runs every cell as a Slurm job.
+# dlperf: DLPerf benchmarks as a workflow. `snakemake --cores 2` runs the default suite locally
+# (submitit's local executor); `--config suite=FILE` runs another; `snakemake --profile slurm`
+# runs every cell as a Slurm job. The suite is read by rules/common.smk, not by a `configfile:`
+# directive: Snakemake would merge the default suite under every suite of the user's own.
 from snakemake.utils import min_version
 
 min_version("9.0")
-
-
-configfile: "config/config.yaml"
 
 
 include: "rules/common.smk"

@@ -44,7 +44,7 @@ rule report:
 
 def big_config() -> dict:
     return {
-        "suite": "plan-5000",
+        "name": "plan-5000",
         "repeats": 5,
         "backend": "slurm",
         "cases": [
@@ -131,7 +131,7 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
     cases = [c for c in cases if _accepted(c)]
     repeats = max(1, round(runs_wanted / (len(cases) * len(layouts))))
     config = {
-        "suite": "synthetic",
+        "name": "synthetic",
         "repeats": repeats,
         "window": {"warmup": 5, "measure": steps - 7},
         "backend": "slurm",
@@ -310,7 +310,7 @@ def main() -> None:
             "plan": lambda: plan(args.rounds),
             "aggregate": lambda: aggregate(args.runs),
             "overhead": lambda: overhead(5),
-            "suite": suite,
+            "name": suite,
         }[what]()
 
 

@@ -1,35 +1,54 @@
-# Helpers shared by the rules: the validated config, the matrix and input functions.
+# Helpers shared by the rules: the validated suite, the matrix, paths and input functions.
 import json
 import os
 import sys
 from pathlib import Path
 
-from dlperf.config import ConfigError, Suite, validate
-from dlperf.launch.allocation import allocate
+from dlperf.adapters import Launcher, get_adapter
+from dlperf.config import Suite, snakemake_config
+from dlperf.errors import ConfigError
+from dlperf.launch.allocation import LocalMachine, allocate
 from dlperf.launch.submit import harness_json
-from dlperf.adapters import get_adapter
 from dlperf.matrix import CELL_ID_RE
-from dlperf.paths import RunPaths
+from dlperf.paths import RUN_LOG_PATTERN, RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from snakemake.logging import logger
 
+RESULTS = ResultPaths()
+
 try:
-    validate(config, source="config (config/config.yaml, --configfile, --config)")
+    # The suite is what the user wrote plus the schema's defaults (`--config suite=FILE`, a
+    # --configfile with cases, else config/config.yaml); errors name the file, line and key.
+    _suite_config = snakemake_config(
+        config,
+        workflow.overwrite_configfiles or [],
+        dict(workflow.config_settings.config or {}),
+        search=[Path.cwd(), Path(workflow.basedir)],
+    )
+    config.clear()
+    config.update(_suite_config)
     SUITE = Suite(config)
     CELLS = {spec.id: spec for spec in SUITE.cell_specs()}
     # Place every cell before anything runs (dry-run included): an impossible layout stops here.
-    for _spec in CELLS.values():
-        allocate(
-            _spec.cell,
-            get_adapter(_spec.cell.framework).launcher,
+    _local = LocalMachine.probe(config["device"]) if config["backend"] == "local" else None
+    ALLOCATIONS = {
+        cell_id: allocate(
+            spec.cell,
+            get_adapter(spec.cell.framework).launcher,
             config["backend"],
             config["site"],
+            _local,
         )
+        for cell_id, spec in CELLS.items()
+    }
 except (ConfigError, ValueError) as err:
     raise WorkflowError(str(err)) from None
 logger.info(f"dlperf plan: {SUITE.plan_summary()}")
 # A baseline path is relative to the working directory, else to the workflow (the shipped ones).
 for _baseline in config["baselines"]:
-    if not Path(_baseline["path"]).exists() and Path(workflow.basedir, _baseline["path"]).exists():
+    if (
+        not Path(_baseline["path"]).exists()
+        and Path(workflow.basedir, _baseline["path"]).exists()
+    ):
         _baseline["path"] = str(Path(workflow.basedir, _baseline["path"]))
 
 # Jobs inherit this process's environment: they run `python -m dlperf` with the interpreter
@@ -69,16 +88,59 @@ def measure_params(wildcards):
 
 
 def all_manifests():
-    return [str(RunPaths(spec.id, repeat).manifest) for spec, repeat in SUITE.runs()]
+    return [str(RESULTS.run(spec.id, repeat).manifest) for spec, repeat in SUITE.runs()]
+
+
+def measured_logs():
+    """Every task log of the runs measured so far. Raw inputs of the tables: editing one by hand
+    rebuilds the figures (mtime), no --forcerun needed. A run still to come has none yet; its
+    manifest (an input too) brings the tables up to date once it has run."""
+    logs = []
+    for spec, repeat in SUITE.runs():
+        run = RESULTS.run(spec.id, repeat)
+        if not run.manifest.exists():
+            continue
+        allocation = ALLOCATIONS[spec.id]
+        per_node = get_adapter(spec.cell.framework).launcher is Launcher.PER_NODE
+        for task in range(allocation.nodes * allocation.tasks_per_node):
+            log = run.task_log(task, per_node)
+            if log.exists():
+                logs.append(str(log))
+    return logs
+
+
+def tables_params():
+    """What the tables are computed with besides the runs' files."""
+    return json.dumps(
+        {"window": config["window"], "repeats": config["repeats"]}, sort_keys=True
+    )
+
+
+def report_params():
+    """Every setting the report shows or uses: a change re-renders it, never leaves it stale."""
+    keys = (
+        "name",
+        "report",
+        "baselines",
+        "repeats",
+        "window",
+        "backend",
+        "device",
+        "time_limit_min",
+        "cases",
+    )
+    return json.dumps({k: config[k] for k in keys}, sort_keys=True, default=str)
 
 
 def report_outputs():
     langs = config["report"]["languages"]
-    return expand("results/report/report.{lang}.{ext}", lang=langs, ext=["md", "html"])
+    return [str(RESULTS.report(lang, ext)) for lang in langs for ext in ("md", "html")]
 
 
 def final_outputs():
-    return report_outputs()
+    """The reports, and every run: a run whose manifest went missing (deleted, or its rerun
+    interrupted) is redone even when the tables look complete."""
+    return report_outputs() + all_manifests()
 
 
 def package_files(*names):

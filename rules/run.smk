@@ -5,9 +5,9 @@
 
 rule run_cell:
     output:
-        manifest="results/runs/{cell}/r{repeat}/manifest.json",
+        manifest=RUN_MANIFEST_PATTERN,
     log:
-        "results/logs/run_cell/{cell}/r{repeat}.log",
+        RUN_LOG_PATTERN,
     conda:
         "../envs/dlperf.yaml"
     threads: workflow.cores if config["backend"] == "local" else 1  # local runs never share the CPUs

@@ -1,18 +1,22 @@
 # Parse every run's logs and aggregate: steps, runs and cells tables, one JSON per run.
-# The parsers and statistics are inputs, so editing them rebuilds the tables (and never reruns a run).
+# Inputs are everything a figure comes from: the manifests, the raw task logs, the window (a
+# param), and the parsers and statistics (editing them rebuilds the tables, never reruns a run).
 
 
 rule tables:
     input:
         manifests=all_manifests(),
-        code=package_files("parse", "stats.py", "tables.py", "adapters"),
+        logs=measured_logs(),
+        code=package_files("parse", "stats.py", "status.py", "tables.py", "adapters"),
     output:
-        steps="results/tables/steps.tsv.gz",
-        runs="results/tables/runs.tsv",
-        cells="results/tables/cells.tsv",
-        json=directory("results/json"),
+        steps=str(RESULTS.steps),
+        runs=str(RESULTS.runs),
+        cells=str(RESULTS.cells),
+        json=directory(str(RESULTS.json)),
+    params:
+        settings=tables_params(),
     log:
-        "results/logs/tables.log",
+        str(RESULTS.rule_log("tables")),
     conda:
         "../envs/dlperf.yaml"
     script:

@@ -21,7 +21,7 @@ import pytest
 from dlperf.adapters import REGISTRY, TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.adapters.upstream import UpstreamAdapter, expand_hostlist
-from dlperf.config import ConfigError
+from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, Layout
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"

@@ -117,7 +117,7 @@ def test_no_speedup_without_figure(baseline: pd.DataFrame) -> None:
 
 
 CONFIG: dict[str, Any] = {
-    "suite": "baseline only",
+    "name": "baseline only",
     "repeats": 1,
     "window": {"warmup": 1, "measure": 2},
     "report": {"title": "DLPerf v1.0 baseline"},

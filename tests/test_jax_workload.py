@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from dlperf.adapters import TaskContext, get_adapter
-from dlperf.config import ConfigError
+from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, Layout
 from dlperf.parse.builtin import parse_builtin_logs
 

@@ -32,7 +32,7 @@ GENERATED_AT = "2024-01-02 03:04 UTC"
 WINDOW = Window(warmup=2, measure=4)
 
 CONFIG: dict[str, Any] = {
-    "suite": "golden",
+    "name": "golden",
     "repeats": 3,
     "window": {"warmup": WINDOW.warmup, "measure": WINDOW.measure},
     "report": {

@@ -117,10 +117,20 @@ def test_speedup_without_baseline_is_nan_never_one_or_zero():
 
 
 def test_cell_status_without_ok_runs():
-    from dlperf.tables import cell_status
+    from dlperf.status import cell_status
 
-    assert cell_status({"oom": 7}, 7) == "oom"
-    assert cell_status({"ok": 1, "oom": 6}, 7) == "ok"
-    assert cell_status({"oom": 1, "failed": 1}, 2) == "oom"
-    assert cell_status({"timeout": 1, "failed": 2}, 3) == "failed"
-    assert cell_status({}, 0) == "missing"
+    assert cell_status({"oom": 7}) == "oom"
+    assert cell_status({"ok": 1, "oom": 6}) == "ok"
+    assert cell_status({"oom": 1, "failed": 1}) == "oom"
+    assert cell_status({"timeout": 1, "failed": 2}) == "failed"
+    assert cell_status({"parse_error": 1, "skipped": 1}) == "parse_error"
+    assert cell_status({}) == "missing"
+
+
+def test_one_severity_order_for_runs_cells_and_report():
+    from dlperf.status import SEVERITY, sort_statuses, worst
+
+    assert worst(["ok", "skipped", "timeout", "failed"]) == "timeout"
+    assert worst([]) == "ok"
+    assert [str(s) for s in SEVERITY][:3] == ["oom", "timeout", "failed"]
+    assert sort_statuses(["failed", "ok", "missing", "oom"]) == ["ok", "oom", "failed", "missing"]

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from dlperf.config import ConfigError
+from dlperf.errors import ConfigError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,18 @@
-"""Load and validate a suite configuration; every error names the key (and file) at fault."""
+"""Load, compose and validate a suite configuration.
+
+A suite is what the user wrote plus the schema's defaults, nothing else: the same file gives the
+same plan in `dlperf check` and in Snakemake. Layers (the suite file, a site file, Snakemake's
+config files and `--config`) are merged in order, and every error names the layer at fault: the
+file and line, or `--config`, and the key.
+"""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,20 +20,40 @@ from typing import Any
 import jsonschema
 import yaml
 
+from dlperf.errors import ConfigError
 from dlperf.matrix import CellSpec, expand_case
 
+# Keys Snakemake's config may carry that are not part of a suite: which suite file to run.
+SUITE_KEY = "suite"
+DEFAULT_SUITE = "config/config.yaml"
+CLI = "--config"
 
-class ConfigError(ValueError):
-    """A suite configuration the user must fix; the message names the key."""
+
+@cache
+def _schema_text() -> str:
+    return resources.files("dlperf").joinpath("schemas/config.schema.yaml").read_text()
 
 
 def schema() -> dict[str, Any]:
-    text = resources.files("dlperf").joinpath("schemas/config.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    """The suite schema, with the framework names taken from the adapter registry."""
+    from dlperf.adapters import REGISTRY
+
+    loaded = yaml.safe_load(_schema_text())
+    loaded["$defs"]["case"]["properties"]["framework"]["enum"] = list(REGISTRY)
+    return loaded
 
 
 def schema_path() -> Path:
     return Path(str(resources.files("dlperf").joinpath("schemas/config.schema.yaml")))
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    """`pattern` as JSON Schema means it (ECMA-262): `$` ends the text. Python's `$` also matches
+    before a final newline, which would let "abc\\n" through a `^[a-z]+$` id pattern."""
+    if isinstance(instance, str):
+        python = re.sub(r"(?<!\\)\$$", r"\\Z", pattern)
+        if not re.search(python, instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _with_defaults(validator_class: Any) -> Any:
@@ -39,13 +67,15 @@ def _with_defaults(validator_class: Any) -> Any:
                     instance[name] = copy.deepcopy(sub["default"])
         yield from validate_properties(validator, properties, instance, schema)
 
-    return jsonschema.validators.extend(validator_class, {"properties": fill})
+    return jsonschema.validators.extend(
+        validator_class, {"properties": fill, "pattern": _ecma_pattern}
+    )
 
 
 _Validator = _with_defaults(jsonschema.Draft202012Validator)
 
 
-def key_path(parts: Any) -> str:
+def key_path(parts: Sequence[Any]) -> str:
     """`cases[0].precision[1]` from jsonschema's absolute_path."""
     text = ""
     for part in parts:
@@ -53,21 +83,130 @@ def key_path(parts: Any) -> str:
     return text or "<top level>"
 
 
-def validate(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
-    """Validate `config` in place, fill defaults, check adapter options; return it."""
+@dataclass(frozen=True)
+class Layer:
+    """One source of config keys: a YAML file (with its node tree, for line numbers) or --config."""
+
+    label: str  # a path, or "--config"
+    data: Mapping[str, Any]
+    node: yaml.Node | None = field(default=None, compare=False)
+
+    def has(self, parts: Sequence[Any]) -> bool:
+        value: Any = self.data
+        for part in parts:
+            if isinstance(value, Mapping) and part in value:
+                value = value[part]
+            elif isinstance(value, list) and isinstance(part, int) and part < len(value):
+                value = value[part]
+            else:
+                return False
+        return True
+
+    def where(self, parts: Sequence[Any]) -> str:
+        """`file:line` of the deepest node of `parts` found in the file, else the label."""
+        line = _line_of(self.node, parts) if self.node is not None else None
+        return f"{self.label}:{line}" if line else self.label
+
+
+def _line_of(node: yaml.Node, parts: Sequence[Any]) -> int | None:
+    line = node.start_mark.line + 1
+    for part in parts:
+        if isinstance(node, yaml.MappingNode):
+            found = [(k, v) for k, v in node.value if getattr(k, "value", None) == part]
+            if not found:
+                break
+            key, node = found[0]
+            line = key.start_mark.line + 1
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+        ):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def read_layer(path: str | Path) -> Layer:
+    """A YAML file as a config layer; a missing file or a syntax error names the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        problem = getattr(err, "problem", None) or str(err)
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys at the top level")
+    return Layer(str(path), data, node)
+
+
+def merge(layers: Sequence[Layer]) -> dict[str, Any]:
+    """Later layers over earlier ones: mappings merge key by key, anything else is replaced."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        _merge_into(merged, copy.deepcopy(dict(layer.data)))
+    return merged
+
+
+def _merge_into(base: dict[str, Any], update: Mapping[str, Any]) -> None:
+    for key, value in update.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _merge_into(base[key], value)
+        else:
+            base[key] = value
+
+
+def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -> dict[str, Any]:
+    """Validate `config` in place, fill the schema's defaults, check each case with its adapter.
+
+    `layers` are where the keys came from (or one label for all); errors name the one at fault.
+    """
+    if isinstance(layers, str):
+        layers = [Layer(layers, config)]
     errors = sorted(_Validator(schema()).iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = [f"{source}: {key_path(e.absolute_path)}: {_message(e)}" for e in errors[:10]]
+        lines = [_located(e, layers) for e in errors[:10]]
         raise ConfigError("invalid suite configuration\n  " + "\n  ".join(lines))
-    from dlperf.adapters import get_adapter  # late: adapters import this module's error
+    from dlperf.adapters import get_adapter
 
     for i, case in enumerate(config["cases"]):
-        adapter = get_adapter(case["framework"])
         try:
-            adapter.check_case(case)
+            get_adapter(case["framework"]).check_case(case)
         except ConfigError as err:
-            raise ConfigError(f"{source}: cases[{i}]{err}") from None
+            detail = str(err)
+            sub = re.match(r"\.([A-Za-z_]\w*)(?:\.(\w+))?", detail)
+            parts: list[Any] = ["cases", i, *(p for p in (sub.groups() if sub else ()) if p)]
+            raise ConfigError(f"{_source(parts, layers)}: cases[{i}]{detail}") from None
     return config
+
+
+def _located(error: jsonschema.ValidationError, layers: Sequence[Layer]) -> str:
+    parts = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        extra = [k for k in error.instance if k not in allowed]
+        parts += extra[:1]
+    return f"{_source(parts, layers)}: {key_path(list(error.absolute_path))}: {_message(error)}"
+
+
+def _source(parts: Sequence[Any], layers: Sequence[Layer]) -> str:
+    """The last layer that sets the key (or its deepest set parent), as file:line or --config."""
+    for depth in range(len(parts), 0, -1):
+        for layer in reversed(layers):
+            if layer.has(parts[:depth]):
+                return layer.where(parts[:depth])
+    return layers[0].where([]) if layers else "config"  # a key nobody set: the suite lacks it
 
 
 def _message(error: jsonschema.ValidationError) -> str:
@@ -78,20 +217,49 @@ def _message(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def load(path: str | Path) -> dict[str, Any]:
-    """Read a YAML suite file; syntax errors name the file and line."""
-    path = Path(path)
-    try:
-        config = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: not valid YAML: {err}") from None
-    if not isinstance(config, dict):
-        raise ConfigError(f"{path}: expected a mapping of keys at the top level")
-    return validate(config, source=str(path))
+def load(path: str | Path, *more: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
+    """A suite file (and files merged over it, e.g. a site file) validated with defaults."""
+    layers = [read_layer(path), *(read_layer(p) for p in more)]
+    if overrides:
+        layers.append(Layer(CLI, dict(overrides)))
+    return validate(merge(layers), layers)
+
+
+def snakemake_config(
+    config: Mapping[str, Any],
+    configfiles: Sequence[str | Path],
+    cli: Mapping[str, Any],
+    search: Sequence[Path] = (Path("."),),
+) -> dict[str, Any]:
+    """The suite Snakemake runs, from what Snakemake loaded: `config` (its config files and
+    --config merged), the config files it read, and the --config values.
+
+    The suite is the file named by `--config suite=FILE`, else the config file that has `cases`
+    (`--configfile my.yaml`), else config/config.yaml. Other config files (a site file such as
+    slurm/site.yaml) and --config values are merged over it. The default suite is never merged
+    under a suite of the user's own.
+    """
+    files = [read_layer(p) for p in configfiles]
+    cli_layer = Layer(CLI, {k: v for k, v in cli.items() if k != SUITE_KEY})
+    if config.get(SUITE_KEY):
+        suite_file = _find(str(config[SUITE_KEY]), search, f"{CLI} {SUITE_KEY}")
+        layers = [read_layer(suite_file), *files]
+    elif any("cases" in layer.data for layer in files):
+        layers = files
+    else:
+        layers = [read_layer(_find(DEFAULT_SUITE, search, "the default suite")), *files]
+    layers.append(cli_layer)
+    merged = merge(layers)
+    merged.pop(SUITE_KEY, None)
+    return validate(merged, layers)
+
+
+def _find(name: str, search: Sequence[Path], what: str) -> Path:
+    for folder in search:
+        candidate = Path(folder, name)
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"{what}: no such file {name!r} (looked in {', '.join(map(str, search))})")
 
 
 @dataclass(frozen=True)
@@ -122,7 +290,7 @@ class Suite:
         """Runs per layout, e.g. `168 cells x 7 repeats = 1176 runs (1n1g: 294, 1n8g: 294, ...)`."""
         specs = self.cell_specs()
         per_layout: dict[str, int] = {}
-        for spec in sorted(specs, key=lambda s: (s.cell.layout.devices, s.cell.layout.nodes)):
+        for spec in sorted(specs, key=lambda s: s.cell.layout):
             key = str(spec.cell.layout)
             per_layout[key] = per_layout.get(key, 0) + self.repeats
         layouts = ", ".join(f"{k}: {v}" for k, v in per_layout.items())

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
 
-LAYOUT_RE = re.compile(r"^(?P<nodes>[1-9][0-9]*)n(?P<gpus>[1-9][0-9]*)g$")
+LAYOUT_RE = re.compile(r"\A(?P<nodes>[1-9][0-9]*)n(?P<gpus>[1-9][0-9]*)g\Z")
 # Cell ids are path components: lowercase letters, digits and a few separators only, never "..".
 CELL_ID_RE = r"[a-z0-9_]+(?:\.[a-z0-9_-]+){5}"
+_CELL_ID = re.compile(
+    r"\A(?P<framework>[a-z0-9_]+)\.(?P<model>[a-z0-9_]+)\.(?P<precision>[a-z0-9_]+)"
+    r"\.(?P<xla>xla|noxla)\.b(?P<batch_size>[0-9]+|max)(?:-(?P<variant>[a-z0-9_]+))?"
+    r"\.(?P<layout>[0-9]+n[0-9]+g)\Z"
+)
 PRECISIONS = ("fp32", "amp")
 
 
-@dataclass(frozen=True, order=True)
+@functools.total_ordering
+@dataclass(frozen=True)
 class Layout:
-    """N nodes with G devices each (DLPerf's NnGg)."""
+    """N nodes with G devices each (DLPerf's NnGg); sorted by devices, then nodes."""
 
     nodes: int
     gpus_per_node: int
@@ -34,6 +42,11 @@ class Layout:
     def __str__(self) -> str:
         return f"{self.nodes}n{self.gpus_per_node}g"
 
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return (self.devices, self.nodes) < (other.devices, other.nodes)
+
 
 @dataclass(frozen=True, order=True)
 class Cell:
@@ -49,30 +62,53 @@ class Cell:
 
     @property
     def id(self) -> str:
+        """`framework.model.precision.(no)xla.b<bsz>[-variant].NnGg`; `Cell.parse` reads it back."""
+        return f"{self.framework}.{self.group_id}.{self.layout}"
+
+    @property
+    def group_id(self) -> str:
+        """The id without framework and layout: cells compared side by side in one report table."""
         xla = "xla" if self.xla else "noxla"
-        return ".".join(
-            [
-                self.framework,
-                self.model,
-                self.precision,
-                xla,
-                f"b{self.batch_size}" + ("" if self.variant == "default" else f"-{self.variant}"),
-                str(self.layout),
-            ]
+        variant = "" if self.variant == "default" else f"-{self.variant}"
+        return f"{self.model}.{self.precision}.{xla}.b{self.batch_size}{variant}"
+
+    @classmethod
+    def parse(cls, cell_id: str) -> Cell:
+        """The cell an id names; ValueError naming the id when it is not one."""
+        match = _CELL_ID.match(cell_id)
+        if not match:
+            raise ValueError(
+                f"{cell_id!r} is not a cell id (framework.model.precision.xla|noxla.b<n>[-variant].NnGg)"
+            )
+        bsz = match["batch_size"]
+        return cls(
+            framework=match["framework"],
+            model=match["model"],
+            precision=match["precision"],
+            xla=match["xla"] == "xla",
+            batch_size=int(bsz) if bsz.isdigit() else bsz,
+            layout=Layout.parse(match["layout"]),
+            variant=match["variant"] or "default",
+        )
+
+    @classmethod
+    def from_key(cls, key: dict[str, Any]) -> Cell:
+        """The cell of a table row or manifest (`key()`'s columns)."""
+        bsz = str(key["batch_size"])
+        return cls(
+            framework=key["framework"],
+            model=key["model"],
+            precision=key["precision"],
+            xla=bool(key["xla"]),
+            batch_size=int(bsz) if bsz.isdigit() else bsz,
+            layout=Layout.parse(key["layout"]),
+            variant=key.get("variant") or "default",
         )
 
     @property
     def baseline(self) -> Cell:
         """The same cell at 1n1g: the denominator of speedup."""
-        return Cell(
-            self.framework,
-            self.model,
-            self.precision,
-            self.xla,
-            self.batch_size,
-            Layout(1, 1),
-            self.variant,
-        )
+        return dataclasses.replace(self, layout=Layout(1, 1))
 
     def key(self) -> dict[str, Any]:
         """The cell's dimensions as flat, table-ready columns."""

@@ -1,4 +1,4 @@
-"""Every path under results/, computed in one place."""
+"""Every path under results/, computed in one place (the rules, the submitter and the tables)."""
 
 from __future__ import annotations
 
@@ -29,21 +29,63 @@ class RunPaths:
         return self.dir / "submitit"
 
     def task_log(self, task: int, per_node: bool = False) -> Path:
+        """Task `task`'s stdout and stderr: one per rank, or one per node for per-node launchers."""
         return self.dir / (f"node{task}.log" if per_node else f"rank{task}.log")
+
+    def task_outcome(self, task: int) -> Path:
+        return self.dir / f"task{task}.json"
 
     @property
     def json(self) -> Path:
         """The DDP-benchmark-style JSON of this run (derived; lives outside the raw folder)."""
         return self.root / "json" / self.cell_id / f"r{self.repeat}.json"
 
+    @property
+    def submitter_log(self) -> Path:
+        """The Snakemake job's log: what the submitter said while it waited."""
+        return self.root / "logs" / "run_cell" / self.cell_id / f"r{self.repeat}.log"
 
-def manifest_path(cell_id: str, repeat: int, root: Path = RESULTS) -> Path:
-    return RunPaths(cell_id, repeat, root).manifest
+
+@dataclass(frozen=True)
+class ResultPaths:
+    """The derived files of a results folder: tables, per-run JSON, plots, reports, logs."""
+
+    root: Path = RESULTS
+
+    @property
+    def tables(self) -> Path:
+        return self.root / "tables"
+
+    @property
+    def steps(self) -> Path:
+        return self.tables / "steps.tsv.gz"
+
+    @property
+    def runs(self) -> Path:
+        return self.tables / "runs.tsv"
+
+    @property
+    def cells(self) -> Path:
+        return self.tables / "cells.tsv"
+
+    @property
+    def json(self) -> Path:
+        return self.root / "json"
+
+    @property
+    def plots(self) -> Path:
+        return self.root / "plots"
+
+    def report(self, lang: str, fmt: str) -> Path:
+        return self.root / "report" / f"report.{lang}.{fmt}"
+
+    def rule_log(self, rule: str) -> Path:
+        return self.root / "logs" / f"{rule}.log"
+
+    def run(self, cell_id: str, repeat: int) -> RunPaths:
+        return RunPaths(cell_id, repeat, self.root)
 
 
-TABLES = RESULTS / "tables"
-STEPS_TABLE = TABLES / "steps.tsv.gz"
-RUNS_TABLE = TABLES / "runs.tsv"
-CELLS_TABLE = TABLES / "cells.tsv"
-PLOTS = RESULTS / "plots"
-REPORT = RESULTS / "report"
+# Wildcard patterns of the per-run files, for the rules (the same shapes as RunPaths builds).
+RUN_MANIFEST_PATTERN = str(RunPaths("{cell}", 0).dir.parent / "r{repeat}" / "manifest.json")
+RUN_LOG_PATTERN = str(RESULTS / "logs" / "run_cell" / "{cell}" / "r{repeat}.log")

@@ -12,8 +12,10 @@ from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
 
 @dataclass(frozen=True)
 class Window:
-    warmup: int = 20
-    measure: int = 100
+    """Logged steps skipped (warmup) and measured after them; the config's `window`."""
+
+    warmup: int
+    measure: int
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ import pandas as pd
 from dlperf import SCHEMA_VERSION
 from dlperf.adapters import get_adapter
 from dlperf.adapters.base import Launcher
-from dlperf.launch.spec import cell_from_key
-from dlperf.parse.records import ParseError, StepRecord
+from dlperf.matrix import Cell
+from dlperf.parse.records import ParseError, ParseResult, StepRecord
 from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, speedup, spread
-from dlperf.util import atomic_write_json
+from dlperf.status import Status, cell_status
+from dlperf.util import atomic_path, atomic_write_json
 
 CELL_COLUMNS = [
     "cell_id",
@@ -106,8 +107,15 @@ class RunRow:
 
 
 def read_run(manifest_path: Path, window: Window) -> RunRow:
-    """One run's row: the manifest's status, refined by parsing its logs when the run finished."""
-    manifest = json.loads(manifest_path.read_text())
+    """One run's row: the manifest's status, refined by parsing its logs when the run finished.
+
+    Nothing about one run stops the tables: an unreadable manifest or log is that run's
+    parse_error, naming the file (and line) at fault.
+    """
+    try:
+        manifest = _read_manifest(manifest_path)
+    except ParseError as err:
+        return RunRow({}, _unreadable_row(manifest_path, str(err)), [], None)
     row: dict[str, Any] = dict(manifest["cell"]) | {
         "repeat": manifest["repeat"],
         "status": manifest["status"],
@@ -129,24 +137,82 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
         row["harness_overhead_s"] = row["noticed_at"] - row["submitted_at"] - row["workload_wall_s"]
     records: list[StepRecord] = []
     result = None
-    if manifest["status"] == "ok":
+    if manifest["status"] == Status.OK:
         adapter = get_adapter(manifest["adapter"]["name"])
         per_node = adapter.launcher is Launcher.PER_NODE
         logs = [manifest_path.parent / t["log"] for t in manifest["tasks"]]
         try:
-            cell = cell_from_key(manifest["cell"])
+            cell = Cell.from_key(manifest["cell"])
             parsed = adapter.parse(
                 logs, cell, adapter.resolved_options(manifest["measure"]["options"])
             )
+            check_every_rank_reported(parsed, logs, per_node)
             records = parsed.records
             result = run_throughput(parsed, window)
         except (ParseError, OSError) as err:
-            row |= {"status": "parse_error", "status_detail": str(err)}
+            row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
         else:
             row |= {k: v for k, v in result.__dict__.items() if k != "step_time_ms"}
             row |= percentiles(result.step_time_ms)
             row["ranks"] = result.ranks if not per_node else len(logs)
     return RunRow(manifest, row, records, result)
+
+
+MANIFEST_KEYS = ("cell", "repeat", "status", "adapter", "measure", "tasks")
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads(path.read_text())
+    except OSError as err:
+        raise ParseError(f"cannot read the manifest: {err.strerror}", path) from None
+    except ValueError as err:
+        line = getattr(err, "lineno", None)
+        raise ParseError(
+            f"the manifest is not valid JSON ({err}); delete it to redo the run", path, line
+        ) from None
+    missing = [k for k in MANIFEST_KEYS if not isinstance(manifest, dict) or k not in manifest]
+    if missing:
+        raise ParseError(
+            f"the manifest lacks {', '.join(missing)}; delete it to redo the run", path
+        )
+    return manifest
+
+
+def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:
+    """The row of a run whose manifest cannot be read: its cell and repeat from the path."""
+    cell_id, repeat = manifest_path.parent.parent.name, manifest_path.parent.name
+    return Cell.parse(cell_id).key() | {
+        "repeat": int(repeat.removeprefix("r")),
+        "status": Status.PARSE_ERROR,
+        "status_detail": detail,
+        "manifest": str(manifest_path),
+        "source": "measured",
+        "schema_version": SCHEMA_VERSION,
+    }
+
+
+def check_every_rank_reported(parsed: ParseResult, logs: list[Path], per_node: bool) -> None:
+    """A run is measured only when its logs speak for every process it launched.
+
+    No step records at all names every log. For one process per device (the built-in
+    workloads), a rank log without step records names that log: the figure of the other ranks
+    alone would be a fraction of the real throughput, shown as ok. (Per-node launchers may print
+    from node 0 only; their parsers check their own lines.)
+    """
+    if not parsed.records:
+        names = ", ".join(str(p) for p in logs) or "(no logs)"
+        raise ParseError(f"no step records in {names}")
+    if per_node or all(r.rank < 0 for r in parsed.records):
+        return
+    reporting = {r.path for r in parsed.records}
+    for path in logs:
+        if str(path) not in reporting:
+            raise ParseError(
+                f"no step records in this rank's log: {len(reporting)} of {len(logs)} "
+                "launched ranks reported steps",
+                path,
+            )
 
 
 def runs_table(
@@ -170,6 +236,8 @@ def runs_table(
 def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
     """Per-run JSON as the PyTorch DDP benchmark writes it: facts, raw step times, percentiles."""
     manifest, row = run.manifest, run.row
+    if not manifest:  # an unreadable manifest: its row says why, there is nothing else to write
+        return
     data = {
         "schema_version": SCHEMA_VERSION,
         "cell": manifest["cell"],
@@ -198,12 +266,12 @@ def _finite(value: Any) -> Any:
 
 def cell_figures(group: pd.DataFrame, runs_planned: int) -> dict[str, Any]:
     """A cell's status, median and spread from its runs' rows (ok runs only give figures)."""
-    ok = group[group["status"] == "ok"]["throughput_samples_per_s"].astype(float).tolist()
+    ok = group[group["status"] == Status.OK]["throughput_samples_per_s"].astype(float).tolist()
     s = spread(ok)
     statuses = group["status"].value_counts().to_dict()
     methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
     return {
-        "status": cell_status(statuses, len(group)),
+        "status": str(cell_status(statuses)),
         "runs_planned": runs_planned,
         "runs_done": len(group),
         "runs_ok": len(ok),
@@ -247,22 +315,8 @@ def cells_table(
     return add_speedup(cells)
 
 
-SEVERITY = ("oom", "timeout", "failed", "parse_error", "skipped")
-
-
-def cell_status(statuses: dict[str, int], done: int) -> str:
-    """ok if any run gave a figure; else the most frequent status (ties: the more severe), so a
-    cell whose runs all ran out of memory reads OOM, and one OOM among failures is not hidden."""
-    if done == 0:
-        return "missing"
-    if statuses.get("ok"):
-        return "ok"
-    return max(statuses, key=lambda s: (statuses[s], -SEVERITY.index(s) if s in SEVERITY else -99))
-
-
 def baseline_id(row: dict[str, Any]) -> str:
-    parts = row["cell_id"].split(".")
-    return ".".join(parts[:-1] + ["1n1g"])
+    return Cell.parse(row["cell_id"]).baseline.id
 
 
 def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
@@ -275,7 +329,7 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     for row in cells.to_dict("records"):
         base_id = baseline_id(row)
         base = medians.get((base_id, row["source"]))
-        value = speedup(row["throughput_median"], base) if row["status"] == "ok" else math.nan
+        value = speedup(row["throughput_median"], base) if row["status"] == Status.OK else math.nan
         speedups.append(value)
         baselines.append(base_id if math.isfinite(value) else "")
     cells["speedup"] = speedups
@@ -289,13 +343,11 @@ def planned_cells(specs: Iterable[Any]) -> pd.DataFrame:
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    frame.to_csv(
-        tmp,
-        sep="\t",
-        index=False,
-        float_format="%.6g",
-        compression="gzip" if path.name.endswith(".gz") else None,
-    )
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        frame.to_csv(
+            tmp,
+            sep="\t",
+            index=False,
+            float_format="%.6g",
+            compression="gzip" if path.name.endswith(".gz") else None,
+        )

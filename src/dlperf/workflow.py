@@ -39,10 +39,14 @@ def make_report(smk: Any) -> None:
     _logging(smk)
     from dlperf.report.render import render_reports
 
+    plots_dir = Path(smk.output.plots)
+    plots_dir.mkdir(
+        parents=True, exist_ok=True
+    )  # a suite with nothing to plot still has the folder
     render_reports(
         config=smk.config,
         cells_path=Path(smk.input.cells),
         runs_path=Path(smk.input.runs),
         outputs=[Path(p) for p in smk.output.reports],
-        plots_dir=Path(smk.output.plots),
+        plots_dir=plots_dir,
     )

@@ -40,7 +40,7 @@ REGISTRY: dict[str, type[Adapter]] = {
 
 
 def get_adapter(name: str) -> Adapter:
-    from dlperf.config import ConfigError
+    from dlperf.errors import ConfigError
 
     try:
         return REGISTRY[name]()

@@ -9,7 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dlperf.config import ConfigError
+from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource
 from dlperf.adapters.builtin import BuiltinWorkload
-from dlperf.config import ConfigError
+from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 
 XLA_ONLY = (

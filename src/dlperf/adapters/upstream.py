@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, Launcher, TaskContext
-from dlperf.config import ConfigError
+from dlperf.errors import ConfigError
 from dlperf.matrix import PRECISIONS, Cell
 from dlperf.parse.records import ParseError, ParseResult
 

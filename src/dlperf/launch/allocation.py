@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from dlperf.adapters.base import Launcher
+from dlperf.launch.facts import visible_gpus
 from dlperf.matrix import Cell
 
 
@@ -25,27 +27,62 @@ class Allocation:
         return asdict(self)
 
 
-def allocate(cell: Cell, launcher: Launcher, backend: str, site: dict[str, Any]) -> Allocation:
+@dataclass(frozen=True)
+class LocalMachine:
+    """What the local backend may place ranks on: one process per device, GPUs or CPUs."""
+
+    devices: int
+    kind: str  # "GPUs" or "CPUs"
+
+    @classmethod
+    def probe(cls, device: str) -> LocalMachine:
+        """GPUs when the workloads train on them (device cuda, or auto with GPUs), else CPUs."""
+        gpus = visible_gpus() if device != "cpu" else None
+        if gpus:
+            return cls(gpus, "GPUs")
+        if device == "cuda":
+            return cls(0, "GPUs")
+        return cls(len(os.sched_getaffinity(0)), "CPUs")
+
+
+def allocate(
+    cell: Cell,
+    launcher: Launcher,
+    backend: str,
+    site: dict[str, Any],
+    local: LocalMachine | None = None,
+) -> Allocation:
+    """What one run of `cell` asks for; AllocationError (naming the cell) where it cannot fit.
+
+    The local backend checks the layout against `local` (this machine) before any job starts:
+    a typo such as 1n999g must not start hundreds of rank processes.
+    """
     layout = cell.layout
     if backend == "local" and layout.nodes > 1:
         raise AllocationError(
             f"cell {cell.id}: layout {layout} spans {layout.nodes} nodes; the local backend runs "
             "one node (use `--profile slurm`, or drop the layout from the local suite)"
         )
+    if backend == "local" and local is not None and layout.gpus_per_node > local.devices:
+        raise AllocationError(
+            f"cell {cell.id}: layout {layout} runs {layout.gpus_per_node} ranks, one per device; "
+            f"this machine has {local.devices} {local.kind} for the local backend "
+            "(use a smaller layout, or `--profile slurm`)"
+        )
     if backend == "slurm":
-        if layout.nodes > site.get("nodes_max", 64):
+        if layout.nodes > site["nodes_max"]:
             raise AllocationError(
                 f"cell {cell.id}: layout {layout} needs {layout.nodes} nodes; site.nodes_max is {site['nodes_max']}"
             )
-        if layout.gpus_per_node > site.get("gpus_per_node_max", 8):
+        if layout.gpus_per_node > site["gpus_per_node_max"]:
             raise AllocationError(
                 f"cell {cell.id}: layout {layout} needs {layout.gpus_per_node} GPUs per node; "
                 f"site.gpus_per_node_max is {site['gpus_per_node_max']}"
             )
     per_node = launcher is Launcher.PER_NODE
     tasks = 1 if per_node else layout.gpus_per_node
-    cpus = int(site.get("cpus_per_task", 1)) * (layout.gpus_per_node if per_node else 1)
-    request_gpus = backend == "slurm" and site.get("request_gpus", True)
+    cpus = int(site["cpus_per_task"]) * (layout.gpus_per_node if per_node else 1)
+    request_gpus = backend == "slurm" and site["request_gpus"]
     return Allocation(
         nodes=layout.nodes,
         tasks_per_node=tasks,

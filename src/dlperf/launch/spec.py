@@ -6,21 +6,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dlperf.matrix import Cell, Layout
+from dlperf.matrix import Cell
 from dlperf.paths import RunPaths
-
-
-def cell_from_key(key: dict[str, Any]) -> Cell:
-    bsz = key["batch_size"]
-    return Cell(
-        framework=key["framework"],
-        model=key["model"],
-        precision=key["precision"],
-        xla=bool(key["xla"]),
-        batch_size=int(bsz) if str(bsz).isdigit() else str(bsz),
-        layout=Layout.parse(key["layout"]),
-        variant=key.get("variant", "default"),
-    )
 
 
 @dataclass(frozen=True)
@@ -40,6 +27,7 @@ class RunSpec:
     port: int | None = (
         None  # fixed rendezvous port (local backend); Slurm derives it from the job id
     )
+    submitter_pid: int | None = None  # local backend: the run dies with its submitter
 
     @property
     def paths(self) -> RunPaths:
@@ -52,4 +40,4 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
-        return cls(**(data | {"cell": cell_from_key(data["cell"])}))
+        return cls(**(data | {"cell": Cell.from_key(data["cell"])}))

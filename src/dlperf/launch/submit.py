@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import signal
 import socket
 import subprocess
@@ -21,21 +22,16 @@ from typing import Any
 
 import submitit
 
-from dlperf import SCHEMA_VERSION, __version__
-from dlperf.adapters import get_adapter
-from dlperf.launch.allocation import Allocation, allocate
-from dlperf.launch.spec import RunSpec, cell_from_key
+from dlperf import SCHEMA_VERSION, __version__, logline
+from dlperf.adapters import Launcher, get_adapter
+from dlperf.launch.allocation import Allocation, LocalMachine, allocate
+from dlperf.launch.spec import RunSpec
 from dlperf.launch.task import load_task_outcomes, run_task
-from dlperf.util import atomic_write_json
+from dlperf.matrix import Cell
+from dlperf.status import Status, worst
+from dlperf.util import atomic_write_json, atomic_write_text
 
 log = logging.getLogger(__name__)
-STATUS_ORDER = (
-    "oom",
-    "timeout",
-    "failed",
-    "skipped",
-    "ok",
-)  # worst first: a run takes its worst task's
 POLL_S = 0.25
 STATE_CHECK_S = 5.0  # scheduler queries are costlier than stat() of outcome files
 ENDED_GRACE_S = 10.0  # after the job ended, outcome files may still be on their way (NFS lag)
@@ -60,12 +56,16 @@ SLURM_ENDED = frozenset(
 
 @dataclass(frozen=True)
 class Harness:
-    """Where and how runs are launched: not part of what is measured, so never a rule param."""
+    """Where and how runs are launched: not part of what is measured, so never a rule param.
+    Values come from a validated config (the schema owns the defaults)."""
 
-    backend: str = "local"
-    site: dict[str, Any] | None = None
-    time_limit_min: float = 30
-    wait_grace_s: float = 120
+    backend: str
+    site: dict[str, Any]
+    time_limit_min: float
+    wait_grace_s: float
+    local_devices: int = (
+        0  # devices the local backend may use: CPUs, or GPUs when it trains on them
+    )
     results_root: str = "results"
 
 
@@ -123,10 +123,11 @@ class _Interrupts:
 def build_spec(
     measure: dict[str, Any], repeat: int, harness: Harness
 ) -> tuple[RunSpec, Allocation]:
-    cell = cell_from_key(measure["cell"])
+    cell = Cell.from_key(measure["cell"])
     adapter = get_adapter(cell.framework)
-    site = harness.site or {}
-    allocation = allocate(cell, adapter.launcher, harness.backend, site)
+    site = harness.site
+    local = LocalMachine.probe(measure["device"]) if harness.backend == "local" else None
+    allocation = allocate(cell, adapter.launcher, harness.backend, site, local)
     spec = RunSpec(
         cell=cell,
         repeat=repeat,
@@ -141,6 +142,7 @@ def build_spec(
         env=dict(site.get("env", {})),
         container=site.get("container") if harness.backend == "slurm" else None,
         port=_free_port() if harness.backend == "local" else None,
+        submitter_pid=os.getpid() if harness.backend == "local" else None,
     )
     return spec, allocation
 
@@ -152,7 +154,7 @@ def _free_port() -> int:
 
 
 def executor_for(spec: RunSpec, allocation: Allocation, harness: Harness) -> submitit.Executor:
-    site = harness.site or {}
+    site = harness.site
     executor = submitit.AutoExecutor(folder=spec.paths.submitit, cluster=harness.backend)
     params: dict[str, Any] = {
         "name": f"dlperf.{spec.cell.id}.r{spec.repeat}",
@@ -207,11 +209,11 @@ def run_cell(
         )
     run_dir = spec.paths.dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    for stale in (
-        list(run_dir.glob("task*.json"))
-        + list(run_dir.glob("rank*.log"))
-        + list(run_dir.glob("node*.log"))
-    ):
+    for stale in [
+        *run_dir.glob("task*.json"),
+        *run_dir.glob("rank*.log"),
+        *run_dir.glob("node*.log"),
+    ]:
         stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
     executor = executor_for(spec, allocation, harness)
     with _Interrupts() as interrupts:  # a signal during submission cancels the job once submitted
@@ -227,6 +229,7 @@ def run_cell(
             job.cancel(check=False)
             raise SystemExit(130) from None
     noticed = time.time()
+    _mark_silent_tasks(spec, allocation, job_status, detail)
     manifest = _manifest(
         spec, allocation, harness, measure, job, job_status, detail, submitted, noticed
     )
@@ -262,10 +265,25 @@ def _wait(
         if now - clock > deadline_s:
             job.cancel(check=False)
             return (
-                "timeout",
+                Status.TIMEOUT,
                 f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled",
             )
         time.sleep(POLL_S)
+
+
+def _mark_silent_tasks(
+    spec: RunSpec, allocation: Allocation, job_status: str | None, detail: str
+) -> None:
+    """Every task has a log, even one that never started: a line there says why it is empty, so
+    each run's files are the same set whatever became of it."""
+    per_node = get_adapter(spec.adapter).launcher is Launcher.PER_NODE
+    for task in range(allocation.nodes * allocation.tasks_per_node):
+        path = spec.paths.task_log(task, per_node)
+        if not path.exists():
+            note = detail or f"the job ended as {job_status or 'unknown'} before this task started"
+            atomic_write_text(
+                path, logline.format_line(logline.HARNESS, task=task, note=note) + "\n"
+            )
 
 
 def _slurm_state(job: submitit.Job) -> str:
@@ -289,10 +307,10 @@ def _slurm_state(job: submitit.Job) -> str:
 def _job_state(state: str) -> str:
     state = state.upper()
     if state.startswith("TIMEOUT"):
-        return "timeout"
+        return Status.TIMEOUT
     if state.startswith("OUT_OF_ME"):
-        return "oom"
-    return "failed"
+        return Status.OOM
+    return Status.FAILED
 
 
 def _manifest(
@@ -308,12 +326,12 @@ def _manifest(
 ) -> dict[str, Any]:
     outcomes = load_task_outcomes(spec.paths.dir)
     tasks = allocation.nodes * allocation.tasks_per_node
-    statuses = [o.get("status", "failed") for o in outcomes.values()]
+    statuses = [o.get("status", Status.FAILED) for o in outcomes.values()]
     if len(outcomes) < tasks:
-        statuses.append(job_status or "failed")
+        statuses.append(job_status or Status.FAILED)
         missing = sorted(set(range(tasks)) - set(outcomes))
         detail = detail or f"tasks {missing} never reported"
-    status = next(s for s in STATUS_ORDER if s in statuses or s == "ok")
+    status = worst(statuses)
     if not detail:
         detail = next(
             (o.get("detail", "") for o in outcomes.values() if o.get("status") == status), ""

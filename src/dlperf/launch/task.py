@@ -6,23 +6,29 @@ with stdout and stderr in its own log file, and writes its outcome as task<i>.js
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.launch.facts import node_facts, visible_gpus
 from dlperf.launch.spec import RunSpec
+from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
-SKIP_LINE = re.compile(r"^dlperf-skip reason=(.*)$", re.M)
+PR_SET_PDEATHSIG = 1  # prctl(2)
+WATCH_S = 0.5  # how often a local task checks that its submitter still lives
 
 
 def rendezvous_port(job_id: str, fixed: int | None) -> int:
@@ -70,21 +76,21 @@ def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
     try:
         outcome |= _launch(spec, adapter, job, task, log_path)
     except Exception as err:  # a harness error on the node is the run's status, not a lost job
-        outcome |= {"status": "failed", "detail": f"harness error on node: {err!r}"}
+        outcome |= {"status": Status.FAILED, "detail": f"harness error on node: {err!r}"}
     outcome["ended_at"] = time.time()
-    atomic_write_json(spec.paths.dir / f"task{task}.json", outcome)
+    atomic_write_json(spec.paths.task_outcome(task), outcome)
     return outcome
 
 
 def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) -> dict[str, Any]:
     reason = adapter.skip_reason(spec.cell, spec.options)
     if reason:
-        log_path.write_text(f"dlperf-skip reason={reason}\n")
-        return {"status": "skipped", "detail": reason, "exit_code": None, "command": None}
+        log_path.write_text(logline.format_line(logline.SKIP, reason=reason) + "\n")
+        return {"status": Status.SKIPPED, "detail": reason, "exit_code": None, "command": None}
     gpu_problem = _check_gpus(spec)
     if gpu_problem:
-        log_path.write_text(f"dlperf: {gpu_problem}\n")
-        return {"status": "failed", "detail": gpu_problem, "exit_code": None, "command": None}
+        log_path.write_text(logline.format_line(logline.HARNESS, note=gpu_problem) + "\n")
+        return {"status": Status.FAILED, "detail": gpu_problem, "exit_code": None, "command": None}
     port = rendezvous_port(job.job_id, spec.port)
     master = "127.0.0.1" if spec.backend == "local" else master_address(job.hostnames[0])
     ctx = TaskContext(
@@ -122,8 +128,15 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
     with open(log_path, "w") as log:
         start = time.time()
         proc = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own group: killed whole, never by a stray terminal signal
+            preexec_fn=_die_with_parent,
         )
+        if spec.submitter_pid:
+            _watch_submitter(spec.submitter_pid, proc)
         try:
             code = proc.wait(timeout=limit_s)
         except BaseException:  # interrupted or cancelled: never leave the workload running
@@ -132,7 +145,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
             if sys.exc_info()[0] is not subprocess.TimeoutExpired:
                 raise
             return {
-                "status": "timeout",
+                "status": Status.TIMEOUT,
                 "detail": f"ran past the time limit ({spec.time_limit_min} min)",
                 "exit_code": None,
                 "command": command,
@@ -142,12 +155,12 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
     wall = time.time() - start
     tail = _tail(log_path)
     if code == 0:
-        skipped = SKIP_LINE.search(tail)
-        status, detail = ("skipped", skipped.group(1)) if skipped else ("ok", "")
+        skipped = _skip_reason(tail)
+        status, detail = (Status.SKIPPED, skipped) if skipped is not None else (Status.OK, "")
     elif adapter.is_oom(tail):
-        status, detail = "oom", "out of memory (see log)"
+        status, detail = Status.OOM, "out of memory (see log)"
     else:
-        status, detail = "failed", f"exit code {code}; last line: {_last_line(tail)}"
+        status, detail = Status.FAILED, f"exit code {code}; last line: {_last_line(tail)}"
     return {
         "status": status,
         "detail": detail,
@@ -183,9 +196,52 @@ def _check_gpus(spec: RunSpec) -> str | None:
     return None
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    import signal
+def _skip_reason(text: str) -> str | None:
+    for line in text.splitlines():
+        parsed = logline.parse_line(line)
+        if parsed and parsed[0] == logline.SKIP:
+            return parsed[1].get("reason", "")
+    return None
 
+
+def _die_with_parent() -> None:
+    """In the workload, before exec: SIGKILL it when the task that started it dies, however it
+    dies (Linux PR_SET_PDEATHSIG), so a killed run never leaves a workload behind."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the submitter watch below still applies
+        pass
+
+
+def _watch_submitter(submitter_pid: int, proc: subprocess.Popen) -> None:
+    """Local runs: kill the workload's whole group as soon as the submitter is gone.
+
+    submitit's local controller outlives a submitter killed with SIGKILL; this watch is what
+    stops the run then, whatever killed the submitter.
+    """
+
+    def watch() -> None:
+        while proc.poll() is None:
+            if not _alive(submitter_pid):
+                _kill(proc)
+                return
+            time.sleep(WATCH_S)
+
+    threading.Thread(target=watch, name="dlperf-submitter-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
@@ -210,8 +266,12 @@ def _last_line(text: str) -> str:
 
 
 def load_task_outcomes(run_dir: Path) -> dict[int, dict[str, Any]]:
+    """Outcomes the tasks wrote (atomically); an unreadable one counts as not reported."""
     outcomes = {}
     for path in run_dir.glob("task*.json"):
-        data = json.loads(path.read_text())
-        outcomes[int(data["task"])] = data
+        try:
+            data = json.loads(path.read_text())
+            outcomes[int(data["task"])] = data
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
     return outcomes

@@ -1,14 +1,12 @@
-"""Parser of the built-in workloads' lines (`dlperf-step rank=.. step=.. samples=.. start=.. end=..`)."""
+"""Parser of the built-in workloads' `dlperf-step` lines (format: dlperf.logline)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from dlperf import logline
 from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
 
-STEP = re.compile(r"^dlperf-step (?P<fields>.*)$")
-FIELD = re.compile(r"(\w+)=(\S+)")
 REQUIRED = ("rank", "step", "samples", "start", "end")
 
 
@@ -17,14 +15,13 @@ def parse_builtin_logs(logs: list[Path]) -> ParseResult:
     for path in logs:
         with open(path, errors="replace") as f:
             for lineno, line in enumerate(f, 1):
-                match = STEP.match(line.rstrip("\n"))
-                if match:
-                    records.append(_record(match["fields"], path, lineno))
+                parsed = logline.parse_line(line)
+                if parsed and parsed[0] == logline.STEP:
+                    records.append(_record(parsed[1], path, lineno))
     return ParseResult(records, Method.TIMESTAMPS)
 
 
-def _record(text: str, path: Path, lineno: int) -> StepRecord:
-    fields = dict(FIELD.findall(text))
+def _record(fields: dict[str, str], path: Path, lineno: int) -> StepRecord:
     missing = [k for k in REQUIRED if k not in fields]
     if missing:
         raise ParseError(f"step line lacks {', '.join(missing)}", path, lineno)

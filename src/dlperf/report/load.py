@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from dlperf.config import ConfigError
-from dlperf.matrix import Layout
+from dlperf.errors import ConfigError
+from dlperf.matrix import Cell
 from dlperf.report import fmt
 from dlperf.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_figures
 
@@ -56,30 +56,19 @@ def _to_bool(value: Any) -> bool:
     return str(value).strip().lower() in ("true", "1", "yes", "on", "xla")
 
 
-def _fill_dimensions(frame: pd.DataFrame) -> pd.DataFrame:
+def _fill_dimensions(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     """Fill cell dimensions a published table may leave out, from the cell id."""
     frame = frame.copy()
-    parts = frame["cell_id"].str.split(".", expand=True)
-    derived = {
-        "framework": parts[0],
-        "model": parts[1],
-        "precision": parts[2],
-        "xla": parts[3].map(_to_bool),
-        "batch_size": parts[4].str.removeprefix("b").str.split("-").str[0],
-        "variant": parts[4].map(lambda b: b.partition("-")[2] or "default"),
-        "layout": parts[5],
-    }
-    for column, values in derived.items():
+    keys = []
+    for number, cell_id in enumerate(frame["cell_id"], start=2):  # line 1 is the header
+        try:
+            keys.append(Cell.parse(cell_id).key())
+        except ValueError as err:
+            raise ConfigError(f"{where}:{number}: {err}") from None
+    derived = pd.DataFrame(keys, index=frame.index)
+    for column in CELL_COLUMNS:
         if column not in frame.columns:
-            frame[column] = values
-    layouts = frame["layout"].map(Layout.parse)
-    for column, attr in (
-        ("nodes", "nodes"),
-        ("gpus_per_node", "gpus_per_node"),
-        ("devices", "devices"),
-    ):
-        if column not in frame.columns:
-            frame[column] = layouts.map(lambda lay, a=attr: getattr(lay, a))
+            frame[column] = derived[column]
     return frame
 
 
@@ -110,7 +99,7 @@ def load_baseline(name: str, path: Path, index: int = 0) -> pd.DataFrame:
         raise ConfigError(
             f"{where}: {path} has no cell_id column; is it a dlperf cells or runs table?"
         )
-    frame = _fill_dimensions(frame)
+    frame = _fill_dimensions(frame, str(path))
     if "throughput_median" not in frame.columns:
         if "throughput_samples_per_s" not in frame.columns or "status" not in frame.columns:
             raise ConfigError(

@@ -14,10 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from dlperf.matrix import PRECISIONS, Layout
+from dlperf.matrix import PRECISIONS, Cell, Layout
 from dlperf.report import fmt
 from dlperf.report.load import MEASURED
 from dlperf.report.provenance import ModelConfig, NodeEnv, model_configs, node_environments
+from dlperf.status import Status, sort_statuses
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +30,8 @@ MODEL_NAMES = {
     "gpt": "GPT",
 }
 PRECISION_NAMES = {"fp32": "FP32", "amp": "AMP"}
-STATUS_ORDER = ("ok", "oom", "timeout", "failed", "parse_error", "skipped", "missing")
-NOTED_STATUSES = ("failed", "timeout", "parse_error", "skipped")  # shown with a footnote
+# shown with a footnote giving the runs' reasons (OOM speaks for itself, as in DLPerf's tables)
+NOTED_STATUSES = (Status.FAILED, Status.TIMEOUT, Status.PARSE_ERROR, Status.SKIPPED)
 ABSENT = "absent"  # no such cell: not planned for this column and layout
 
 
@@ -214,7 +215,7 @@ def build_report(
     order = _Order(config)
     measured = cells[cells["source"] == MEASURED]
     labels = _column_labels(cells, config)
-    footnotes = dict(config.get("report", {}).get("footnotes", {}))
+    footnotes = dict(config["report"]["footnotes"])
     groups = [
         _group(key, frame, runs, labels, footnotes, order)
         for key, frame in sorted(
@@ -223,11 +224,11 @@ def build_report(
     ]
     baselines = tuple(
         Baseline(b["name"], str(b["path"]), int((cells["source"] == b["name"]).sum()))
-        for b in config.get("baselines", [])
+        for b in config["baselines"]
     )
     return ReportData(
-        title=config.get("report", {}).get("title") or config.get("suite", "dlperf"),
-        suite=config.get("suite", "dlperf"),
+        title=config["report"].get("title") or config["name"],
+        suite=config["name"],
         generated_at=generated_at,
         summary=_summary(measured, runs, order),
         environment=tuple(node_environments(dict(manifests))),
@@ -247,10 +248,10 @@ class _Order:
     """Sort keys: frameworks and models in the order the config names them."""
 
     def __init__(self, config: Mapping[str, Any]) -> None:
-        cases = config.get("cases", [])
+        cases = config["cases"]
         self.frameworks = list(dict.fromkeys(c["framework"] for c in cases))
         self.models = list(dict.fromkeys(c["model"] for c in cases))
-        self.sources = [MEASURED] + [b["name"] for b in config.get("baselines", [])]
+        self.sources = [MEASURED] + [b["name"] for b in config["baselines"]]
 
     @staticmethod
     def _index(items: list[str], value: str) -> tuple[int, str]:
@@ -282,10 +283,7 @@ def batch_size_key(batch_size: str) -> tuple[int, int, str]:
 
 
 def layout_key(layout: str) -> tuple[int, int, str]:
-    try:
-        parsed = Layout.parse(layout)
-    except ValueError:
-        return (0, 0, layout)
+    parsed = Layout.parse(layout)
     return (parsed.devices, parsed.nodes, layout)
 
 
@@ -300,8 +298,8 @@ def _column_labels(cells: pd.DataFrame, config: Mapping[str, Any]) -> dict[tuple
 
 
 def _slug(model: str, precision: str, xla: bool, batch_size: str, variant: str) -> str:
-    suffix = "" if variant == "default" else f"-{variant}"
-    return f"{model}.{precision}.{'xla' if xla else 'noxla'}.b{batch_size}{suffix}"
+    cell = Cell("", model, precision, xla, batch_size, Layout(1, 1), variant or "default")
+    return cell.group_id
 
 
 def _group(
@@ -453,8 +451,7 @@ def _detail(column: Column, record: dict[str, Any]) -> Detail:
 
 def _summary(measured: pd.DataFrame, runs: pd.DataFrame, order: _Order) -> Summary:
     counts = measured["status"].replace("", "missing").value_counts().to_dict()
-    statuses = tuple((s, int(counts[s])) for s in STATUS_ORDER if counts.get(s))
-    statuses += tuple((s, int(n)) for s, n in sorted(counts.items()) if s not in STATUS_ORDER)
+    statuses = tuple((s, int(counts[s])) for s in sort_statuses(counts))
     methods = sorted({m for value in measured["method"] for m in fmt.text(value).split(",") if m})
     frameworks = sorted(set(measured["framework"]), key=order.framework)
     return Summary(
@@ -472,7 +469,7 @@ def _frameworks(
     measured: pd.DataFrame, config: Mapping[str, Any], order: _Order
 ) -> list[FrameworkRow]:
     models: dict[str, set[str]] = {}
-    for case in config.get("cases", []):
+    for case in config["cases"]:
         models.setdefault(case["framework"], set()).add(case["model"])
     for framework, model in (
         measured[["framework", "model"]].drop_duplicates().itertuples(index=False)
@@ -505,29 +502,25 @@ def _frameworks(
 
 
 def _options(config: Mapping[str, Any]) -> Options:
-    cases: Sequence[Mapping[str, Any]] = config.get("cases", [])
+    """The suite's protocol as the report states it (a validated config: defaults filled)."""
+    cases: Sequence[Mapping[str, Any]] = config["cases"]
 
-    def union(key: str, default: Any, sort: Callable[[Any], Any] | None = None) -> tuple[Any, ...]:
-        values = list(dict.fromkeys(v for c in cases for v in c.get(key, default)))
+    def union(key: str, sort: Callable[[Any], Any] | None = None) -> tuple[Any, ...]:
+        values = list(dict.fromkeys(v for c in cases for v in c[key]))
         return tuple(sorted(values, key=sort) if sort else values)
 
-    window = config.get("window", {})
     return Options(
-        repeats=int(config.get("repeats", 7)),
-        warmup=int(window.get("warmup", 20)),
-        measure=int(window.get("measure", 100)),
-        precisions=union(
-            "precision", ["fp32"], lambda p: PRECISIONS.index(p) if p in PRECISIONS else 9
-        ),
-        batch_sizes=tuple(
-            str(b) for b in union("batch_size", [], lambda b: batch_size_key(str(b)))
-        ),
-        layouts=union("layouts", [], layout_key),
-        xla=union("xla", [False], bool),
-        variants=tuple(dict.fromkeys(c.get("variant", "default") for c in cases)),
-        backend=str(config.get("backend", "local")),
-        device=str(config.get("device", "auto")),
-        time_limit_min=fmt.text(config.get("time_limit_min", "")),
+        repeats=int(config["repeats"]),
+        warmup=int(config["window"]["warmup"]),
+        measure=int(config["window"]["measure"]),
+        precisions=union("precision", lambda p: PRECISIONS.index(p) if p in PRECISIONS else 9),
+        batch_sizes=tuple(str(b) for b in union("batch_size", lambda b: batch_size_key(str(b)))),
+        layouts=union("layouts", layout_key),
+        xla=union("xla", bool),
+        variants=tuple(dict.fromkeys(c["variant"] for c in cases)),
+        backend=str(config["backend"]),
+        device=str(config["device"]),
+        time_limit_min=fmt.text(config["time_limit_min"]),
     )
 
 

@@ -15,6 +15,7 @@ from matplotlib import font_manager
 from matplotlib.figure import Figure
 
 from dlperf.report.model import Group
+from dlperf.util import atomic_path
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +111,8 @@ def _figure() -> Figure:
 
 def _save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110, metadata={"Software": None})
     return path
 
 

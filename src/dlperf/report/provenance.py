@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dlperf import logline
+from dlperf.matrix import Cell
+
 log = logging.getLogger(__name__)
 
-CONFIG_LINE = "dlperf-config"
-_PAIR = re.compile(r"(\w+)=(\S+)")
 # Label maps that only repeat num_labels; summarised so the configuration stays readable.
 _LABEL_MAPS = ("id2label", "label2id")
 
@@ -103,9 +103,10 @@ def config_line(log_path: Path) -> tuple[dict[str, str], Any, int] | None:
     try:
         with log_path.open(encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, start=1):
-                if line.startswith(CONFIG_LINE):
-                    head, _, config = line.partition(" model_config=")
-                    fields = dict(_PAIR.findall(head))
+                parsed = logline.parse_line(line)
+                if parsed and parsed[0] == logline.CONFIG:
+                    fields = dict(parsed[1])
+                    config = fields.pop("model_config", "")
                     try:
                         model_config = json.loads(config) if config.strip() else None
                     except ValueError:
@@ -168,12 +169,13 @@ def model_configs(manifests: dict[str, dict[str, Any]]) -> list[ModelConfig]:
             json.dumps(facts),
         )
         entry = found.setdefault(key, {"cells": {}, "log_line": where})
-        prefix, _, layout = cell_id.rpartition(".")
-        entry["cells"].setdefault(prefix, set()).add(layout)
+        parsed = Cell.parse(cell_id)
+        prefix = f"{parsed.framework}.{parsed.group_id}"
+        entry["cells"].setdefault(prefix, set()).add(parsed.layout)
     configs = []
     for (framework, model, options_json, config_json, facts_json), entry in found.items():
         cells = tuple(
-            f"{prefix} ({', '.join(sorted(layouts, key=_layout_key))})"
+            f"{prefix} ({', '.join(str(layout) for layout in sorted(layouts))})"
             for prefix, layouts in sorted(entry["cells"].items())
         )
         configs.append(
@@ -205,11 +207,3 @@ def _manifest_config_line(
             fields, model_config, number = found
             return fields, model_config, f"{log_path}:{number}"
     return None
-
-
-def _layout_key(layout: str) -> tuple[int, int, str]:
-    nodes, _, rest = layout.partition("n")
-    try:
-        return (int(nodes) * int(rest.rstrip("g")), int(nodes), layout)
-    except ValueError:
-        return (0, 0, layout)

@@ -85,7 +85,7 @@ def load_report_data(
     generated_at: datetime | str | None = None,
 ) -> ReportData:
     """Read the tables, baselines and manifests and build the report's one data model."""
-    cells = load_cells(cells_path, config.get("baselines", []))
+    cells = load_cells(cells_path, config["baselines"])
     runs = (
         read_table(runs_path)
         if runs_path.is_file() and runs_path.stat().st_size

@@ -1,14 +1,13 @@
-"""What every built-in workload shares: its command line (built by BuiltinWorkload.command) and
-the log lines the built-in parser reads (`dlperf-step rank=.. step=.. samples=.. start=.. end=..`)."""
+"""What every built-in workload shares: its command line (built by BuiltinWorkload.command), its
+start-up, and the writer of the `dlperf-*` lines the built-in parser reads (dlperf.logline)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import resource
-from typing import Any
 
-LOG_PREFIX = "dlperf-"
+from dlperf.logline import emit as log  # noqa: F401  (the workloads' one writer of dlperf lines)
 
 
 def workload_parser(
@@ -29,12 +28,6 @@ def workload_parser(
     p.add_argument("--memory-limit-gb", type=float, default=0, help="cap address space (CPU runs)")
     p.add_argument("--model-config", default="{}", help=model_config_help)
     return p
-
-
-def log(kind: str, **fields: Any) -> None:
-    """One `dlperf-<kind> key=value ...` line, flushed at once (the parser reads these)."""
-    text = " ".join(f"{k}={v}" for k, v in fields.items())
-    print(f"{LOG_PREFIX}{kind} {text}", flush=True)
 
 
 def start_rank(args: argparse.Namespace) -> tuple[int, int, int, int]:

@@ -1,0 +1,56 @@
+"""The `dlperf-<kind> key=value ...` lines: written by the built-in workloads and the harness, read
+by the built-in parser and the report. The one module that knows their format.
+
+    dlperf-step rank=0 step=12 samples=32 start=1763780000.123456 end=1763780000.234567 loss=6.9
+    dlperf-config model=resnet50 params=25557032 ... model_config={"depths":[3,4,6,3],...}
+    dlperf-skip reason=amp on a CPU without native bf16 ...
+    dlperf-harness task=1 never reported: job ended as FAILED before every task reported
+
+Values are single words, except the last field of a kind in TRAILING: it runs to the end of the
+line (JSON, or a sentence). Stdlib only: workloads import it in their own environments.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+PREFIX = "dlperf-"
+STEP, CONFIG, SKIP, MEMORY, HARNESS = "step", "config", "skip", "memory", "harness"
+TRAILING = {CONFIG: "model_config", SKIP: "reason", HARNESS: "note"}
+_LINE = re.compile(rf"^{PREFIX}(?P<kind>[a-z_]+) (?P<body>.*?)\s*$")
+_PAIR = re.compile(r"(\w+)=(\S+)")
+
+
+def format_line(kind: str, **fields: Any) -> str:
+    """One line (no newline). A trailing field must come last; other values must be one word."""
+    trailing = TRAILING.get(kind)
+    parts = []
+    for key, value in fields.items():
+        text = str(value)
+        if key != trailing and (not text or any(c.isspace() for c in text)):
+            raise ValueError(f"{PREFIX}{kind} field {key}={text!r} must be one word")
+        parts.append(f"{key}={' '.join(text.split()) if key == trailing else text}")
+    if trailing in fields and list(fields)[-1] != trailing:
+        raise ValueError(f"{PREFIX}{kind}: field {trailing} must come last")
+    return f"{PREFIX}{kind} " + " ".join(parts)
+
+
+def parse_line(line: str) -> tuple[str, dict[str, str]] | None:
+    """(kind, fields) of a dlperf line, or None for any other line."""
+    match = _LINE.match(line)
+    if not match:
+        return None
+    kind, body = match["kind"], match["body"]
+    trailing = TRAILING.get(kind)
+    tail: dict[str, str] = {}
+    if trailing:
+        head, sep, rest = body.partition(f"{trailing}=")
+        if sep and (not head or head.endswith(" ")):
+            body, tail = head, {trailing: rest}
+    return kind, dict(_PAIR.findall(body)) | tail
+
+
+def emit(kind: str, **fields: Any) -> None:
+    """Print one line to stdout, flushed at once (the rank's log)."""
+    print(format_line(kind, **fields), flush=True)
