@@ -1,5 +1,5 @@
 # Quick start: `make run` (set up, run the default suite, reports in results/report/)
-#              `make test` (set up, run the whole test suite)
+#              `make test` (set up, lint, run the whole test suite)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= $(shell nproc)
@@ -29,12 +29,15 @@ dry-run: setup
 
 test: setup
 	SLURM=1 $(MAKE) system
+	$(MAKE) lint
 	$(PY) -m pytest -q -ra
 
 lint: setup
 	$(VENV)/bin/ruff check src tests workflow benchmarks scripts
+	$(VENV)/bin/ruff format --check src tests workflow benchmarks scripts
 	$(VENV)/bin/mypy src/dlperf
 	$(SNAKEMAKE) --lint --cores 1
+	$(VENV)/bin/snakefmt --check Snakefile rules
 
 bench: setup
 	$(PY) benchmarks/harness.py

@@ -29,7 +29,9 @@ try:
     SUITE = Suite(config)
     CELLS = {spec.id: spec for spec in SUITE.cell_specs()}
     # Place every cell before anything runs (dry-run included): an impossible layout stops here.
-    _local = LocalMachine.probe(config["device"]) if config["backend"] == "local" else None
+    _local = (
+        LocalMachine.probe(config["device"]) if config["backend"] == "local" else None
+    )
     ALLOCATIONS = {
         cell_id: allocate(
             spec.cell,
@@ -91,22 +93,44 @@ def all_manifests():
     return [str(RESULTS.run(spec.id, repeat).manifest) for spec, repeat in SUITE.runs()]
 
 
-def measured_logs():
-    """Every task log of the runs measured so far. Raw inputs of the tables: editing one by hand
-    rebuilds the figures (mtime), no --forcerun needed. A run still to come has none yet; its
-    manifest (an input too) brings the tables up to date once it has run."""
-    logs = []
-    for spec, repeat in SUITE.runs():
-        run = RESULTS.run(spec.id, repeat)
-        if not run.manifest.exists():
-            continue
-        allocation = ALLOCATIONS[spec.id]
-        per_node = get_adapter(spec.cell.framework).launcher is Launcher.PER_NODE
-        for task in range(allocation.nodes * allocation.tasks_per_node):
-            log = run.task_log(task, per_node)
-            if log.exists():
-                logs.append(str(log))
-    return logs
+def task_logs(cell_id):
+    """The log file names a run of `cell_id` writes: one per rank, or one per node."""
+    allocation = ALLOCATIONS[cell_id]
+    per_node = get_adapter(CELLS[cell_id].cell.framework).launcher is Launcher.PER_NODE
+    tasks = allocation.nodes * allocation.tasks_per_node
+    return [RunPaths(cell_id, 1).task_log(i, per_node).name for i in range(tasks)]
+
+
+def run_groups():
+    """Cells grouped by the task logs their runs write, each group one run rule.
+
+    The logs are outputs of the run (a deleted one redoes the run) and inputs of the tables (an
+    edited one rebuilds the figures). A rule's outputs cannot depend on its wildcards, so each
+    set of log names gets its own rule, restricted to its cells by a pattern on the cell id
+    (framework, for the launcher style, and layout, for the number of tasks).
+    """
+    groups = {}
+    for cell_id, spec in CELLS.items():
+        logs = tuple(task_logs(cell_id))
+        entry = groups.setdefault(logs, ({}, {}))
+        entry[0][spec.cell.framework] = None
+        entry[1][str(spec.cell.layout)] = None
+    for logs, (frameworks, layouts) in groups.items():
+        kind = "n" if logs[0].startswith("node") else "r"
+        pattern = (
+            rf"(?:{'|'.join(frameworks)})\.[a-z0-9_]+\.[a-z0-9_]+\.(?:xla|noxla)"
+            rf"\.b[a-z0-9_-]+\.(?:{'|'.join(layouts)})"
+        )
+        yield f"run_cell_{kind}{len(logs)}", pattern, list(logs)
+
+
+def all_logs():
+    """Every task log of every planned run (outputs of the runs, inputs of the tables)."""
+    return [
+        str(RESULTS.run(spec.id, repeat).dir / name)
+        for spec, repeat in SUITE.runs()
+        for name in task_logs(spec.id)
+    ]
 
 
 def tables_params():

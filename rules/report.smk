@@ -12,11 +12,11 @@ rule report:
     output:
         reports=report_outputs(),
         plots=directory(str(RESULTS.plots)),
-    params:
-        settings=report_params(),
     log:
         str(RESULTS.rule_log("report")),
     conda:
         "../envs/dlperf.yaml"
+    params:
+        settings=report_params(),
     script:
         "../workflow/scripts/report.py"

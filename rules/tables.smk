@@ -6,18 +6,18 @@
 rule tables:
     input:
         manifests=all_manifests(),
-        logs=measured_logs(),
+        logs=all_logs(),
         code=package_files("parse", "stats.py", "status.py", "tables.py", "adapters"),
     output:
         steps=str(RESULTS.steps),
         runs=str(RESULTS.runs),
         cells=str(RESULTS.cells),
         json=directory(str(RESULTS.json)),
-    params:
-        settings=tables_params(),
     log:
         str(RESULTS.rule_log("tables")),
     conda:
         "../envs/dlperf.yaml"
+    params:
+        settings=tables_params(),
     script:
         "../workflow/scripts/tables.py"

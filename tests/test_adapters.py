@@ -460,7 +460,7 @@ def test_unknown_options_are_refused_with_the_key_named(name: str):
     model = next(iter(adapter.models))
     with pytest.raises(ConfigError, match=r"^\.options\.no_such_option: unknown option"):
         adapter.check_case(case(name, model, options={"no_such_option": 1}))
-    with pytest.raises(ConfigError, match=r"^\.options\.typo_in_amp"):
+    with pytest.raises(ConfigError, match=r"^\.precision_options\.amp\.typo_in_amp"):
         adapter.check_case(case(name, model, precision_options={"amp": {"typo_in_amp": 1}}))
 
 

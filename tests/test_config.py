@@ -85,7 +85,87 @@ def test_duplicate_cell_names_both_cases():
 
 def test_schema_framework_enum_matches_registry(root):
     from dlperf.adapters import REGISTRY
-
     from dlperf.config import schema
 
     assert schema()["$defs"]["case"]["properties"]["framework"]["enum"] == list(REGISTRY)
+
+
+# --- errors say where: the file and line, or --config, and the key ------------------------------
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+SUITE_TEXT = """\
+name: mine
+cases:
+  - framework: pytorch
+    model: resnet50
+    batch_size: [8]
+    layouts: [1n1g]
+    options:
+      threads: {threads}
+"""
+
+
+def test_error_names_the_file_and_line_of_the_key(tmp_path):
+    path = write(tmp_path / "mine.yaml", SUITE_TEXT.format(threads="abc"))
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert f"{path}:8: cases[0].options.threads: 'abc' is not of type 'integer'" in str(err.value)
+
+
+def test_error_in_a_later_layer_names_that_layer(tmp_path):
+    from dlperf.config import snakemake_config
+
+    suite = write(tmp_path / "mine.yaml", SUITE_TEXT.format(threads=1))
+    site = write(tmp_path / "site.yaml", "backend: slurm\nsite:\n  nodes_max: 0\n")
+    with pytest.raises(ConfigError, match=rf"{site}:3: site.nodes_max: 0 is less than"):
+        snakemake_config({"suite": str(suite)}, [site], {"suite": str(suite)})
+    with pytest.raises(ConfigError, match=r"--config: repeats: 0 is less than the minimum"):
+        snakemake_config({"suite": str(suite), "repeats": 0}, [], {"suite": "x", "repeats": 0})
+
+
+def test_every_option_has_a_declared_type_checked_before_anything_runs():
+    config = minimal()
+    config["cases"][0]["options"] = {"threads": "abc"}
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.options\.threads: 'abc' is not of type"):
+        validate(config)
+    config["cases"][0]["options"] = {"memory_limit_gb": 2.5, "amp_on_cpu": "run"}
+    validate(config)
+    config["cases"][0]["options"] = {"amp_on_cpu": "always"}
+    with pytest.raises(ConfigError, match=r"options\.amp_on_cpu: 'always' is not one of"):
+        validate(config)
+
+
+def test_a_newline_cannot_end_an_id_part():
+    """Python's `$` matches before a final newline; the schema's patterns mean the end (ECMA)."""
+    config = minimal()
+    config["cases"][0]["variant"] = "noclip\n"
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.variant: 'noclip\\n' does not match"):
+        validate(config)
+    config["cases"][0]["layouts"] = ["1n1g\n"]
+    config["cases"][0]["variant"] = "noclip"
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.layouts\[0\]"):
+        validate(config)
+
+
+# --- one plan for one file -------------------------------------------------------------------
+
+
+def test_a_suite_is_what_the_user_wrote_plus_the_schema_defaults(tmp_path, root):
+    """The default suite (repeats: 3) is never merged under a suite of the user's own."""
+    from dlperf.config import snakemake_config
+
+    suite = write(tmp_path / "mine.yaml", SUITE_TEXT.format(threads=1))
+    checked = load(suite)
+    for given in (
+        snakemake_config({"suite": str(suite)}, [], {"suite": str(suite)}, [root]),
+        snakemake_config(yaml.safe_load(suite.read_text()), [suite], {}, [root]),
+    ):
+        assert given == checked
+        assert given["repeats"] == 7 and len(given["cases"]) == 1
+    default = snakemake_config({}, [], {}, [root])
+    assert default == load(root / "config/config.yaml") and default["repeats"] == 3

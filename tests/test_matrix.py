@@ -63,3 +63,42 @@ def test_apptainer_wraps_the_command_pyxis_does_not():
         cmd, {"runtime": "apptainer", "image": "/sif/pt.sif", "mounts": ["/data:/data"]}
     )
     assert wrapped == ["apptainer", "exec", "--nv", "--bind=/data:/data", "/sif/pt.sif", *cmd]
+
+
+def test_cell_ids_parse_back_to_their_cell():
+    from dlperf.matrix import Cell, Layout
+
+    cell = Cell("pytorch", "bert_base", "amp", True, 64, Layout(2, 8), "noclip")
+    assert cell.id == "pytorch.bert_base.amp.xla.b64-noclip.2n8g"
+    assert Cell.parse(cell.id) == cell
+    assert Cell.parse("oneflow.resnet50.fp32.noxla.bmax.12n8g").layout == Layout(12, 8)
+    assert Cell.parse(cell.id).baseline.id == "pytorch.bert_base.amp.xla.b64-noclip.1n1g"
+    assert cell.group_id == "bert_base.amp.xla.b64-noclip"
+    assert Cell.from_key(cell.key()) == cell
+    for bad in ("pytorch.resnet50.fp32.noxla.b8", "../x.a.b.xla.b1.1n1g", "a.b.c.xla.b1.1n1g\n"):
+        with pytest.raises(ValueError, match="is not a cell id"):
+            Cell.parse(bad)
+
+
+def test_layouts_sort_by_devices_then_nodes():
+    from dlperf.matrix import Layout
+
+    layouts = [Layout.parse(t) for t in ("4n8g", "1n8g", "2n1g", "1n2g", "1n1g", "2n8g")]
+    assert [str(x) for x in sorted(layouts)] == ["1n1g", "1n2g", "2n1g", "1n8g", "2n8g", "4n8g"]
+
+
+def test_the_local_backend_refuses_more_ranks_than_the_machine_has():
+    from dlperf.adapters import Launcher
+    from dlperf.launch.allocation import AllocationError, LocalMachine, allocate
+    from dlperf.matrix import Cell
+
+    site = {"nodes_max": 64, "gpus_per_node_max": 8, "cpus_per_task": 1, "request_gpus": True}
+    two_cpus = LocalMachine(2, "CPUs")
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.b8.1n2g")
+    assert allocate(cell, Launcher.PER_DEVICE, "local", site, two_cpus).tasks_per_node == 2
+    big = Cell.parse("pytorch.resnet50.fp32.noxla.b8.1n999g")
+    with pytest.raises(
+        AllocationError, match="runs 999 ranks, one per device; this machine has 2 CPUs"
+    ):
+        allocate(big, Launcher.PER_DEVICE, "local", site, two_cpus)
+    assert LocalMachine.probe("cpu").kind == "CPUs"

@@ -31,7 +31,8 @@ def planned_jobs(workdir: Path, *args: str) -> dict[str, list[str]]:
         match = re.match(r"(?:local)?rule (\w+):", block)
         if match:
             wildcards = re.search(r"wildcards: (.*)", block)
-            jobs.setdefault(match[1], []).append(wildcards[1] if wildcards else "")
+            rule = "run_cell" if match[1].startswith("run_cell_") else match[1]  # one per log set
+            jobs.setdefault(rule, []).append(wildcards[1] if wildcards else "")
     return jobs
 
 
@@ -212,35 +213,6 @@ def _running_interrupted_workloads() -> list[str]:
     ]
 
 
-def test_garbage_log_line_is_a_parse_error_naming_file_and_line(done, tmp_path):
-    workdir = tmp_path / "copy"
-    shutil.copytree(done, workdir, ignore=shutil.ignore_patterns(".snakemake"))
-    log = workdir / f"results/runs/{RESNET}.1n1g/r2/rank0.log"
-    lines = log.read_text().splitlines()
-    bad = next(i for i, line in enumerate(lines) if "step=4 " in line)
-    lines[bad] = "dlperf-step rank=0 step=4 samples=two start=x end=y"
-    log.write_text("\n".join(lines) + "\n")
-    snakemake(
-        workdir,
-        "--cores",
-        "2",
-        "--configfile",
-        "config.yaml",
-        "--forcerun",
-        "tables",
-        "--touch",
-        check=False,
-    )  # mark runs as done without running anything
-    snakemake(workdir, "--cores", "2", "--configfile", "config.yaml", "--forcerun", "tables")
-    runs = read(workdir, "runs.tsv")
-    row = runs[(runs.cell_id == f"{RESNET}.1n1g") & (runs.repeat == 2)].iloc[0]
-    assert row.status == "parse_error"
-    assert f"rank0.log:{bad + 1}:" in row.status_detail
-    cells = read(workdir, "cells.tsv").set_index("cell_id")
-    assert cells.loc[f"{RESNET}.1n1g", "runs_ok"] == 1  # the other repeat's figure is kept
-    assert (workdir / "results/report/report.zh.html").exists()
-
-
 def test_config_error_stops_before_any_job(tmp_path):
     config = yaml.safe_load(TINY.read_text())
     config["cases"][0]["batch_size"] = [0]
@@ -249,3 +221,114 @@ def test_config_error_stops_before_any_job(tmp_path):
     assert proc.returncode != 0
     assert "cases[0].batch_size[0]" in proc.stdout + proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+# --- trust: bad input and faults are statuses or clear errors, never a wrong or missing report ---
+
+
+def test_a_suite_where_nothing_succeeded_still_reports_why(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["repeats"] = 1
+    config["cases"] = config["cases"][2:]  # a real OOM and a real crash, nothing else
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    assert (tmp_path / "results/plots").is_dir()
+    text = (tmp_path / "results/report/report.en.md").read_text()
+    assert "from 2 runs (0 succeeded)" in text
+    assert "Nothing succeeded: no run gave a figure" in text
+    assert "not a multiple of the number of attention heads" in text and "out of memory" in text
+    assert "没有任何运行成功" in (tmp_path / "results/report/report.zh.html").read_text()
+
+
+def test_an_impossible_local_layout_is_refused_before_any_job(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["cases"][0]["layouts"] = ["1n1g", "1n999g"]
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", "--cores", "2", "--config", "suite=suite.yaml", check=False)
+    assert proc.returncode != 0
+    assert "layout 1n999g runs 999 ranks, one per device; this machine has" in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_syntax_and_schema_errors_name_the_suite_file_and_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("repeats: 3\ncases:\n  - framework: pytorch\n   model: [\n")
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--config", "suite=bad.yaml", check=False)
+    assert proc.returncode != 0 and "bad.yaml:4: not valid YAML" in proc.stderr
+    config = yaml.safe_load(TINY.read_text())
+    config["cases"][1]["options"]["threads"] = "abc"
+    (tmp_path / "typed.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    proc = snakemake(tmp_path, "-n", "--cores", "1", "--config", "suite=typed.yaml", check=False)
+    assert proc.returncode != 0
+    assert "typed.yaml:" in proc.stderr
+    assert "cases[1].options.threads: 'abc' is not of type 'integer'" in proc.stderr
+    proc = snakemake(
+        tmp_path, "-n", "--cores", "1", "--config", "suite=typed.yaml", "repeats=0", check=False
+    )
+    assert "--config: repeats: 0 is less than the minimum of 1" in proc.stderr
+
+
+def test_dlperf_check_and_snakemake_plan_the_same_suite(tmp_path):
+    """A suite without `repeats` gets the schema's 7 in both tools (the default suite has 3)."""
+    config = yaml.safe_load(TINY.read_text())
+    del config["repeats"]
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
+    check = subprocess.run(
+        [*SNAKEMAKE[:1], "-m", "dlperf", "check", "suite.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
+    plan = "6 cells x 7 repeats = 42 runs (1n1g: 35, 1n2g: 7)"
+    assert plan in check
+    for args in (["--config", "suite=suite.yaml"], ["--configfile", "suite.yaml"]):
+        assert f"dlperf plan: {plan}" in snakemake(tmp_path, "-n", "--cores", "1", *args).stderr
+
+
+def test_a_killed_submitter_leaves_no_workload_behind(tmp_path):
+    """SIGKILL to the submitter (nothing can clean up in it): the workload dies with it."""
+    config = yaml.safe_load(TINY.read_text())
+    config["cases"] = config["cases"][:1]
+    config["cases"][0]["layouts"] = ["1n2g"]
+    config["window"] = {"warmup": 2, "measure": 4000}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
+    run_dir = tmp_path / f"results/runs/{RESNET}.1n2g/r1"
+    cmd = [
+        *SNAKEMAKE,
+        "-s",
+        str(ROOT / "Snakefile"),
+        "--cores",
+        "2",
+        "--config",
+        "suite=suite.yaml",
+    ]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 240
+        while not (_has_steps(run_dir / "rank0.log") and _has_steps(run_dir / "rank1.log")):
+            assert time.time() < deadline and proc.poll() is None, "the run never started"
+            time.sleep(0.2)
+        assert len(_workloads("--steps 4004")) == 2
+        submitter = _pids("dlperf run-cell")
+        assert len(submitter) == 1
+        os.kill(submitter[0], signal.SIGKILL)
+        deadline = time.time() + 30
+        while _workloads("--steps 4004") and time.time() < deadline:
+            time.sleep(0.5)
+        assert _workloads("--steps 4004") == [], "a workload outlived its killed submitter"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _pids(marker: str) -> list[int]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [
+        int(line.split()[0])
+        for line in out.splitlines()[1:]
+        if marker in line and "ps -eo" not in line
+    ]
+
+
+def _workloads(marker: str) -> list[int]:
+    return [p for p in _pids("dlperf.workloads.torch_train") if p in _pids(marker)]

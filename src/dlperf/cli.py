@@ -27,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--manifest", type=Path, required=True)
 
     check = sub.add_parser("check", help="validate a suite config and print its plan")
-    check.add_argument("config", type=Path)
+    check.add_argument("config", type=Path, help="the suite file")
+    check.add_argument(
+        "more", type=Path, nargs="*", help="files merged over it, in order (e.g. slurm/site.yaml)"
+    )
 
     diff = sub.add_parser(
         "diff", help="A/B: two per-run JSONs, or two cells tables / results folders"
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run-cell":
             return _run_cell(args)
         if args.command == "check":
-            return _check(args.config)
+            return _check(args.config, args.more)
         if args.command == "diff":
             return _diff(args.a, args.b)
         return _adapters()
@@ -69,10 +72,10 @@ def _run_cell(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(path: Path) -> int:
+def _check(path: Path, more: list[Path]) -> int:
     from dlperf.config import Suite, load
 
-    print(f"{path}: {Suite(load(path)).plan_summary()}")
+    print(f"{path}: {Suite(load(path, *more)).plan_summary()}")
     return 0
 
 

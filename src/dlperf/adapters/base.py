@@ -9,9 +9,21 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
+import jsonschema
+
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
+
+# The type an option's default implies (bool before int: True is an int in Python).
+_DEFAULT_TYPES: tuple[tuple[type | tuple[type, ...], dict[str, Any]], ...] = (
+    (bool, {"type": "boolean"}),
+    (int, {"type": "integer"}),
+    (float, {"type": "number"}),
+    (str, {"type": "string"}),
+    ((list, tuple), {"type": "array"}),
+    (dict, {"type": "object"}),
+)
 
 
 class Launcher(StrEnum):
@@ -62,6 +74,8 @@ class Adapter(ABC):
     environment: ClassVar[str]  # an envs/ file, or a container image
     features: ClassVar[tuple[str, ...]] = ()  # DALI, Horovod, XLA, APEX...
     options: ClassVar[dict[str, Any]] = {}
+    # JSON schema of options whose default's type says too little (a number that may be 2.5)
+    option_types: ClassVar[dict[str, dict[str, Any]]] = {}
     oom_patterns: ClassVar[tuple[str, ...]] = (
         r"CUDA out of memory",
         r"OutOfMemoryError",
@@ -79,13 +93,37 @@ class Adapter(ABC):
             raise ConfigError(
                 f".model: {self.name} has no {case['model']} benchmark (it has: {', '.join(self.models)})"
             )
-        options = dict(case.get("options", {}))
-        for precision_options in case.get("precision_options", {}).values():
-            options.update(precision_options)
-        for key in options:
-            if key not in self.options:
-                known = ", ".join(sorted(self.options)) or "none"
-                raise ConfigError(f".options.{key}: unknown option of {self.name} (known: {known})")
+        blocks = [("options", case.get("options", {}))]
+        blocks += [
+            (f"precision_options.{p}", o) for p, o in case.get("precision_options", {}).items()
+        ]
+        for where, options in blocks:
+            for key, value in options.items():
+                if key not in self.options:
+                    known = ", ".join(sorted(self.options)) or "none"
+                    raise ConfigError(
+                        f".{where}.{key}: unknown option of {self.name} (known: {known})"
+                    )
+                problem = self.option_problem(key, value)
+                if problem:
+                    raise ConfigError(f".{where}.{key}: {problem}")
+
+    def option_schema(self, key: str) -> dict[str, Any]:
+        """The declared type of an option: `option_types`, else the type of its default."""
+        if key in self.option_types:
+            return self.option_types[key]
+        default = self.options[key]
+        for kind, schema in _DEFAULT_TYPES:
+            if isinstance(default, kind):
+                return schema
+        return {}
+
+    def option_problem(self, key: str, value: Any) -> str | None:
+        """Why `value` is not a valid `key` option (None: it is), checked before anything runs."""
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(self.option_schema(key)).iter_errors(value)
+        )
+        return None if error is None else error.message
 
     def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
         return {**self.options, **options}

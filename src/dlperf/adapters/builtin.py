@@ -44,6 +44,20 @@ class BuiltinWorkload(Adapter):
         "max_batch_size": {"resnet50": 256, "bert_base": 96},  # what `max` means, per model
         "amp_on_cpu": "skip_without_bf16",  # or "run": bf16 on a CPU without bf16 units
     }
+    option_types: ClassVar[dict[str, dict[str, Any]]] = {
+        "image_size": {"type": "integer", "minimum": 1},
+        "num_classes": {"type": "integer", "minimum": 1},
+        "seq_len": {"type": "integer", "minimum": 1},
+        "max_predictions": {"type": "integer", "minimum": 1},
+        "clip_grad_norm": {"type": "number", "minimum": 0},
+        "threads": {"type": "integer", "minimum": 0},
+        "memory_limit_gb": {"type": "number", "minimum": 0},
+        "max_batch_size": {
+            "type": "object",
+            "additionalProperties": {"type": "integer", "minimum": 1},
+        },
+        "amp_on_cpu": {"enum": ["skip_without_bf16", "run"]},
+    }
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if (

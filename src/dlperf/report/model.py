@@ -169,8 +169,10 @@ class Summary:
     runs_ok: int
     frameworks: tuple[str, ...]
     models: tuple[str, ...]
-    statuses: tuple[tuple[str, int], ...]  # cell status -> count, in STATUS_ORDER
+    statuses: tuple[tuple[str, int], ...]  # cell status -> count, worst first after ok
     methods: tuple[str, ...]
+    # why runs did not succeed: (status, detail, runs), the most frequent first
+    failures: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -462,7 +464,16 @@ def _summary(measured: pd.DataFrame, runs: pd.DataFrame, order: _Order) -> Summa
         models=tuple(model_name(m) for m in sorted(set(measured["model"]), key=order.model)),
         statuses=statuses,
         methods=tuple(methods),
+        failures=_failures(runs),
     )
+
+
+def _failures(runs: pd.DataFrame, most: int = 5) -> tuple[tuple[str, str, int], ...]:
+    if not len(runs):
+        return ()
+    failed = runs[runs["status"] != Status.OK]
+    counts = failed.groupby(["status", "status_detail"]).size().sort_values(ascending=False)
+    return tuple((str(s), str(d), int(n)) for (s, d), n in counts.head(most).items())
 
 
 def _frameworks(

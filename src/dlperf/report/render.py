@@ -189,7 +189,7 @@ def summary_text(data: ReportData, t: Translator) -> str:
     if not s.cells:
         return t("summary.no_cells")
     statuses = [t("summary.status_item", status=status_word(k, t), count=n) for k, n in s.statuses]
-    return t(
+    text = t(
         "summary.text",
         cells=s.cells,
         frameworks=t("list_sep").join(s.frameworks),
@@ -198,6 +198,20 @@ def summary_text(data: ReportData, t: Translator) -> str:
         runs_ok=s.runs_ok,
         statuses=t("list_sep").join(statuses),
     )
+    if s.runs and s.runs_ok == 0:
+        reasons = [
+            t(
+                "summary.failure_item",
+                status=status_word(st, t),
+                runs=n,
+                detail=" ".join(detail.split()) or "-",
+            )
+            for st, detail, n in s.failures
+        ]
+        text += " " + t(
+            "summary.nothing_succeeded", reasons=t("list_sep").join(reasons) or t("none")
+        )
+    return text
 
 
 def render_text(

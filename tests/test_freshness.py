@@ -1,0 +1,200 @@
+"""Every figure depends on everything it is computed from: the runs' manifests and raw logs, the
+window and the report settings. After any change (or loss) the next invocation recomputes what it
+feeds, or redoes the run, with no --forcerun: nothing is ever shown stale."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from workflow_helpers import ROOT, SNAKEMAKE, snakemake
+
+pytestmark = pytest.mark.integration
+TINY = ROOT / "tests" / "data" / "tiny.yaml"
+RESNET = "pytorch.resnet50.fp32.noxla.b2"
+
+
+def tiny_suite(cases: slice = slice(0, 1)) -> dict:
+    config = yaml.safe_load(TINY.read_text())
+    config["cases"] = config["cases"][cases]
+    return config
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> Path:
+    """The tiny suite's ResNet cells (1n1g, 1n2g; 2 repeats), run once for the module."""
+    workdir = tmp_path_factory.mktemp("measured")
+    (workdir / "suite.yaml").write_text(yaml.safe_dump(tiny_suite()))
+    snakemake(workdir, "--cores", "2", "--config", "suite=suite.yaml")
+    return workdir
+
+
+@pytest.fixture
+def copy(measured, tmp_path) -> Path:
+    """A copy of the measured folder, Snakemake's records of what it ran included."""
+    target = tmp_path / "copy"
+    shutil.copytree(measured, target, symlinks=True, ignore=shutil.ignore_patterns("locks"))
+    return target
+
+
+def planned(workdir: Path, *args: str) -> dict[str, list[str]]:
+    """Jobs a dry run would execute: rule -> wildcard strings (run_cell_* as run_cell)."""
+    out = snakemake(workdir, "-n", "--cores", "2", *args).stdout
+    jobs: dict[str, list[str]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule )", out):
+        match = re.match(r"(?:local)?rule (\w+):", block)
+        if match:
+            wildcards = re.search(r"wildcards: (.*)", block)
+            rule = "run_cell" if match[1].startswith("run_cell_") else match[1]
+            jobs.setdefault(rule, []).append(wildcards[1] if wildcards else "")
+    return jobs
+
+
+def table(workdir: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(workdir / "results" / "tables" / name, sep="\t")
+
+
+def run_row(workdir: Path, cell: str, repeat: int) -> pd.Series:
+    runs = table(workdir, "runs.tsv")
+    return runs[(runs.cell_id == cell) & (runs.repeat == repeat)].iloc[0]
+
+
+def write_suite(workdir: Path, config: dict) -> None:
+    (workdir / "suite.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_up_to_date_plans_nothing(measured):
+    assert planned(measured, "--config", "suite=suite.yaml") == {}
+
+
+def test_a_window_of_the_same_length_rebuilds_the_tables_not_the_runs(copy):
+    config = tiny_suite()
+    config["window"] = {"warmup": 3, "measure": 4}  # 2 + 5 before: the runs ran the same steps
+    write_suite(copy, config)
+    assert set(planned(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    row = run_row(copy, f"{RESNET}.1n1g", 1)
+    assert (row.window_first_step, row.window_last_step) == (4, 7)
+    assert "skips the first 3 logged steps and measures the next 4" in (
+        copy / "results/report/report.en.md"
+    ).read_text()
+
+
+def test_report_settings_rerender_the_report_only(copy):
+    config = tiny_suite()
+    config["report"] = {"title": "Retitled", "footnotes": {"*.1n2g": "two ranks"}}
+    write_suite(copy, config)
+    assert set(planned(copy, "--config", "suite=suite.yaml")) == {"report", "all"}
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    text = (copy / "results/report/report.en.md").read_text()
+    assert text.startswith("# Retitled") and "two ranks" in text
+
+
+def test_a_deleted_manifest_is_redone(copy):
+    (copy / f"results/runs/{RESNET}.1n2g/r2/manifest.json").unlink()
+    jobs = planned(copy, "--config", "suite=suite.yaml")
+    assert jobs["run_cell"] == [f"cell={RESNET}.1n2g, repeat=2"]
+    assert {"tables", "report"} <= set(jobs)
+
+
+def test_edited_logs_and_manifests_rebuild_the_figures_without_forcerun(copy):
+    """A hand-edited log line, a rank log emptied, a manifest overwritten with garbage: each is
+    that run's parse_error naming the file (and line); the other runs keep their figures."""
+    run_dir = copy / f"results/runs/{RESNET}.1n1g/r2"
+    lines = (run_dir / "rank0.log").read_text().splitlines()
+    bad = next(i for i, line in enumerate(lines) if "step=4 " in line)
+    lines[bad] = "dlperf-step rank=0 step=4 samples=two start=x end=y"
+    (run_dir / "rank0.log").write_text("\n".join(lines) + "\n")
+    silent = copy / f"results/runs/{RESNET}.1n2g/r1/rank1.log"
+    silent.write_text("")
+    garbage = copy / f"results/runs/{RESNET}.1n2g/r2/manifest.json"
+    garbage.write_text("{ not json")
+    assert "run_cell" not in planned(copy, "--config", "suite=suite.yaml")
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    edited = run_row(copy, f"{RESNET}.1n1g", 2)
+    assert edited.status == "parse_error"
+    assert f"rank0.log:{bad + 1}: unreadable step line" in edited.status_detail
+    half = run_row(copy, f"{RESNET}.1n2g", 1)
+    assert half.status == "parse_error" and pd.isna(half.throughput_samples_per_s)
+    assert f"{silent.relative_to(copy)}: no step records in this rank's log" in half.status_detail
+    broken = run_row(copy, f"{RESNET}.1n2g", 2)
+    assert broken.status == "parse_error" and "manifest is not valid JSON" in broken.status_detail
+    cells = table(copy, "cells.tsv").set_index("cell_id")
+    assert cells.loc[f"{RESNET}.1n1g", "runs_ok"] == 1  # the other repeat's figure is kept
+    assert cells.loc[f"{RESNET}.1n2g", "status"] == "parse_error"
+    assert (copy / "results/report/report.zh.html").exists()
+
+
+def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
+    """The changed cell is the only job: interrupted, it leaves no manifest; the next invocation
+    redoes it instead of reporting the old measurement as up to date."""
+    config = tiny_suite()
+    config["repeats"] = 1
+    config["cases"][0]["layouts"] = ["1n1g"]
+    write_suite(tmp_path, config)
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    config["cases"][0]["options"]["image_size"] = 24
+    config["window"]["measure"] = 400  # long enough to interrupt mid-run
+    write_suite(tmp_path, config)
+    run_dir = tmp_path / f"results/runs/{RESNET}.1n1g/r1"
+    cmd = [
+        *SNAKEMAKE,
+        "-s",
+        str(ROOT / "Snakefile"),
+        "--cores",
+        "2",
+        "--config",
+        "suite=suite.yaml",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.time() + 300
+        while "dlperf-step" not in _text(run_dir / "rank0.log"):
+            assert time.time() < deadline and proc.poll() is None, "the rerun never started"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert not (run_dir / "manifest.json").exists()
+    jobs = planned(tmp_path, "--config", "suite=suite.yaml")
+    assert jobs["run_cell"] == [f"cell={RESNET}.1n1g, repeat=1"]
+    config["window"]["measure"] = 5
+    write_suite(tmp_path, config)
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["measure"]["options"]["image_size"] == 24
+    assert run_row(tmp_path, f"{RESNET}.1n1g", 1).status == "ok"
+
+
+def _text(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def test_files_follow_the_umask(measured):
+    mask = os.umask(0)
+    os.umask(mask)
+    expected = 0o666 & ~mask
+    for path in (
+        measured / f"results/runs/{RESNET}.1n2g/r1/manifest.json",
+        measured / f"results/json/{RESNET}.1n2g/r1.json",
+        measured / "results/report/report.en.html",
+        measured / "results/tables/runs.tsv",
+    ):
+        assert path.stat().st_mode & 0o777 == expected, path

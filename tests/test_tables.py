@@ -1,0 +1,97 @@
+"""A run's row is right or visibly not ok: silent ranks, unreadable logs and manifests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dlperf import logline
+from dlperf.matrix import Cell
+from dlperf.paths import RunPaths
+from dlperf.stats import Window
+from dlperf.tables import read_run, runs_table
+
+CELL = Cell.parse("pytorch.resnet50.fp32.noxla.b4.1n2g")
+WINDOW = Window(warmup=2, measure=5)
+
+
+def rank_log(rank: int, steps: int = 9, step_s: float = 0.1) -> str:
+    lines = [logline.format_line(logline.CONFIG, model="resnet50", model_config="{}")]
+    for step in range(1, steps + 1):
+        start, end = 100 + (step - 1) * step_s, 100 + step * step_s
+        lines.append(
+            logline.format_line(
+                logline.STEP,
+                rank=rank,
+                step=step,
+                samples=4,
+                start=f"{start:.6f}",
+                end=f"{end:.6f}",
+            )
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_run(root: Path, logs: dict[str, str | bytes], repeat: int = 1) -> Path:
+    """A finished run as the submitter leaves it: the ranks' logs and an ok manifest."""
+    paths = RunPaths(CELL.id, repeat, root)
+    paths.dir.mkdir(parents=True)
+    for name, text in logs.items():
+        target = paths.dir / name
+        target.write_bytes(text if isinstance(text, bytes) else text.encode())
+    manifest = {
+        "cell": CELL.key(),
+        "repeat": repeat,
+        "status": "ok",
+        "status_detail": "",
+        "adapter": {"name": "pytorch"},
+        "measure": {"options": {}},
+        "backend": "local",
+        "tasks": [{"task": i, "log": name} for i, name in enumerate(logs)],
+    }
+    paths.manifest.write_text(json.dumps(manifest))
+    return paths.manifest
+
+
+def test_both_ranks_reporting_give_the_whole_throughput(tmp_path):
+    row = read_run(
+        write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}), WINDOW
+    ).row
+    assert row["status"] == "ok" and row["ranks"] == 2
+    assert row["throughput_samples_per_s"] == pytest.approx(2 * 4 / 0.1)
+
+
+def test_a_silent_rank_is_a_parse_error_naming_its_log(tmp_path):
+    """Half the real throughput must never be shown as ok."""
+    manifest = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": ""})
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert (
+        f"{manifest.parent / 'rank1.log'}: no step records in this rank's log"
+        in row["status_detail"]
+    )
+    assert "1 of 2 launched ranks" in row["status_detail"]
+    assert row.get("throughput_samples_per_s") is None
+
+
+def test_a_log_of_random_bytes_names_the_file(tmp_path):
+    noise = bytes(range(256)) * 40
+    manifest = write_run(tmp_path, {"rank0.log": noise, "rank1.log": noise})
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert f"no step records in {manifest.parent / 'rank0.log'}, " in row["status_detail"]
+
+
+def test_a_garbage_manifest_is_that_runs_parse_error_and_the_others_stay(tmp_path):
+    good = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=1)
+    bad = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=2)
+    bad.write_text('{"cell": {"cell_id": \n garbage')
+    runs, _steps = runs_table([good, bad], WINDOW, tmp_path / "json")
+    by_repeat = runs.set_index("repeat")
+    assert by_repeat.loc[1, "status"] == "ok"
+    assert by_repeat.loc[2, "status"] == "parse_error"
+    assert by_repeat.loc[2, "cell_id"] == CELL.id
+    assert f"{bad}:2: the manifest is not valid JSON" in by_repeat.loc[2, "status_detail"]
+    assert "delete it to redo the run" in by_repeat.loc[2, "status_detail"]
