@@ -24,6 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -182,7 +183,7 @@ def configuration_lp(jobs: Sequence[Job], site: Site) -> float | None:
     if not configs or len(configs) > MAX_CONFIGURATIONS:
         return None
     prob = pulp.LpProblem("configuration_lp", pulp.LpMinimize)
-    x = [pulp.LpVariable(f"x{c}", lowBound=0) for c in range(len(configs))]
+    x = [_variable(prob, f"x{c}", 0) for c in range(len(configs))]
     prob += pulp.lpSum(x)
     for width, work_s in lane_work.items():
         prob += pulp.lpSum(cfg.lanes_of(width) * x[c] for c, cfg in enumerate(configs)) >= work_s
@@ -194,12 +195,27 @@ def configuration_lp(jobs: Sequence[Job], site: Site) -> float | None:
     return float(pulp.value(prob.objective) or 0.0)
 
 
+def _variable(
+    prob: pulp.LpProblem,
+    name: str,
+    low: float,
+    high: float | None = None,
+    cat: str = pulp.LpContinuous,
+) -> pulp.LpVariable:
+    if hasattr(prob, "add_variable"):  # PuLP 3.3 and later
+        return prob.add_variable(name, low, high, cat=cat)
+    return pulp.LpVariable(name, low, high, cat=cat)
+
+
 def _solve(prob: pulp.LpProblem, time_limit_s: float) -> int:
-    solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=max(1, math.ceil(time_limit_s)), threads=1)
-    try:
-        prob.solve(solver)
-    except pulp.PulpError:
-        return pulp.LpSolutionNoSolutionFound
+    """CBC as PuLP bundles it; a solver that fails to run counts as finding nothing."""
+    with warnings.catch_warnings():  # PuLP 3.3 announces that 4.0 unbundles CBC
+        warnings.simplefilter("ignore", DeprecationWarning)
+        solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=max(1, math.ceil(time_limit_s)), threads=1)
+        try:
+            prob.solve(solver)
+        except (pulp.PulpError, OSError):
+            return pulp.LpSolutionNoSolutionFound
     return int(prob.sol_status)
 
 
@@ -251,15 +267,15 @@ def phase_milp(
     if len(configs) > MAX_CONFIGURATIONS:
         return None, report("not run", None, f"more than {MAX_CONFIGURATIONS} node configurations")
     prob = pulp.LpProblem("phases", pulp.LpMinimize)
-    x = [pulp.LpVariable(f"x{c}", lowBound=0) for c in range(len(configs))]
+    x = [_variable(prob, f"x{c}", 0) for c in range(len(configs))]
     y: dict[tuple[int, int], pulp.LpVariable] = {}
     for k, group in enumerate(groups):
         n = len(group.members)
         for c, config in enumerate(configs):
             if not _fits(group, config):
                 continue
-            y[k, c] = pulp.LpVariable(f"y{k}_{c}", 0, n, cat=pulp.LpInteger)
-            used = pulp.LpVariable(f"z{k}_{c}", cat=pulp.LpBinary)
+            y[k, c] = _variable(prob, f"y{k}_{c}", 0, n, pulp.LpInteger)
+            used = _variable(prob, f"z{k}_{c}", 0, 1, pulp.LpBinary)
             prob += y[k, c] <= n * used
             prob += group.wall_s * used <= x[c]
         prob += pulp.lpSum(y[k, c] for c in range(len(configs)) if (k, c) in y) == n
