@@ -395,9 +395,18 @@ def plan_text(plan: Plan, cells: bool = True) -> str:
     ]
     if cells:
         columns = ["cell_id", "wall_s", "duration_source", "basis"]
-        table = tables["cells"][columns].to_string(index=False, float_format=lambda v: f"{v:.0f}")
+        frame = tables["cells"][columns]
+        left = {c: _left(frame[c]) for c in ("cell_id", "duration_source", "basis")}
+        table = frame.to_string(
+            index=False, justify="left", formatters=left, float_format=lambda v: f"{v:.0f}"
+        )
         lines += ["", table]
     return "\n".join(lines)
+
+
+def _left(column: pd.Series) -> Any:
+    width = int(column.astype(str).str.len().max())
+    return lambda value: f"{value:<{width}}"
 
 
 def _solver_line(plan: Plan) -> str:
