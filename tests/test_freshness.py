@@ -84,9 +84,10 @@ def test_a_window_of_the_same_length_rebuilds_the_tables_not_the_runs(copy):
     snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
     row = run_row(copy, f"{RESNET}.1n1g", 1)
     assert (row.window_first_step, row.window_last_step) == (4, 7)
-    assert "skips the first 3 logged steps and measures the next 4" in (
-        copy / "results/report/report.en.md"
-    ).read_text()
+    assert (
+        "skips the first 3 logged steps and measures the next 4"
+        in (copy / "results/report/report.en.md").read_text()
+    )
 
 
 def test_report_settings_rerender_the_report_only(copy):

@@ -1,4 +1,5 @@
-"""Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`."""
+"""Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`,
+`dlperf plan`."""
 
 from __future__ import annotations
 
@@ -32,6 +33,23 @@ def main(argv: list[str] | None = None) -> int:
         "more", type=Path, nargs="*", help="files merged over it, in order (e.g. slurm/site.yaml)"
     )
 
+    plan = sub.add_parser(
+        "plan", help="GPU-hours, node-hours and makespan of a suite on its site, and the run order"
+    )
+    plan.add_argument("config", type=Path)
+    plan.add_argument(
+        "--results", type=Path, default=Path("results"), help="earlier results for run durations"
+    )
+    plan.add_argument("--nodes", type=int, help="nodes for the campaign (default: site.nodes)")
+    plan.add_argument(
+        "--gpus-per-node", type=int, help="GPUs per node (default: site.gpus_per_node_max)"
+    )
+    share = plan.add_mutually_exclusive_group()
+    share.add_argument("--shared", dest="exclusive", action="store_false", default=None)
+    share.add_argument("--exclusive", dest="exclusive", action="store_true", default=None)
+    plan.add_argument("--time-limit-s", type=float, default=4.0, help="solver time limit")
+    plan.add_argument("--runs", action="store_true", help="also print every run's planned start")
+
     diff = sub.add_parser(
         "diff", help="A/B: two per-run JSONs, or two cells tables / results folders"
     )
@@ -46,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run_cell(args)
         if args.command == "check":
             return _check(args.config, args.more)
+        if args.command == "plan":
+            return _plan(args)
         if args.command == "diff":
             return _diff(args.a, args.b)
         return _adapters()
@@ -76,6 +96,24 @@ def _check(path: Path, more: list[Path]) -> int:
     from dlperf.config import Suite, load
 
     print(f"{path}: {Suite(load(path, *more)).plan_summary()}")
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from dlperf.config import load
+    from dlperf.plan import make_plan, plan_tables, plan_text
+
+    plan = make_plan(
+        load(args.config),
+        args.results,
+        nodes=args.nodes,
+        gpus_per_node=args.gpus_per_node,
+        exclusive=args.exclusive,
+        time_limit_s=args.time_limit_s,
+    )
+    print(plan_text(plan))
+    if args.runs:
+        print(plan_tables(plan)["runs"].to_string(index=False, float_format=lambda v: f"{v:.0f}"))
     return 0
 
 

@@ -1,0 +1,421 @@
+"""`dlperf plan`: how long a suite takes on a site, in GPU-hours and makespan, and in which order.
+
+A run's wall time (start-up included: submitted to noticed) comes from the best evidence there is,
+and the plan says which per cell (`duration_source`):
+
+- measured: the median wall time of the cell's earlier runs in `<results>/tables/runs.tsv`
+  (its ok runs; all its timed runs when none is ok);
+- scaled: from a measured cell of the same framework and model (SCALING_RULE below);
+- limit: the suite's `time_limit_min`, an upper bound.
+
+GPU-hours of a run = devices x wall time; node-hours = nodes x wall time (a shared single-node run
+counts its share of the node, GPUs / GPUs per node). The schedule is `dlperf.schedule`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dlperf.config import Suite
+from dlperf.errors import ConfigError
+from dlperf.matrix import CellSpec
+from dlperf.paths import ResultPaths
+from dlperf.schedule import Job, Schedule, Site, check_fits, schedule_campaign
+
+SCALING_RULE = (
+    "scaled wall = reference start-up + reference workload time x (batch per device / "
+    "reference's): every cell runs the same steps, so the work per device grows with the batch "
+    "per device (communication and precision are not modelled); capped at the time limit"
+)
+DEFAULT_TIME_LIMIT_S = 4.0
+SOURCES = ("measured", "scaled", "limit")
+
+
+class PlanError(ConfigError):
+    """A plan that cannot be made; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class CellDuration:
+    """A cell's planned wall time per run and the evidence it comes from."""
+
+    cell_id: str
+    framework: str
+    model: str
+    layout: str
+    nodes: int
+    gpus_per_node: int
+    devices: int
+    wall_s: float
+    duration_source: str  # measured | scaled | limit
+    basis: str  # what exactly: "median of 7 runs", "scaled from <cell>", "time limit 30 min"
+
+
+@dataclass(frozen=True)
+class Plan:
+    suite: str
+    site: Site
+    site_origin: str  # where nodes / GPUs per node / sharing came from
+    repeats: int
+    cells: tuple[CellDuration, ...]
+    schedule: Schedule
+
+    @property
+    def makespan_s(self) -> float:
+        return self.schedule.makespan_s
+
+    @property
+    def gap(self) -> float:
+        """Planned makespan over the lower bound, minus one."""
+        lower_s = self.schedule.bounds.lower_s
+        return self.makespan_s / lower_s - 1 if lower_s > 0 else 0.0
+
+
+# ------------------------------------------------------------------------------ the site
+
+
+def site_of(
+    config: dict[str, Any],
+    specs: list[CellSpec],
+    nodes: int | None = None,
+    gpus_per_node: int | None = None,
+    exclusive: bool | None = None,
+) -> tuple[Site, str]:
+    """The campaign's cluster: flags, else the config's `site`, else what the suite needs."""
+    site = config.get("site", {})
+    origin = []
+    if nodes is None:
+        nodes = int(site.get("nodes", 0))
+        if nodes <= 0:
+            nodes = max(s.cell.layout.nodes for s in specs)
+            origin.append(f"nodes: {nodes}, the widest layout's (site.nodes unset)")
+        else:
+            origin.append(f"nodes: {nodes} from site.nodes")
+    else:
+        origin.append(f"nodes: {nodes} from --nodes")
+    if gpus_per_node is None:
+        gpus_per_node = int(site.get("gpus_per_node_max", 8))
+        key = "site.gpus_per_node_max"
+        if gpus_per_node <= 0:
+            gpus_per_node = max(s.cell.layout.gpus_per_node for s in specs)
+            key = f"the largest layout's, as {key} is 0"
+        origin.append(f"GPUs per node: {gpus_per_node} from {key}")
+    else:
+        origin.append(f"GPUs per node: {gpus_per_node} from --gpus-per-node")
+    if exclusive is None:
+        exclusive = bool(site.get("exclusive", False))
+        origin.append(f"{'exclusive' if exclusive else 'shared'} from site.exclusive")
+    else:
+        origin.append(f"{'exclusive' if exclusive else 'shared'} from the flag")
+    if nodes < 1 or gpus_per_node < 1:
+        raise PlanError(
+            f"a site needs at least 1 node and 1 GPU per node, not {nodes}x{gpus_per_node}"
+        )
+    return Site(nodes, gpus_per_node, exclusive), "; ".join(origin)
+
+
+def _check_site(specs: list[CellSpec], site: Site, origin: str) -> None:
+    for spec in specs:
+        layout = spec.cell.layout
+        if layout.nodes > site.nodes:
+            key = "--nodes" if "from --nodes" in origin else "site.nodes"
+            raise PlanError(
+                f"cell {spec.id}: layout {layout} needs {layout.nodes} nodes; the site has "
+                f"{site.nodes} ({key}). Give the campaign more nodes or drop the layout."
+            )
+        if layout.gpus_per_node > site.gpus_per_node:
+            key = (
+                "--gpus-per-node" if "from --gpus-per-node" in origin else "site.gpus_per_node_max"
+            )
+            raise PlanError(
+                f"cell {spec.id}: layout {layout} needs {layout.gpus_per_node} GPUs per node; "
+                f"a node of the site has {site.gpus_per_node} ({key})."
+            )
+
+
+# ------------------------------------------------------------------------------ durations
+
+
+def read_runs(results: Path) -> pd.DataFrame:
+    """Earlier runs with their wall time (`wall_s` = noticed - submitted); empty when none."""
+    path = ResultPaths(results).runs
+    if not path.is_file():
+        return pd.DataFrame(columns=["cell_id", "status", "wall_s", "workload_wall_s"])
+    try:
+        runs = pd.read_csv(path, sep="\t")
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        raise PlanError(f"{path}: cannot read the runs table: {err}") from None
+    for column in ("cell_id", "status", "submitted_at", "noticed_at", "workload_wall_s"):
+        if column not in runs:
+            runs[column] = math.nan
+    runs["wall_s"] = _seconds(runs["noticed_at"]) - _seconds(runs["submitted_at"])
+    runs["workload_wall_s"] = pd.to_numeric(runs["workload_wall_s"], errors="coerce")
+    timed = runs[runs["wall_s"].gt(0)]
+    return timed[["cell_id", "status", "wall_s", "workload_wall_s"]]
+
+
+def _seconds(column: pd.Series) -> pd.Series:
+    numbers = pd.to_numeric(column, errors="coerce")
+    if numbers.notna().any() or column.isna().all():
+        return numbers
+    stamps = pd.to_datetime(column, errors="coerce", utc=True)  # ISO times, if a table has them
+    return (stamps - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+
+
+@dataclass(frozen=True)
+class _Measured:
+    wall_s: float
+    workload_s: float | None
+    runs: int
+
+
+def _measured(runs: pd.DataFrame) -> dict[str, _Measured]:
+    found = {}
+    for cell_id, group in runs.groupby("cell_id"):
+        ok = group[group["status"] == "ok"]
+        rows = ok if len(ok) else group
+        workload = rows["workload_wall_s"].dropna()
+        found[str(cell_id)] = _Measured(
+            float(rows["wall_s"].median()),
+            float(workload.median()) if len(workload) else None,
+            len(rows),
+        )
+    return found
+
+
+def _per_device_batch(spec: CellSpec) -> int | None:
+    if spec.cell.batch_size != "max":
+        return int(spec.cell.batch_size)
+    try:
+        from dlperf.adapters import get_adapter
+
+        adapter = get_adapter(spec.cell.framework)
+        return int(adapter.batch_size(spec.cell, adapter.resolved_options(spec.options)))  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an adapter that cannot say: the cell is not scaled
+        return None
+
+
+def _reference(spec: CellSpec, measured: list[CellSpec]) -> CellSpec | None:
+    """The measured cell most like `spec`: same precision, xla, variant, layout, then devices."""
+    cell = spec.cell
+
+    def likeness(other: CellSpec) -> tuple[bool, bool, bool, bool, int]:
+        o = other.cell
+        return (
+            o.precision == cell.precision,
+            o.xla == cell.xla,
+            o.variant == cell.variant,
+            o.layout == cell.layout,
+            -abs(o.layout.devices - cell.layout.devices),
+        )
+
+    return max(measured, key=likeness, default=None)
+
+
+def cell_durations(specs: list[CellSpec], runs: pd.DataFrame, limit_s: float) -> list[CellDuration]:
+    """Each cell's planned wall time: measured, else scaled, else the time limit."""
+    measured = _measured(runs)
+    by_model: dict[tuple[str, str], list[CellSpec]] = {}
+    for spec in specs:
+        if spec.id in measured:
+            by_model.setdefault((spec.cell.framework, spec.cell.model), []).append(spec)
+    durations = []
+    for spec in specs:
+        peers = by_model.get((spec.cell.framework, spec.cell.model), [])
+        durations.append(_duration(spec, measured, peers, limit_s))
+    return durations
+
+
+def _duration(
+    spec: CellSpec, measured: dict[str, _Measured], peers: list[CellSpec], limit_s: float
+) -> CellDuration:
+    if spec.id in measured:
+        m = measured[spec.id]
+        return _cell_duration(spec, m.wall_s, "measured", f"median of {m.runs} runs")
+    reference = _reference(spec, peers)
+    batch, ref_batch = _per_device_batch(spec), reference and _per_device_batch(reference)
+    if reference is not None and batch and ref_batch:
+        ref = measured[reference.id]
+        work_s = ref.workload_s if ref.workload_s is not None else ref.wall_s
+        startup_s = max(ref.wall_s - work_s, 0.0)
+        wall_s = min(startup_s + work_s * batch / ref_batch, limit_s)
+        basis = f"from {reference.id}: {startup_s:.0f} s + {work_s:.0f} s x {batch}/{ref_batch}"
+        return _cell_duration(spec, wall_s, "scaled", basis)
+    return _cell_duration(spec, limit_s, "limit", f"time limit {limit_s / 60:g} min")
+
+
+def _cell_duration(spec: CellSpec, wall_s: float, source: str, basis: str) -> CellDuration:
+    cell = spec.cell
+    return CellDuration(
+        cell.id,
+        cell.framework,
+        cell.model,
+        str(cell.layout),
+        cell.layout.nodes,
+        cell.layout.gpus_per_node,
+        cell.layout.devices,
+        wall_s,
+        source,
+        basis,
+    )
+
+
+# ------------------------------------------------------------------------------ the plan
+
+
+def make_plan(
+    config: dict[str, Any],
+    results: Path = Path("results"),
+    *,
+    nodes: int | None = None,
+    gpus_per_node: int | None = None,
+    exclusive: bool | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+) -> Plan:
+    """The plan of a validated suite config on its site (arguments override the site)."""
+    suite = Suite(config)
+    specs = suite.cell_specs()
+    if not specs or suite.repeats < 1:
+        raise PlanError("the suite has nothing to run: no cells (check its cases) or no repeats")
+    site, origin = site_of(config, specs, nodes, gpus_per_node, exclusive)
+    _check_site(specs, site, origin)
+    durations = cell_durations(
+        specs, read_runs(Path(results)), float(config["time_limit_min"]) * 60
+    )
+    round_jobs = [Job((d.cell_id, 1), d.nodes, d.gpus_per_node, d.wall_s) for d in durations]
+    job = check_fits(round_jobs, site)
+    if job is not None:  # _check_site said it first; kept as the scheduler's own guard
+        raise PlanError(f"cell {job.key[0]} does not fit the site {site}")
+    schedule = schedule_campaign(round_jobs, suite.repeats, site, time_limit_s)
+    name = str(config["name"])
+    return Plan(name, site, origin, suite.repeats, tuple(durations), schedule)
+
+
+def run_priorities(plan: Plan) -> dict[tuple[str, int], int]:
+    """Priority per (cell_id, repeat) for Snakemake: higher starts earlier; repeat k of every
+    cell comes before repeat k+1."""
+    placements = plan.schedule.placements  # in the order the list scheduler was given them
+    return {p.key: len(placements) - rank for rank, p in enumerate(placements)}
+
+
+def plan_tables(plan: Plan) -> dict[str, pd.DataFrame]:
+    """`layouts` (runs, GPU-hours, node-hours; a total row), `cells` and `runs` (the schedule)."""
+    site = plan.site
+    cells = pd.DataFrame([d.__dict__ for d in plan.cells])
+    cells["runs"] = plan.repeats
+    share = cells.apply(
+        lambda r: (
+            r["nodes"]
+            if site.exclusive or r["nodes"] > 1
+            else r["gpus_per_node"] / site.gpus_per_node
+        ),
+        axis=1,
+    )
+    cells["gpu_hours"] = cells["devices"] * cells["wall_s"] * plan.repeats / 3600
+    cells["node_hours"] = share * cells["wall_s"] * plan.repeats / 3600
+    layouts = _layouts(cells)
+    priority = run_priorities(plan)
+    runs = pd.DataFrame(
+        {
+            "cell_id": p.key[0],
+            "repeat": p.key[1],
+            "priority": priority[p.key],
+            "start_s": p.start_s,
+            "end_s": p.end_s,
+            "nodes": ",".join(map(str, p.node_ids)),
+        }
+        for p in plan.schedule.placements
+    )
+    return {"layouts": layouts, "cells": cells, "runs": runs}
+
+
+def _layouts(cells: pd.DataFrame) -> pd.DataFrame:
+    cells = cells.assign(**{s: (cells["duration_source"] == s) * cells["runs"] for s in SOURCES})
+    order = cells.sort_values(["devices", "nodes"])["layout"].unique()
+    sums = ["runs", *SOURCES, "gpu_hours", "node_hours"]
+    layouts = cells.groupby("layout")[sums].sum().reindex(order).reset_index()
+    total = pd.DataFrame([{"layout": "total", **layouts[sums].sum().to_dict()}])
+    layouts = pd.concat([layouts, total], ignore_index=True)
+    return layouts.astype({c: int for c in ["runs", *SOURCES]})
+
+
+def plan_dict(plan: Plan) -> dict[str, Any]:
+    """The plan as plain data (JSON-ready), for the report to state the plan that was followed."""
+    schedule, bounds = plan.schedule, plan.schedule.bounds
+    tables = plan_tables(plan)
+    return {
+        "suite": plan.suite,
+        "site": {**plan.site.__dict__, "origin": plan.site_origin},
+        "repeats": plan.repeats,
+        "runs": len(schedule.placements),
+        "makespan_s": plan.makespan_s,
+        "bounds": {**bounds.__dict__, "lower_s": bounds.lower_s},
+        "gap": plan.gap,
+        "solver": schedule.solver.__dict__,
+        "scaling_rule": SCALING_RULE,
+        "layouts": tables["layouts"].to_dict(orient="records"),
+        "cells": tables["cells"].to_dict(orient="records"),
+    }
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f} h"
+
+
+def plan_text(plan: Plan, cells: bool = True) -> str:
+    """The plan as the dry run's log shows it."""
+    tables = plan_tables(plan)
+    schedule, bounds = plan.schedule, plan.schedule.bounds
+    lines = [
+        f"plan of {plan.suite}: {len(plan.cells)} cells x {plan.repeats} repeats = "
+        f"{len(schedule.placements)} runs on {plan.site}",
+        f"  site: {plan.site_origin}",
+        "",
+        tables["layouts"].to_string(index=False, float_format=lambda v: f"{v:.2f}"),
+        "",
+        f"makespan, planned: {_hours(plan.makespan_s)}",
+        f"  sequential bound (one run after another): {_hours(bounds.sequential_s)} "
+        f"(planned = {plan.makespan_s / bounds.sequential_s:.3f} of it)"
+        if bounds.sequential_s
+        else "  sequential bound: 0 h",
+        f"  lower bound: {_hours(bounds.lower_s)} = max(allocated GPU-hours / {plan.site.gpus} "
+        f"GPUs {_hours(bounds.area_s)}, longest run {_hours(bounds.longest_s)}, configuration LP "
+        + (_hours(bounds.configuration_lp_s) if bounds.configuration_lp_s is not None else "n/a")
+        + ")",
+        f"  gap: planned is {plan.gap:.1%} above the lower bound",
+        _solver_line(plan),
+        "order: repeat k of every cell before repeat k+1; jobs that fit start at once, later ones "
+        "backfill without delaying the first waiting run",
+        f"durations: measured = median wall time (submitted to noticed) of the cell's earlier runs; "
+        f"{SCALING_RULE}; limit = time_limit_min",
+    ]
+    if cells:
+        columns = ["cell_id", "wall_s", "duration_source", "basis"]
+        frame = tables["cells"][columns]
+        left = {c: _left(frame[c]) for c in ("cell_id", "duration_source", "basis")}
+        table = frame.to_string(
+            index=False, justify="left", formatters=left, float_format=lambda v: f"{v:.0f}"
+        )
+        lines += ["", table]
+    return "\n".join(lines)
+
+
+def _left(column: pd.Series) -> Any:
+    width = int(column.astype(str).str.len().max())
+    return lambda value: f"{value:<{width}}"
+
+
+def _solver_line(plan: Plan) -> str:
+    s = plan.schedule.solver
+    objective = f"{_hours(s.objective_s)} per repeat round" if s.objective_s is not None else "none"
+    text = (
+        f"solver: CBC {s.method} over {s.groups} groups x {s.configurations} node configurations: "
+        f"{s.status}, objective {objective}, {s.solve_s:.1f} s (limit {s.time_limit_s:g} s); "
+        f"kept order: {s.order}"
+    )
+    return text + (f" ({s.note})" if s.note else "")

@@ -1,0 +1,225 @@
+"""`dlperf plan`: bounds, makespans known by hand, duration sources, repeat order, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulp
+import pytest
+import yaml
+
+from dlperf import schedule
+from dlperf.cli import main
+from dlperf.config import validate
+from dlperf.plan import PlanError, make_plan, plan_dict, plan_tables, plan_text, run_priorities
+from dlperf.schedule import Job, Site, list_schedule, schedule_campaign
+
+HOUR_S = 3600.0
+
+
+def suite(layouts_by_batch: dict[int, list[str]], repeats: int = 1, **top) -> dict:
+    """One pytorch/resnet50 case per batch size; no earlier results: every run takes the limit."""
+    cases = [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [bsz], "layouts": layouts}
+        for bsz, layouts in layouts_by_batch.items()
+    ]
+    return validate({"repeats": repeats, "time_limit_min": 60, "cases": cases, **top})
+
+
+def plan_of(config: dict, tmp_path: Path, **site) -> object:
+    return make_plan(config, tmp_path / "no-results", **site)
+
+
+# ------------------------------------------------------------------------ makespans by hand
+
+
+def test_four_one_node_runs_on_two_nodes_take_two_hours(tmp_path):
+    plan = plan_of(suite({1: ["1n8g"], 2: ["1n8g"], 3: ["1n8g"], 4: ["1n8g"]}), tmp_path, nodes=2)
+    assert plan.makespan_s == 2 * HOUR_S
+    bounds = plan.schedule.bounds
+    assert bounds.sequential_s == 4 * HOUR_S
+    assert bounds.area_s == 2 * HOUR_S  # 4 runs x 8 GPUs x 1 h / 16 GPUs
+    assert bounds.longest_s == HOUR_S
+    assert bounds.lower_s == 2 * HOUR_S
+    assert plan.gap == 0.0
+
+
+def test_a_two_node_run_holds_both_nodes(tmp_path):
+    plan = plan_of(suite({1: ["2n8g", "1n8g"], 2: ["1n8g"]}), tmp_path, nodes=2)
+    assert plan.makespan_s == 2 * HOUR_S  # the 2n8g hour alone, then the two 1n8g side by side
+    wide = next(p for p in plan.schedule.placements if p.key[0].endswith("2n8g"))
+    assert wide.node_ids == (0, 1)
+    narrow = [p for p in plan.schedule.placements if p.key[0].endswith("1n8g")]
+    assert all(p.start_s >= wide.end_s or p.end_s <= wide.start_s for p in narrow)
+
+
+def test_shared_site_packs_small_runs_on_one_node_exclusive_does_not(tmp_path):
+    config = suite({b: ["1n1g"] for b in range(1, 9)})  # eight 1-GPU runs of 1 h
+    assert plan_of(config, tmp_path, nodes=1, exclusive=False).makespan_s == HOUR_S
+    exclusive = plan_of(config, tmp_path, nodes=1, exclusive=True)
+    assert exclusive.makespan_s == 8 * HOUR_S
+    assert exclusive.schedule.bounds.area_s == 8 * HOUR_S  # each run holds the whole node
+
+
+def test_bounds_of_unequal_runs():
+    site = Site(nodes=2, gpus_per_node=8, exclusive=False)
+    jobs = [
+        Job(("a", 1), 1, 8, 2 * HOUR_S),
+        Job(("b", 1), 1, 8, HOUR_S),
+        Job(("c", 1), 1, 8, HOUR_S),
+    ]
+    result = schedule_campaign(jobs, rounds=1, site=site, time_limit_s=2)
+    assert result.bounds.sequential_s == 4 * HOUR_S
+    assert result.bounds.area_s == 2 * HOUR_S  # (2 + 1 + 1) h x 8 GPUs / 16 GPUs
+    assert result.bounds.longest_s == 2 * HOUR_S
+    assert result.makespan_s == 2 * HOUR_S  # a on one node; b then c on the other
+
+
+def test_configuration_lp_bound_sees_that_wide_runs_exclude_each_other():
+    site = Site(nodes=4, gpus_per_node=8, exclusive=False)
+    # three 3-node runs of 1 h: area says 2.25 h, but no two run side by side: 3 h
+    jobs = [Job((f"w{i}", 1), 3, 8, HOUR_S) for i in range(3)]
+    result = schedule_campaign(jobs, rounds=1, site=site, time_limit_s=2)
+    assert result.bounds.area_s == pytest.approx(2.25 * HOUR_S)
+    assert result.bounds.configuration_lp_s == pytest.approx(3 * HOUR_S)
+    assert result.makespan_s == 3 * HOUR_S
+
+
+def test_list_schedule_backfills_without_delaying_the_waiting_wide_run():
+    site = Site(nodes=2, gpus_per_node=8, exclusive=True)
+    jobs = [
+        Job(("long", 1), 1, 8, 2 * HOUR_S),
+        Job(("wide", 1), 2, 8, HOUR_S),  # waits for both nodes: reserved at 2 h
+        Job(("short", 1), 1, 8, HOUR_S),  # ends by 2 h on the idle node: backfilled
+        Job(("late", 1), 1, 8, 3 * HOUR_S),  # would delay the wide run: after it
+    ]
+    starts = {p.key[0]: p.start_s for p in list_schedule(jobs, site)}
+    assert starts == {"long": 0, "wide": 2 * HOUR_S, "short": 0, "late": 3 * HOUR_S}
+
+
+# ------------------------------------------------------------------------ durations
+
+
+def write_runs(results: Path, rows: list[dict]) -> None:
+    path = results / "tables" / "runs.tsv"
+    path.parent.mkdir(parents=True)
+    header = ["cell_id", "status", "submitted_at", "noticed_at", "workload_wall_s"]
+    lines = ["\t".join(header)] + ["\t".join(str(r[h]) for h in header) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_duration_sources_measured_scaled_limit(tmp_path):
+    config = validate(
+        {
+            "repeats": 3,
+            "time_limit_min": 30,
+            "cases": [
+                {"framework": "pytorch", "model": "resnet50", "batch_size": [4, 8, 400], "layouts": ["1n1g"]},
+                {"framework": "pytorch", "model": "bert_base", "batch_size": [4], "layouts": ["1n1g"]},
+            ],
+        }
+    )  # fmt: skip
+    measured = "pytorch.resnet50.fp32.noxla.b4.1n1g"
+    t0 = 1_700_000_000.0
+    write_runs(
+        tmp_path,
+        [  # ok runs: walls 100, 120, 200 s; workloads 80, 100, 180 s; the failed run is left out
+            {"cell_id": measured, "status": "ok", "submitted_at": t0, "noticed_at": t0 + 100, "workload_wall_s": 80},
+            {"cell_id": measured, "status": "ok", "submitted_at": t0, "noticed_at": t0 + 120, "workload_wall_s": 100},
+            {"cell_id": measured, "status": "ok", "submitted_at": t0, "noticed_at": t0 + 200, "workload_wall_s": 180},
+            {"cell_id": measured, "status": "failed", "submitted_at": t0, "noticed_at": t0 + 5, "workload_wall_s": 1},
+        ],
+    )  # fmt: skip
+    plan = make_plan(config, tmp_path, nodes=1)
+    cells = {c.cell_id: c for c in plan.cells}
+    assert (cells[measured].duration_source, cells[measured].wall_s) == ("measured", 120)
+    scaled = cells["pytorch.resnet50.fp32.noxla.b8.1n1g"]
+    assert scaled.duration_source == "scaled"
+    assert scaled.wall_s == 20 + 100 * 8 / 4  # start-up 120 - 100, workload 100 s x 8/4
+    assert measured in scaled.basis
+    capped = cells["pytorch.resnet50.fp32.noxla.b400.1n1g"]  # 20 + 100 x 100 > 30 min
+    assert (capped.duration_source, capped.wall_s) == ("scaled", 1800)
+    other = cells["pytorch.bert_base.fp32.noxla.b4.1n1g"]  # no measured bert_base cell
+    assert (other.duration_source, other.wall_s) == ("limit", 1800)
+    layouts = plan_tables(plan)["layouts"].set_index("layout")
+    assert layouts.loc["total", ["runs", "measured", "scaled", "limit"]].tolist() == [12, 3, 6, 3]
+    text = plan_text(plan)
+    assert "duration_source" in text and "batch per device" in text
+
+
+def test_gpu_and_node_hours_per_layout(tmp_path):
+    config = suite({1: ["1n1g", "2n8g"]}, repeats=2)
+    layouts = plan_tables(plan_of(config, tmp_path, nodes=2))["layouts"].set_index("layout")
+    assert layouts.loc["1n1g", "gpu_hours"] == 2  # 2 runs x 1 GPU x 1 h
+    assert layouts.loc["1n1g", "node_hours"] == 2 / 8  # shared: its GPU's share of a node
+    assert layouts.loc["2n8g", "gpu_hours"] == 2 * 16
+    assert layouts.loc["2n8g", "node_hours"] == 2 * 2
+    assert layouts.loc["total", "gpu_hours"] == 34
+
+
+# ------------------------------------------------------------------------ order
+
+
+def test_repeat_k_of_every_cell_comes_before_repeat_k_plus_1(tmp_path):
+    config = suite({1: ["1n1g", "1n8g", "2n8g"], 2: ["1n8g"]}, repeats=3)
+    priorities = run_priorities(plan_of(config, tmp_path, nodes=2))
+    assert len(priorities) == 4 * 3
+    assert sorted(priorities.values()) == list(range(1, 13))
+    for (_, repeat), priority in priorities.items():
+        later = [p for (_, r), p in priorities.items() if r > repeat]
+        assert all(priority > p for p in later)
+
+
+def test_plan_dict_states_the_plan(tmp_path):
+    data = plan_dict(plan_of(suite({1: ["1n8g"], 2: ["1n8g"]}), tmp_path, nodes=2))
+    assert data["runs"] == 2 and data["makespan_s"] == HOUR_S
+    assert data["bounds"]["lower_s"] == HOUR_S
+    assert {c["duration_source"] for c in data["cells"]} == {"limit"}
+    yaml.safe_dump(data)  # plain data
+
+
+# ------------------------------------------------------------------------ bad input
+
+
+def test_layout_wider_than_the_site_names_the_cell_and_key(tmp_path):
+    config = suite({1: ["4n8g"]}, site={"nodes": 2})
+    with pytest.raises(
+        PlanError, match=r"cell pytorch\.resnet50\.fp32\.noxla\.b1\.4n8g.*site\.nodes"
+    ):
+        make_plan(config, tmp_path)
+    with pytest.raises(PlanError, match="--nodes"):
+        make_plan(config, tmp_path, nodes=3)
+    with pytest.raises(PlanError, match=r"1n8g.*site\.gpus_per_node_max"):
+        make_plan(suite({1: ["1n8g"]}, site={"gpus_per_node_max": 4}), tmp_path)
+
+
+def test_nothing_to_run(tmp_path):
+    config = suite({1: ["1n1g"]})
+    config["cases"] = []
+    with pytest.raises(PlanError, match="nothing to run"):
+        make_plan(config, tmp_path)
+
+
+def test_solver_without_solution_falls_back_to_the_list_schedule(tmp_path, monkeypatch):
+    monkeypatch.setattr(
+        schedule, "_solve", lambda prob, time_limit_s: pulp.LpSolutionNoSolutionFound
+    )
+    plan = plan_of(suite({1: ["1n8g"], 2: ["1n8g"], 3: ["2n8g"]}), tmp_path, nodes=2)
+    assert plan.makespan_s == 2 * HOUR_S
+    assert plan.schedule.solver.order == "widest, longest first"
+    assert plan.schedule.bounds.configuration_lp_s is None
+    assert "no MILP solution: the list schedule alone" in plan_text(plan)
+
+
+def test_cli_prints_the_plan_and_refuses_bad_sites_without_traceback(tmp_path, capsys):
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"repeats": 2, "cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["2n1g"]}
+    ]}))  # fmt: skip
+    assert main(["plan", str(path), "--results", str(tmp_path), "--gpus-per-node", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "makespan, planned: 1.00 h" in out and "lower bound" in out and "gap" in out
+    assert main(["plan", str(path), "--results", str(tmp_path), "--nodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "cell pytorch.resnet50.fp32.noxla.b8.2n1g" in err and "--nodes" in err
+    assert "Traceback" not in err
