@@ -10,6 +10,7 @@ from dlperf.errors import ConfigError
 from dlperf.launch.allocation import LocalMachine, allocate
 from dlperf.launch.submit import harness_json
 from dlperf.matrix import CELL_ID_RE
+from dlperf.plan import PlanError, make_plan, plan_text, run_priorities
 from dlperf.paths import RUN_LOG_PATTERN, RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from snakemake.logging import logger
 
@@ -45,6 +46,26 @@ try:
 except (ConfigError, ValueError) as err:
     raise WorkflowError(str(err)) from None
 logger.info(f"dlperf plan: {SUITE.plan_summary()}")
+
+
+def _campaign_plan():
+    """The campaign's plan (pulp), logged in every run and dry run; its run order becomes the
+    jobs' priorities. Locally the site is this machine: one node, runs one at a time."""
+    local = {}
+    if _local is not None:
+        local = dict(nodes=1, gpus_per_node=max(_local.devices, 1), exclusive=True)
+    try:
+        plan = make_plan(config, RESULTS.root, time_limit_s=2.0, **local)
+    except (
+        PlanError
+    ) as err:  # the jobs are still listed; the plan says why it has no schedule
+        logger.warning(f"dlperf plan: no schedule: {err}")
+        return {}
+    logger.info(plan_text(plan, cells=False))
+    return run_priorities(plan)
+
+
+RUN_PRIORITY = _campaign_plan()
 # A baseline path is relative to the working directory, else to the workflow (the shipped ones).
 for _baseline in config["baselines"]:
     if (
@@ -62,6 +83,11 @@ os.environ.update(
     ),
     DLPERF_HARNESS=harness_json(config),
 )
+
+
+def run_priority(wildcards):
+    """Earlier in the plan, higher: repeat k of every cell before repeat k+1 of any."""
+    return RUN_PRIORITY.get((wildcards.cell, int(wildcards.repeat)), 0)
 
 
 def cell_spec(wildcards):

@@ -15,6 +15,7 @@ for _name, _cells, _logs in run_groups():
             RUN_LOG_PATTERN,
         wildcard_constraints:
             cell=_cells,
+        priority: run_priority
         conda:
             "../envs/dlperf.yaml"
         threads: workflow.cores if config["backend"] == "local" else 1  # local runs never share the CPUs
