@@ -159,3 +159,22 @@ def test_diff_bad_arguments_say_what_was_expected(tmp_path, capsys):
     (a / "tables" / "runs.tsv").write_text("cell_id\tstatus\n")
     assert main(["diff", str(a), str(a)]) == 2
     assert "has no column throughput_samples_per_s" in capsys.readouterr().err
+
+
+def test_diff_results_without_runs_tables_falls_back_to_cell_medians(tmp_path, capsys):
+    cols = ["cell_id", "throughput_median", "status"]
+    for side, value in (("a", 100.0), ("b", 80.0)):
+        (tmp_path / side / "tables").mkdir(parents=True)
+        pd.DataFrame([[CELL, value, "ok"]], columns=cols).to_csv(
+            tmp_path / side / "tables" / "cells.tsv", sep="\t", index=False
+        )
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "no run manifests in A" in out and "cell medians only, no test" in out
+    assert "0.8" in out
+
+
+def test_diff_empty_runs_tables(tmp_path, capsys):
+    a = results(tmp_path / "a", {})
+    assert main(["diff", str(a), str(a)]) == 0
+    assert "0 cells: 0 faster" in capsys.readouterr().out
