@@ -1,4 +1,5 @@
-"""Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`."""
+"""Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`,
+`dlperf diff` (A/B of two results folders: exit 1 on a significant regression, 2 on bad input)."""
 
 from __future__ import annotations
 
