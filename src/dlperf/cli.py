@@ -35,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         help="A/B: two results folders (exit 1 on a significant regression), "
         "two per-run JSONs or two cells tables",
     )
-    diff.add_argument("a", type=Path)
-    diff.add_argument("b", type=Path)
+    what = "a results folder (or the folder holding results/), a per-run JSON or a .tsv table"
+    diff.add_argument("a", type=Path, help=f"baseline: {what}")
+    diff.add_argument("b", type=Path, help="the one compared with A, of the same kind")
     diff.add_argument(
         "--threshold",
         type=float,
