@@ -52,3 +52,129 @@ def test_diff_cells_keeps_cells_of_either_side(tmp_path):
     assert table.loc["x.1n1g", "b_over_a"] == pytest.approx(0.9)
     assert table.loc["y.1n1g", "status_a"] == "oom" and math.isnan(table.loc["y.1n1g", "b_over_a"])
     assert table.loc["z.1n1g", "throughput_b"] == 5.0
+
+
+# --- two results folders: environment first, a test per cell, exit 1 on a regression ---------
+
+CELL = "pytorch.resnet50.fp32.noxla.b8.1n1g"
+OTHER = "pytorch.bert_base.amp.noxla.b8.1n1g"
+
+
+def manifest(cell_id: str, repeat: int, torch: str, image_size: int = 32) -> dict:
+    framework, model = cell_id.split(".")[:2]
+    return {
+        "schema_version": 1,
+        "python": "3.11.7",
+        "cell": {"cell_id": cell_id, "framework": framework, "model": model},
+        "repeat": repeat,
+        "status": "ok",
+        "adapter": {"name": "pytorch", "version": "1", "launcher": "per_device"},
+        "measure": {"cell": {"cell_id": cell_id}, "options": {"image_size": image_size}},
+        "backend": "local",
+        "nodes": {
+            f"node-{repeat}#node0": {
+                "host": f"node-{repeat}",  # differs run to run: never reported
+                "cpu_model": "Test CPU 9000",
+                "gpus": ["NVIDIA H100 80GB HBM3, 81559 MiB, 550.54"],
+                "packages": {"torch": torch, "transformers": "5.23.0"},
+            }
+        },
+    }
+
+
+def results(root, throughputs: dict[str, list[float]], torch: str = "2.13.0", **kw):
+    """A results folder: tables/runs.tsv and runs/<cell>/r<k>/manifest.json."""
+    rows = []
+    for cell_id, values in throughputs.items():
+        for k, value in enumerate(values, 1):
+            status = "ok" if math.isfinite(value) else "oom"
+            rows.append([cell_id, k, status, value])
+            path = root / "runs" / cell_id / f"r{k}" / "manifest.json"
+            path.parent.mkdir(parents=True)
+            path.write_text(json.dumps(manifest(cell_id, k, torch, **kw)))
+    (root / "tables").mkdir(parents=True)
+    columns = ["cell_id", "repeat", "status", "throughput_samples_per_s"]
+    pd.DataFrame(rows, columns=columns).to_csv(root / "tables/runs.tsv", sep="\t", index=False)
+    return root
+
+
+BASE = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8]
+
+
+def test_diff_results_environment_first_then_verdicts(tmp_path, capsys):
+    a = results(tmp_path / "a" / "results", {CELL: BASE, OTHER: BASE})
+    b = results(
+        tmp_path / "b",
+        {CELL: [v * 0.9 for v in BASE], OTHER: [v * 1.001 for v in BASE]},
+        torch="2.14.0",
+        image_size=64,
+    )
+    assert main(["diff", str(tmp_path / "a"), str(b)]) == 1  # A given as its parent
+    out = capsys.readouterr().out
+    env, table = out.split(CELL, 1)[0], out
+    lines = {line.split()[0]: line.split(None, 1)[1] for line in env.splitlines()[1:]}
+    assert lines["node.packages.torch"] == "2.13.0 -> 2.14.0"
+    assert lines["measure[pytorch.resnet50].options.image_size"] == "32 -> 64"
+    assert "host" not in env and "transformers" not in env
+    assert "slower REGRESSION" in table and "regressions: " + CELL in table
+    assert "1 slower, 1 same" in table
+    # within the threshold: a significant slow-down of 10 % is no regression at 15 %
+    assert main(["diff", str(a), str(b), "--threshold", "0.15"]) == 0
+
+
+def test_diff_results_too_few_runs_and_one_sided_cells(tmp_path, capsys):
+    a = results(tmp_path / "a", {CELL: [100.0, math.nan], OTHER: BASE})
+    b = results(tmp_path / "b", {CELL: [50.0, 51.0, 52.0]})
+    assert main(["diff", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "A has 1 ok run (need >= 2 per side)" in out
+    assert "only in A" in out
+    assert "environment (9 run manifests in A, 3 in B): no differences" in out
+
+
+def test_diff_bad_arguments_say_what_was_expected(tmp_path, capsys):
+    a = results(tmp_path / "a", {CELL: BASE})
+    cases = {
+        str(a / "runs" / CELL): "is the folder of one cell",
+        str(a / "runs" / CELL / "r1"): "is the folder of one run",
+        str(a / "tables"): "is a tables folder",
+        str(a / "runs"): "is a runs folder",
+        str(tmp_path / "missing"): "no such file or folder",
+        str(a / "runs" / CELL / "r1" / "manifest.json"): "has no throughput_samples_per_s",
+    }
+    (tmp_path / "empty").mkdir()
+    cases[str(tmp_path / "empty")] = "has no tables/ or results/tables/"
+    (tmp_path / "x.txt").write_text("hello")
+    cases[str(tmp_path / "x.txt")] = "unknown kind of file"
+    (tmp_path / "bad.tsv").write_text("a\tb\n1\t2\n")
+    cases[str(tmp_path / "bad.tsv")] = "neither throughput_median nor"
+    for path, message in cases.items():
+        other = path if path.endswith((".json", ".tsv", ".txt")) else str(a)
+        assert main(["diff", other, path]) == 2, path
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"dlperf diff: {path}: ") and message in err, err
+        assert len(err.splitlines()) == 1
+    assert main(["diff", str(a), str(a / "runs" / CELL / "r1" / "manifest.json")]) == 2
+    assert "give two of the same kind" in capsys.readouterr().err
+    (a / "tables" / "runs.tsv").write_text("cell_id\tstatus\n")
+    assert main(["diff", str(a), str(a)]) == 2
+    assert "has no column throughput_samples_per_s" in capsys.readouterr().err
+
+
+def test_diff_results_without_runs_tables_falls_back_to_cell_medians(tmp_path, capsys):
+    cols = ["cell_id", "throughput_median", "status"]
+    for side, value in (("a", 100.0), ("b", 80.0)):
+        (tmp_path / side / "tables").mkdir(parents=True)
+        pd.DataFrame([[CELL, value, "ok"]], columns=cols).to_csv(
+            tmp_path / side / "tables" / "cells.tsv", sep="\t", index=False
+        )
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "no run manifests in A" in out and "cell medians only, no test" in out
+    assert "0.8" in out
+
+
+def test_diff_empty_runs_tables(tmp_path, capsys):
+    a = results(tmp_path / "a", {})
+    assert main(["diff", str(a), str(a)]) == 0
+    assert "0 cells: 0 faster" in capsys.readouterr().out

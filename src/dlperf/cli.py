@@ -1,5 +1,6 @@
 """Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`,
-`dlperf plan`."""
+`dlperf plan`, `dlperf diff` (A/B of two results folders: exit 1 on a significant regression,
+2 on bad input)."""
 
 from __future__ import annotations
 
@@ -51,10 +52,20 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument("--runs", action="store_true", help="also print every run's planned start")
 
     diff = sub.add_parser(
-        "diff", help="A/B: two per-run JSONs, or two cells tables / results folders"
+        "diff",
+        help="A/B: two results folders (exit 1 on a significant regression), "
+        "two per-run JSONs or two cells tables",
     )
-    diff.add_argument("a", type=Path)
-    diff.add_argument("b", type=Path)
+    what = "a results folder (or the folder holding results/), a per-run JSON or a .tsv table"
+    diff.add_argument("a", type=Path, help=f"baseline: {what}")
+    diff.add_argument("b", type=Path, help="the one compared with A, of the same kind")
+    diff.add_argument(
+        "--threshold",
+        type=float,
+        default=0.05,
+        help="relative slow-down that counts as a regression when significant (default 0.05)",
+    )
+    diff.add_argument("--alpha", type=float, default=0.05, help="test level (default 0.05)")
 
     sub.add_parser("adapters", help="list registered adapters and their options")
     args = parser.parse_args(argv)
@@ -67,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "plan":
             return _plan(args)
         if args.command == "diff":
-            return _diff(args.a, args.b)
+            return _diff(args.a, args.b, args.alpha, args.threshold)
         return _adapters()
     except ConfigError as err:
         print(f"dlperf: {err}", file=sys.stderr)
@@ -117,11 +128,45 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _diff(a: Path, b: Path) -> int:
-    from dlperf.compare import diff_cells, diff_runs
+def _diff(a: Path, b: Path, alpha: float, threshold: float) -> int:
+    """0: no regression; 1: a cell is significantly slower beyond the threshold; 2: bad input."""
+    from dlperf.compare import DiffInputError
 
-    table = diff_runs(a, b) if a.suffix == ".json" else diff_cells(a, b)
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    try:
+        return _diff_checked(a, b, alpha, threshold)
+    except DiffInputError as err:
+        print(f"dlperf diff: {err}", file=sys.stderr)
+        return 2
+
+
+def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
+    from dlperf import compare
+
+    kind_a, kind_b = compare.diff_kind(a), compare.diff_kind(b)
+    if kind_a != kind_b:
+        raise compare.DiffInputError(
+            f"{b}: is a {kind_b.replace('_', ' ')} but {a} is a {kind_a.replace('_', ' ')}; "
+            "give two of the same kind"
+        )
+    if kind_a == "results":
+        fa, fb = compare.results_folder(a), compare.results_folder(b)
+        print("\n".join(compare.format_env_diff(*compare.env_diff(fa, fb))))
+        if not (fa.runs_table.is_file() and fb.runs_table.is_file()) and (
+            fa.cells_table.is_file() and fb.cells_table.is_file()
+        ):
+            print("no tables/runs.tsv on both sides: cell medians only, no test")
+            kind_a, a, b = "cells_table", fa.cells_table, fb.cells_table
+        else:
+            table = compare.diff_results(fa, fb, alpha, threshold)
+            print("\n".join(compare.format_results_diff(table, alpha, threshold)))
+            return 1 if table.regression.any() else 0
+    if kind_a == "runs_table":
+        ra, rb = (compare.read_table(p, compare.RUNS_COLUMNS, "a runs table") for p in (a, b))
+        table = compare.diff_runs_tables(ra, rb, alpha, threshold)
+        print("\n".join(compare.format_results_diff(table, alpha, threshold)))
+        return 1 if table.regression.any() else 0
+    frame = compare.diff_runs(a, b) if kind_a == "run_json" else compare.diff_cells(a, b)
+    print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
 

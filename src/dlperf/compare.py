@@ -1,19 +1,32 @@
-"""A/B comparison, as the PyTorch DDP benchmark's diff does: two runs' JSON, or two cells tables."""
+"""A/B comparison, as the PyTorch DDP benchmark's diff does: two runs' JSON, two cells tables,
+or two results folders (environment differences first, then a per-cell test on the runs)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from dlperf.significance import compare_samples
+
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
+RUN_JSON_KEYS = ("throughput_samples_per_s", "percentiles_ms")
+RUNS_COLUMNS = ("cell_id", "status", "throughput_samples_per_s")
+CELLS_COLUMNS = ("cell_id", "throughput_median", "status")
+
+
+class DiffInputError(ValueError):
+    """A diff argument is not what it should be: the message names the path and what was expected."""
 
 
 def diff_runs(a: Path, b: Path) -> pd.DataFrame:
     """Per-run JSONs (results/json/<cell>/r<k>.json): throughput and latency percentiles, B vs A."""
-    ja, jb = (json.loads(Path(p).read_text()) for p in (a, b))
+    ja, jb = (read_run_json(Path(p)) for p in (a, b))
     rows = [
         (
             "throughput_samples_per_s",
@@ -49,12 +62,8 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
 def _cells(path: Path) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
-        path = (
-            path / "tables" / "cells.tsv"
-            if (path / "tables").is_dir()
-            else path / "results/tables/cells.tsv"
-        )
-    return pd.read_csv(path, sep="\t")[["cell_id", "throughput_median", "status"]]
+        path = results_folder(path).tables / "cells.tsv"
+    return read_table(path, CELLS_COLUMNS, "a cells table (tables/cells.tsv)")
 
 
 def _ratio(a: object, b: object) -> float:
@@ -63,3 +72,299 @@ def _ratio(a: object, b: object) -> float:
     except (TypeError, ValueError):
         return math.nan
     return fb / fa if math.isfinite(fa) and fa > 0 and math.isfinite(fb) else math.nan
+
+
+# --- results folders: environment differences first, then a per-cell test on the runs ---------
+
+
+@dataclass(frozen=True)
+class ResultsFolder:
+    """A results folder: tables/ (runs.tsv, cells.tsv) and runs/<cell>/r<k>/manifest.json."""
+
+    root: Path
+
+    @property
+    def tables(self) -> Path:
+        return self.root / "tables"
+
+    @property
+    def runs_table(self) -> Path:
+        return self.tables / "runs.tsv"
+
+    @property
+    def cells_table(self) -> Path:
+        return self.tables / "cells.tsv"
+
+    def manifests(self) -> Iterator[Path]:
+        return iter(sorted((self.root / "runs").glob("*/r*/manifest.json")))
+
+
+def results_folder(path: Path) -> ResultsFolder:
+    """``path`` itself or ``path/results`` when it holds tables/; else a clear DiffInputError."""
+    path = Path(path)
+    expected = "expected a results folder (holding tables/runs.tsv, e.g. results/)"
+    if not path.exists():
+        raise DiffInputError(f"{path}: no such folder; {expected}")
+    for root in (path, path / "results"):
+        if (root / "tables").is_dir():
+            return ResultsFolder(root)
+    if (path / "manifest.json").is_file():
+        raise DiffInputError(f"{path}: is the folder of one run (manifest.json); {expected}")
+    if any(path.glob("r*/manifest.json")):
+        raise DiffInputError(f"{path}: is the folder of one cell (r<k>/manifest.json); {expected}")
+    if any(path.glob("*/r*/manifest.json")):
+        raise DiffInputError(f"{path}: is a runs folder (<cell>/r<k>/); give its parent")
+    if (path / "runs.tsv").is_file() or (path / "cells.tsv").is_file():
+        raise DiffInputError(f"{path}: is a tables folder; give its parent ({path.parent})")
+    raise DiffInputError(f"{path}: has no tables/ or results/tables/; {expected}")
+
+
+def read_table(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
+    """A TSV table with at least these columns, or a DiffInputError naming the path."""
+    if not path.is_file():
+        raise DiffInputError(f"{path}: no such file; expected {what}")
+    try:
+        frame = pd.read_csv(path, sep="\t")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise DiffInputError(
+            f"{path}: not a readable TSV table ({reason}); expected {what}"
+        ) from err
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DiffInputError(f"{path}: has no column {', '.join(missing)}; expected {what}")
+    return frame
+
+
+def read_run_json(path: Path) -> dict[str, Any]:
+    """A per-run JSON (results/json/<cell>/r<k>.json), or a DiffInputError naming the path."""
+    expected = "expected a per-run JSON (results/json/<cell>/r<k>.json)"
+    if not path.is_file():
+        raise DiffInputError(f"{path}: no such file; {expected}")
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DiffInputError(f"{path}: not JSON ({err}); {expected}") from err
+    if not isinstance(data, dict) or any(k not in data for k in RUN_JSON_KEYS):
+        raise DiffInputError(f"{path}: has no {' and '.join(RUN_JSON_KEYS)}; {expected}")
+    return data
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flatten(f"{prefix}.{key}", item, out)
+    elif isinstance(value, list):
+        out[prefix] = "; ".join(str(v) for v in value)
+    else:
+        out[prefix] = str(value)
+
+
+NODE_FACTS_SKIPPED = ("host",)  # differs between any two allocations: not an environment fact
+
+
+def manifest_facts(manifest: dict[str, Any]) -> dict[str, str]:
+    """The environment a run ran in, flattened to dotted keys: node facts (packages, python,
+    CUDA driver, GPUs, CPU model...), adapter version, backend, what was measured (per model,
+    cell-independent keys only) and the site's environment variables when recorded."""
+    facts: dict[str, str] = {}
+    for key in ("dlperf_version", "python", "backend"):
+        if key in manifest:
+            facts[key] = str(manifest[key])
+    adapter = manifest.get("adapter") or {}
+    if "name" in adapter:
+        facts[f"adapter.{adapter['name']}.version"] = str(adapter.get("version"))
+    for node in (manifest.get("nodes") or {}).values():
+        for key, value in (node or {}).items():
+            if key not in NODE_FACTS_SKIPPED:
+                _flatten(f"node.{key}", value, facts)
+    cell = manifest.get("cell") or {}
+    scope = f"[{cell.get('framework')}.{cell.get('model')}]"
+    for key, value in (manifest.get("measure") or {}).items():
+        if key != "cell":
+            _flatten(f"measure{scope}.{key}", value, facts)
+    site = manifest.get("site") or {}
+    _flatten("site.env", site.get("env") or {}, facts)
+    facts.pop("site.env", None)  # an empty mapping flattens to nothing
+    return facts
+
+
+def folder_facts(folder: ResultsFolder) -> tuple[dict[str, set[str]], int]:
+    """Every value each fact takes over the folder's run manifests, and how many were read."""
+    facts: dict[str, set[str]] = {}
+    count = 0
+    for path in folder.manifests():
+        try:
+            manifest = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise DiffInputError(f"{path}: unreadable run manifest ({err})") from err
+        count += 1
+        for key, value in manifest_facts(manifest).items():
+            facts.setdefault(key, set()).add(value)
+    return facts, count
+
+
+@dataclass(frozen=True)
+class EnvDifference:
+    key: str
+    a: str  # the values in A, sorted and joined; "(absent)" when A never records it
+    b: str
+
+
+def env_diff(a: ResultsFolder, b: ResultsFolder) -> tuple[list[EnvDifference], int, int]:
+    """Facts whose values differ between the two folders' manifests, and the manifests read."""
+    fa, na = folder_facts(a)
+    fb, nb = folder_facts(b)
+    scopes_a, scopes_b = _measure_scopes(fa), _measure_scopes(fb)
+    out = []
+    for key in sorted(fa.keys() | fb.keys()):
+        va, vb = fa.get(key), fb.get(key)
+        scope = key.split("]", 1)[0] if key.startswith("measure[") else None
+        if scope is not None and (scope not in scopes_a or scope not in scopes_b):
+            continue  # a model measured on one side only: its options have nothing to differ from
+        if va != vb:
+            out.append(EnvDifference(key, _show(va), _show(vb)))
+    return out, na, nb
+
+
+def _measure_scopes(facts: dict[str, set[str]]) -> set[str]:
+    return {k.split("]", 1)[0] for k in facts if k.startswith("measure[")}
+
+
+def _show(values: set[str] | None, width: int = 60) -> str:
+    if values is None:
+        return "(absent)"
+    text = ", ".join(sorted(values)).replace("\n", "\\n").replace("\t", " ")
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+DIFF_COLUMNS = [
+    "cell_id",
+    "runs_ok_a",
+    "runs_ok_b",
+    "median_a",
+    "median_b",
+    "b_over_a",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "verdict",
+    "regression",
+    "reason",
+]
+
+
+def diff_results(
+    a: ResultsFolder, b: ResultsFolder, alpha: float = 0.05, threshold: float = 0.05
+) -> pd.DataFrame:
+    """Per cell of either side: B's ok-run throughputs against A's (dlperf.significance)."""
+    what = "a runs table (tables/runs.tsv)"
+    ra = read_table(a.runs_table, RUNS_COLUMNS, what)
+    rb = read_table(b.runs_table, RUNS_COLUMNS, what)
+    return diff_runs_tables(ra, rb, alpha, threshold)
+
+
+def diff_runs_tables(
+    ra: pd.DataFrame, rb: pd.DataFrame, alpha: float = 0.05, threshold: float = 0.05
+) -> pd.DataFrame:
+    """The per-cell comparison of two runs tables (columns cell_id, status, throughput)."""
+    oka, okb = _ok_throughputs(ra), _ok_throughputs(rb)
+    ids_a, ids_b = set(ra["cell_id"].astype(str)), set(rb["cell_id"].astype(str))
+    rows = []
+    for cell_id in sorted(ids_a | ids_b):
+        c = compare_samples(oka.get(cell_id, []), okb.get(cell_id, []), alpha, threshold)
+        reason = c.reason
+        if cell_id not in ids_a or cell_id not in ids_b:
+            reason = f"only in {'A' if cell_id in ids_a else 'B'}"
+        rows.append(
+            [cell_id, c.n_a, c.n_b, c.median_a, c.median_b, c.ratio, c.ci_low, c.ci_high]
+            + [c.p_value, c.verdict, c.regression, reason]
+        )
+    return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+def _ok_throughputs(runs: pd.DataFrame) -> dict[str, list[float]]:
+    ok = runs[runs["status"] == "ok"]
+    values = pd.to_numeric(ok["throughput_samples_per_s"], errors="coerce")
+    return {
+        str(cid): group.dropna().tolist()
+        for cid, group in values.groupby(ok["cell_id"], sort=False)
+    }
+
+
+def diff_kind(path: Path) -> str:
+    """What a diff argument is: results (folder), run_json, cells_table or runs_table."""
+    expected = "expected a results folder, a per-run JSON (.json) or a cells/runs table (.tsv)"
+    if not path.exists():
+        raise DiffInputError(f"{path}: no such file or folder; {expected}")
+    if path.is_dir():
+        return "results"
+    if path.suffix == ".json":
+        return "run_json"
+    if path.suffix == ".tsv":
+        try:
+            with path.open() as handle:
+                header = handle.readline().rstrip("\n").split("\t")
+        except (OSError, UnicodeDecodeError) as err:
+            raise DiffInputError(f"{path}: unreadable ({err}); {expected}") from err
+        if "throughput_median" in header:
+            return "cells_table"
+        if "throughput_samples_per_s" in header:
+            return "runs_table"
+        raise DiffInputError(
+            f"{path}: a TSV with neither throughput_median nor throughput_samples_per_s; {expected}"
+        )
+    raise DiffInputError(f"{path}: unknown kind of file; {expected}")
+
+
+def format_env_diff(diffs: list[EnvDifference], na: int, nb: int) -> list[str]:
+    """Lines printed first by ``dlperf diff`` on two results folders."""
+    head = f"environment ({na} run manifests in A, {nb} in B)"
+    if na == 0 or nb == 0:
+        side = "A" if na == 0 else "B"
+        return [f"{head}: no run manifests in {side} (runs/<cell>/r<k>/manifest.json)"]
+    if not diffs:
+        return [f"{head}: no differences"]
+    width = max(len(d.key) for d in diffs)
+    return [f"{head}: {len(diffs)} differences (A -> B)"] + [
+        f"  {d.key:<{width}}  {d.a} -> {d.b}" for d in diffs
+    ]
+
+
+def format_results_diff(table: pd.DataFrame, alpha: float, threshold: float) -> list[str]:
+    """The per-cell table and a summary line."""
+    shown = pd.DataFrame(
+        {
+            "cell_id": table.cell_id,
+            "ok_a": table.runs_ok_a,
+            "ok_b": table.runs_ok_b,
+            "median_a": table.median_a.map(_num),
+            "median_b": table.median_b.map(_num),
+            "b/a": table.b_over_a.map(_num),
+            f"ci{1 - alpha:.0%}": [
+                f"[{_num(lo)}, {_num(hi)}]" if math.isfinite(lo) else "n/a"
+                for lo, hi in zip(table.ci_low, table.ci_high, strict=True)
+            ],
+            "p": table.p_value.map(_num),
+            "verdict": [
+                f"{v} REGRESSION" if r else v
+                for v, r in zip(table.verdict, table.regression, strict=True)
+            ],
+            "reason": table.reason,
+        }
+    )
+    counts = table.verdict.value_counts()
+    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("faster", "slower", "same", "n/a"))
+    regressions = table.cell_id[table.regression].tolist()
+    lines = shown.to_string(index=False).splitlines() if len(shown) else ["(no cells)"]
+    lines.append(
+        f"{len(table)} cells: {summary}; Mann-Whitney U at alpha {alpha:g}, "
+        f"regression = significantly slower by more than {threshold:.1%}"
+    )
+    if regressions:
+        lines.append(f"regressions: {', '.join(regressions)}")
+    return lines
+
+
+def _num(value: float) -> str:
+    return f"{value:.4g}" if isinstance(value, int | float) and math.isfinite(value) else "n/a"

@@ -1,0 +1,274 @@
+"""FLOPs per training sample by stated formulas, device peaks, and model FLOPs utilisation (MFU).
+
+Conventions (as in the papers cited below):
+
+- one multiply-accumulate (MAC) = 2 FLOPs; only matrix multiplications and convolutions are
+  counted (normalisation, activations, softmax, residual adds and the optimizer are a few per
+  cent at most and are left out, as FlopCounterMode and the papers leave them out);
+- training = forward + backward, backward = 2 x forward (one product for the gradient of the
+  input, one for the gradient of the weights): training FLOPs = 3 x forward FLOPs
+  (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", section 2.1;
+  Hoffmann et al. 2022, "Training Compute-Optimal Large Language Models", appendix F);
+- achieved TFLOP/s = FLOPs per sample x samples per second / 1e12; MFU = achieved / peak.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+TRAINING_OVER_FORWARD = 3.0
+
+# --- ResNet-50 v1.5 ------------------------------------------------------------------------------
+
+RESNET50_STAGES = ((3, 64, 256, 1), (4, 128, 512, 2), (6, 256, 1024, 2), (3, 512, 2048, 2))
+
+
+def _conv_out(size: int, kernel: int, stride: int, padding: int) -> int:
+    return (size + 2 * padding - kernel) // stride + 1
+
+
+def resnet50_forward_macs(image_size: int = 224, num_classes: int = 1000) -> int:
+    """MACs of one forward pass of ResNet-50 v1.5 on one image_size x image_size image.
+
+    Walks the architecture (He et al. 2016, "Deep Residual Learning", table 1; v1.5 puts the
+    stride-2 of a bottleneck on its 3x3 convolution instead of the first 1x1, as NVIDIA's
+    DeepLearningExamples and transformers' ResNetConfig default do): every convolution costs
+    k*k*c_in*c_out*h_out*w_out MACs, the classifier 2048*num_classes. About 4.09 G at 224 with
+    1000 classes (4.1 GMACs as usually quoted); the count grows as (S/224)^2 apart from rounding
+    of the strided sizes.
+    """
+    size = _conv_out(image_size, 7, 2, 3)
+    macs = 7 * 7 * 3 * 64 * size * size  # stem
+    size = _conv_out(size, 3, 2, 1)  # max pool
+    channels = 64
+    for blocks, mid, out, stride in RESNET50_STAGES:
+        for block in range(blocks):
+            s = stride if block == 0 else 1
+            out_size = _conv_out(size, 3, s, 1)
+            macs += size * size * channels * mid  # 1x1 reduce, at the input resolution
+            macs += 3 * 3 * mid * mid * out_size * out_size  # 3x3, strided (v1.5)
+            macs += out_size * out_size * mid * out  # 1x1 expand
+            if block == 0:  # projection shortcut: 1x1, strided
+                macs += out_size * out_size * channels * out
+            size, channels = out_size, out
+    return macs + channels * num_classes
+
+
+def resnet50_training_flops_per_sample(image_size: int = 224, num_classes: int = 1000) -> float:
+    """2 FLOPs per MAC x 3 (forward + backward) x forward MACs: about 24.5 GFLOPs at 224."""
+    return 2 * TRAINING_OVER_FORWARD * resnet50_forward_macs(image_size, num_classes)
+
+
+# --- BERT pretraining ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BertShape:
+    """What the FLOP count needs of a BertConfig (defaults: BERT-base)."""
+
+    num_hidden_layers: int = 12
+    hidden_size: int = 768
+    intermediate_size: int = 3072
+    vocab_size: int = 30522
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any] | Any) -> BertShape:
+        """From a transformers BertConfig, its dict, or a dict of overrides (BERT-base fills in)."""
+        items = config if isinstance(config, Mapping) else vars(config)
+        names = ("num_hidden_layers", "hidden_size", "intermediate_size", "vocab_size")
+        return cls(**{name: int(items[name]) for name in names if name in items})
+
+    @property
+    def nonembedding_params(self) -> int:
+        """Weights of the encoder's matrix products (biases and layer norms left out):
+        per layer Q, K, V and output projections 4 h^2, feed-forward 2 h i."""
+        h, i = self.hidden_size, self.intermediate_size
+        return self.num_hidden_layers * (4 * h * h + 2 * h * i)
+
+
+def bert_forward_flops_per_sequence(shape: BertShape, seq_len: int, mlm_positions: int) -> float:
+    """Forward FLOPs of BertForPreTraining on one sequence of seq_len tokens.
+
+    - encoder, matrix products with weights: 2 N s, N = non-embedding parameters (the "6 N D"
+      rule's forward third: Kaplan et al. 2020 table 1; Hoffmann et al. 2022 appendix F);
+    - attention scores and attention-weighted values: 2 s^2 h + 2 s^2 h = 4 s^2 h per layer
+      (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+      Using Megatron-LM", section 5.1);
+    - masked-LM head on mlm_positions tokens: transform h x h and decoder h x V,
+      2 p (h^2 + h V);
+    - pooler h x h and next-sentence classifier h x 2 on one token: 2 (h^2 + 2 h).
+    Embedding look-ups cost no FLOPs.
+    """
+    h, s, layers = shape.hidden_size, seq_len, shape.num_hidden_layers
+    encoder = 2 * shape.nonembedding_params * s + layers * 4 * s * s * h
+    mlm_head = 2 * mlm_positions * (h * h + h * shape.vocab_size)
+    nsp_head = 2 * (h * h + 2 * h)
+    return float(encoder + mlm_head + nsp_head)
+
+
+def bert_pretraining_flops_per_sample(
+    shape: BertShape | None = None,
+    seq_len: int = 128,
+    max_predictions: int = 20,
+    mlm_head_on_all_tokens: bool = False,
+) -> float:
+    """Training FLOPs per sequence: 3 x forward.
+
+    The masked-LM head runs on max_predictions gathered positions in Google's BERT and NVIDIA's
+    DeepLearningExamples; transformers' BertForPreTraining (the built-in workload) computes it on
+    every token and masks the loss: pass mlm_head_on_all_tokens=True for it. BERT-base at 128
+    tokens: 69.9 GFLOPs (gathered, 20 predictions) or 85.5 GFLOPs (all tokens).
+    """
+    shape = shape or BertShape()
+    positions = seq_len if mlm_head_on_all_tokens else min(max_predictions, seq_len)
+    return TRAINING_OVER_FORWARD * bert_forward_flops_per_sequence(shape, seq_len, positions)
+
+
+# --- GPT (Megatron-LM) ---------------------------------------------------------------------------
+
+
+def megatron_flops_per_iteration(
+    batch_size: int,
+    seq_len: int,
+    num_layers: int,
+    hidden_size: int,
+    vocab_size: int,
+    activation_recompute: bool = True,
+) -> float:
+    """FLOPs of one training iteration of a GPT model (Narayanan et al. 2021, section 5.1, eq. 3):
+
+    96 B s l h^2 (1 + s / (6 h) + V / (16 l h)) with full activation recomputation (the forward
+    pass of every layer runs twice: 4 x forward); without it, 3 x forward:
+    72 B s l h^2 (1 + s / (6 h) + V / (12 l h)).
+    """
+    b, s, layers, h, v = batch_size, seq_len, num_layers, hidden_size, vocab_size
+    if activation_recompute:
+        return 96.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
+
+
+# --- device peaks --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DevicePeak:
+    """Nameplate dense peaks in TFLOP/s (None: the precision has no hardware support)."""
+
+    name: str
+    pattern: str  # regular expression on the lower-cased nvidia-smi name
+    fp32: float
+    tf32: float | None
+    fp16: float | None
+    bf16: float | None
+    source: str
+
+    def tflops(self, dtype: str) -> float | None:
+        if dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+        value: float | None = getattr(self, dtype)
+        return value
+
+
+DTYPES = ("fp32", "tf32", "fp16", "bf16")
+
+# Dense figures: NVIDIA's datasheets print tensor-core figures "with sparsity"; half of those.
+# Order matters: the first pattern that matches wins (variants before the plain name).
+DEVICE_PEAKS = (
+    # Tesla V100 datasheet (2020): SXM2 15.7 FP32, 125 tensor; PCIe 14 / 112; V100S 16.4 / 130
+    DevicePeak("V100S PCIe", r"v100s", 16.4, None, 130.0, None, "NVIDIA V100S datasheet"),
+    DevicePeak("V100 PCIe", r"v100-pcie", 14.0, None, 112.0, None, "NVIDIA V100 datasheet"),
+    DevicePeak("V100 SXM2", r"v100", 15.7, None, 125.0, None, "NVIDIA V100 datasheet"),
+    # A100 datasheet (2021), 40 GB and 80 GB, SXM4 and PCIe alike: 19.5 / 156 / 312 / 312
+    DevicePeak("A100", r"a100", 19.5, 156.0, 312.0, 312.0, "NVIDIA A100 datasheet"),
+    # H100 datasheet (2023): SXM 67 / 989 / 1979 / 1979 sparse; PCIe 51 / 756 / 1513 / 1513;
+    # NVL 60 / 835 / 1671 / 1671
+    DevicePeak("H100 NVL", r"h100 nvl", 60.0, 417.5, 835.5, 835.5, "NVIDIA H100 datasheet"),
+    DevicePeak("H100 PCIe", r"h100 pcie", 51.0, 378.0, 756.5, 756.5, "NVIDIA H100 datasheet"),
+    DevicePeak("H100 SXM", r"h100", 67.0, 494.5, 989.5, 989.5, "NVIDIA H100 datasheet"),
+    # H200 datasheet (2024): SXM as H100 SXM; NVL as H100 NVL
+    DevicePeak("H200 NVL", r"h200 nvl", 60.0, 417.5, 835.5, 835.5, "NVIDIA H200 datasheet"),
+    DevicePeak("H200 SXM", r"h200", 67.0, 494.5, 989.5, 989.5, "NVIDIA H200 datasheet"),
+    # L40S datasheet (2023): 91.6 FP32; TF32 183 dense (366 sparse); FP16/BF16 362.05 (733)
+    DevicePeak("L40S", r"l40s", 91.6, 183.0, 362.05, 362.05, "NVIDIA L40S datasheet"),
+    # A10 datasheet (2021): 31.2 FP32, 125 TF32, 250 FP16/BF16 sparse
+    DevicePeak("A10", r"\ba10\b", 31.2, 62.5, 125.0, 125.0, "NVIDIA A10 datasheet"),
+)
+
+
+def device_peak(gpu_name: str) -> DevicePeak | None:
+    """The table's entry for a GPU as nvidia-smi names it ("NVIDIA H100 80GB HBM3", or a whole
+    --query-gpu=name,... CSV line as the node facts keep it); None when it is not in the table."""
+    name = gpu_name.split(",", 1)[0].strip().lower()
+    return next((peak for peak in DEVICE_PEAKS if re.search(peak.pattern, name)), None)
+
+
+def peak_tflops(gpu_name: str, dtype: str) -> float | None:
+    """Nameplate dense peak of this GPU at this precision (fp32, tf32, fp16, bf16), or None."""
+    peak = device_peak(gpu_name)
+    return peak.tflops(dtype) if peak else None
+
+
+def measure_gemm_peak_tflops(
+    dtype: str = "fp32", device: str = "cpu", seconds: float = 1.0, size: int | None = None
+) -> float:
+    """A measured peak: TFLOP/s of square matrix products (2 n^3 FLOPs each) on this device.
+
+    Default size 8192 on CUDA, 1024 on a CPU. tf32 runs fp32 matrices with TF32 tensor cores
+    allowed (restored afterwards). CUDA work is synchronised before the clock is read.
+    """
+    import torch
+
+    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32}.get(dtype) or {
+        "fp16": torch.float16,
+        "bf16": torch.bfloat16,
+    }.get(dtype)
+    if torch_dtype is None:
+        raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+    dev = torch.device(device)
+    n = size or (8192 if dev.type == "cuda" else 1024)
+    allow_tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    try:
+        return _time_matmuls(torch, dev, torch_dtype, n, seconds)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+
+
+def _time_matmuls(torch: Any, dev: Any, dtype: Any, n: int, seconds: float) -> float:
+    def sync() -> None:
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
+    a = torch.randn(n, n, device=dev).to(dtype)
+    b = torch.randn(n, n, device=dev).to(dtype)
+    out = torch.empty(n, n, device=dev, dtype=dtype)
+    for _ in range(3):  # warm-up: kernel selection, clocks
+        torch.matmul(a, b, out=out)
+    sync()
+    done, batch = 0, 1
+    start = time.perf_counter()
+    while True:
+        for _ in range(batch):
+            torch.matmul(a, b, out=out)
+        sync()
+        done += batch
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return 2.0 * n**3 * done / elapsed / 1e12
+        batch = min(batch * 2, 64)
+
+
+def achieved_tflops(flops_per_sample: float, samples_per_s: float) -> float:
+    return flops_per_sample * samples_per_s / 1e12
+
+
+def mfu(flops_per_sample: float, samples_per_s: float, peak_tflops: float | None) -> float:
+    """Achieved TFLOP/s over the peak; nan when there is no usable peak."""
+    if peak_tflops is None or not math.isfinite(peak_tflops) or peak_tflops <= 0:
+        return math.nan
+    return achieved_tflops(flops_per_sample, samples_per_s) / peak_tflops

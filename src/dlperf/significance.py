@@ -1,0 +1,197 @@
+"""Is B faster or slower than A? A stated test on two samples of run throughputs.
+
+The rule (one place, used by ``dlperf diff`` and the report):
+
+- Inputs are the throughputs of the ok runs of one cell in A and in B; non-finite values are
+  dropped. A side with fewer than 2 runs gives verdict ``n/a`` (with the reason): one run says
+  nothing about its own noise.
+- **Test**: Mann-Whitney U, two-sided. Exact null distribution (by counting the arrangements of
+  the ranks) when there are no ties and both sides have at most ``EXACT_MAX_N`` runs; otherwise
+  the normal approximation with the tie correction of the variance and a 0.5 continuity
+  correction. p = min(1, 2 * min(P(U <= u), P(U >= u))), as scipy.stats.mannwhitneyu computes it.
+- **Effect**: ratio of medians B / A, with a percentile bootstrap confidence interval
+  (independent resampling of each side, ``n_boot`` draws, a fixed seed so the interval is
+  reproducible) at level 1 - alpha.
+- **Verdict**: significant when p < alpha. Then ``faster`` if the ratio is above 1, ``slower`` if
+  below (a significant test with a ratio of exactly 1 reads ``same``); not significant: ``same``.
+  With few runs the test cannot reach alpha at all (3 vs 3 runs: the smallest p is 0.1); the
+  reason says so, so ``same`` is never mistaken for proof of equality.
+- **Regression**: verdict ``slower`` and ratio < 1 - threshold (threshold relative, 0.03 = 3 %).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+EXACT_MAX_N = 50
+MIN_RUNS = 2
+DEFAULT_N_BOOT = 2000
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class UTest:
+    u: float  # U statistic of sample A (pairs where A beats B, ties count 1/2)
+    p_value: float
+    method: str  # "exact" or "normal"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    ratio: float  # median B / median A
+    ci_low: float  # bootstrap CI of the ratio, at ci_level
+    ci_high: float
+    ci_level: float
+    p_value: float
+    test: str  # how p was computed
+    significant: bool
+    verdict: str  # faster | slower | same | n/a
+    regression: bool  # significantly slower by more than the threshold
+    reason: str
+
+
+def _ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mid-ranks (1-based) and the sizes of the tie groups."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    ranks = np.empty(len(values))
+    _, starts, counts = np.unique(ordered, return_index=True, return_counts=True)
+    for start, count in zip(starts, counts, strict=True):
+        ranks[order[start : start + count]] = start + (count + 1) / 2
+    return ranks, counts
+
+
+@lru_cache(maxsize=64)
+def _u_counts(m: int, n: int) -> tuple[float, ...]:
+    """Number of rank arrangements giving each U = 0..m*n (no ties), by the recurrence
+    c(m, n, u) = c(m - 1, n, u - n) + c(m, n - 1, u) (Mann and Whitney 1947)."""
+    table = [[np.zeros(1) for _ in range(n + 1)] for _ in range(m + 1)]
+    for i in range(m + 1):
+        for j in range(n + 1):
+            if i == 0 or j == 0:
+                table[i][j] = np.ones(1)
+                continue
+            counts = np.zeros(i * j + 1)
+            counts[j : j + len(table[i - 1][j])] += table[i - 1][j]  # the largest is from A
+            counts[: len(table[i][j - 1])] += table[i][j - 1]  # the largest is from B
+            table[i][j] = counts
+    return tuple(table[m][n].tolist())
+
+
+def _normal_sf(z: float) -> float:
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> UTest:
+    """Two-sided Mann-Whitney U test of A against B (see the module's rule for the method)."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    m, n = len(xa), len(xb)
+    if m == 0 or n == 0:
+        return UTest(math.nan, math.nan, "none")
+    ranks, ties = _ranks(np.concatenate([xa, xb]))
+    u = float(ranks[:m].sum() - m * (m + 1) / 2)
+    has_ties = bool((ties > 1).any())
+    if not has_ties and max(m, n) <= EXACT_MAX_N:
+        counts = np.asarray(_u_counts(m, n))
+        total = counts.sum()
+        k = round(u)
+        below, above = counts[: k + 1].sum() / total, counts[k:].sum() / total
+        return UTest(u, min(1.0, 2 * min(below, above)), "exact")
+    big_n = m + n
+    tie_term = float((ties**3 - ties).sum()) / (big_n * (big_n - 1))
+    variance = m * n / 12 * ((big_n + 1) - tie_term)
+    if variance <= 0:  # every value equal
+        return UTest(u, 1.0, "normal")
+    z = (abs(u - m * n / 2) - 0.5) / math.sqrt(variance)
+    return UTest(u, min(1.0, 2 * _normal_sf(max(z, 0.0))), "normal")
+
+
+def smallest_p_value(m: int, n: int) -> float:
+    """The smallest two-sided exact p the test can give with m and n runs: 2 / C(m + n, m)."""
+    return min(1.0, 2 / math.comb(m + n, m)) if m and n else math.nan
+
+
+def bootstrap_ratio_ci(
+    a: Sequence[float],
+    b: Sequence[float],
+    level: float = 0.95,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = DEFAULT_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of median(B) / median(A), each side resampled on its own."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    rng = np.random.default_rng(seed)
+    med_a = np.median(rng.choice(xa, size=(n_boot, len(xa)), replace=True), axis=1)
+    med_b = np.median(rng.choice(xb, size=(n_boot, len(xb)), replace=True), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = med_b / med_a
+    tail = (1 - level) / 2 * 100
+    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def compare_samples(
+    a: Sequence[float],
+    b: Sequence[float],
+    alpha: float = 0.05,
+    threshold: float = 0.0,
+    n_boot: int = DEFAULT_N_BOOT,
+    seed: int = DEFAULT_SEED,
+) -> Comparison:
+    """Compare B's run throughputs with A's (higher is faster); see the module's rule."""
+    xa = [float(v) for v in a if math.isfinite(float(v))]
+    xb = [float(v) for v in b if math.isfinite(float(v))]
+    med_a = float(np.median(xa)) if xa else math.nan
+    med_b = float(np.median(xb)) if xb else math.nan
+    ratio = med_b / med_a if xa and xb and med_a > 0 else math.nan
+    nan = math.nan
+    if len(xa) < MIN_RUNS or len(xb) < MIN_RUNS:
+        short = ", ".join(
+            f"{side} has {len(x)} ok run{'s' * (len(x) != 1)}"
+            for side, x in (("A", xa), ("B", xb))
+            if len(x) < MIN_RUNS
+        )
+        reason = f"{short} (need >= {MIN_RUNS} per side)"
+        return Comparison(
+            len(xa), len(xb), med_a, med_b, ratio, nan, nan, nan, nan, "none", False, "n/a",
+            False, reason,
+        )  # fmt: skip
+    test = mann_whitney_u(xa, xb)
+    level = 1 - alpha
+    ci_low, ci_high = bootstrap_ratio_ci(xa, xb, level, n_boot, seed)
+    significant = test.p_value < alpha
+    verdict = "same"
+    if significant and ratio > 1:
+        verdict = "faster"
+    elif significant and ratio < 1:
+        verdict = "slower"
+    regression = verdict == "slower" and ratio < 1 - threshold
+    reason = _reason(test, alpha, len(xa), len(xb), verdict, regression, threshold)
+    return Comparison(
+        len(xa), len(xb), med_a, med_b, ratio, ci_low, ci_high, level, test.p_value,
+        f"mann-whitney-u {test.method}", significant, verdict, regression, reason,
+    )  # fmt: skip
+
+
+def _reason(
+    test: UTest, alpha: float, m: int, n: int, verdict: str, regression: bool, threshold: float
+) -> str:
+    if verdict in ("faster", "slower"):
+        text = f"p={test.p_value:.3g} < {alpha:g}"
+        if verdict == "slower":
+            beyond = "beyond" if regression else "within"
+            text += f"; slower {beyond} the {threshold:.1%} threshold"
+        return text
+    floor = smallest_p_value(m, n)
+    if floor >= alpha:
+        return f"{m} vs {n} runs cannot reach p < {alpha:g} (smallest p {floor:.3g})"
+    return f"p={test.p_value:.3g} >= {alpha:g}"

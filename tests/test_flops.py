@@ -1,0 +1,135 @@
+"""FLOPs per sample (checked against torch's FlopCounterMode on the transformers models the
+built-in workload trains), Megatron's formula, device peaks, a measured GEMM peak, MFU."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dlperf.flops import (
+    BertShape,
+    bert_forward_flops_per_sequence,
+    bert_pretraining_flops_per_sample,
+    device_peak,
+    measure_gemm_peak_tflops,
+    megatron_flops_per_iteration,
+    mfu,
+    peak_tflops,
+    resnet50_forward_macs,
+    resnet50_training_flops_per_sample,
+)
+
+
+def counted_forward_flops(model, **inputs) -> int:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model.eval()(**inputs)
+    return counter.get_total_flops()
+
+
+def test_resnet50_about_4_1_gmacs_at_224():
+    assert resnet50_forward_macs(224, 1000) / 1e9 == pytest.approx(4.1, rel=0.01)
+    assert resnet50_training_flops_per_sample() == 6 * resnet50_forward_macs(224, 1000)
+    # (S/224)^2 scaling, up to the rounding of strided sizes; the classifier does not scale
+    fc = 2048 * 1000
+    ratio = (resnet50_forward_macs(448) - fc) / (resnet50_forward_macs(224) - fc)
+    assert ratio == pytest.approx(4.0, rel=0.01)
+    assert resnet50_forward_macs(224, 2) == resnet50_forward_macs(224, 1000) - 2048 * 998
+
+
+def test_resnet50_against_flop_counter():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.ResNetConfig()  # ResNet-50 v1.5, 2 labels by default
+    model = transformers.ResNetForImageClassification(config)
+    counted = counted_forward_flops(model, pixel_values=torch.randn(1, 3, 224, 224))
+    formula = 2 * resnet50_forward_macs(224, config.num_labels)
+    assert formula == pytest.approx(counted, rel=0.03)  # equal in fact: both count convs + fc
+
+
+def test_bert_base_by_hand():
+    shape = BertShape()
+    assert shape.nonembedding_params == 12 * 12 * 768**2  # 4 h^2 + 2 h (4 h) per layer
+    h, s, v = 768, 128, 30522
+    encoder = 2 * shape.nonembedding_params * s + 12 * 4 * s * s * h
+    heads = 2 * 20 * (h * h + h * v) + 2 * (h * h + 2 * h)
+    assert bert_pretraining_flops_per_sample() == pytest.approx(3 * (encoder + heads))
+    assert bert_pretraining_flops_per_sample() / 1e9 == pytest.approx(69.93, abs=0.01)
+    small = BertShape.from_config({"num_hidden_layers": 2, "hidden_size": 128})
+    assert small == BertShape(2, 128, 3072, 30522)
+
+
+def test_bert_base_against_flop_counter():
+    """transformers computes the MLM head on every token, so compare with mlm positions = s.
+
+    FlopCounterMode counts every addmm, but on a CPU the fused scaled-dot-product attention has
+    no FLOP formula in torch: the 4 s^2 h per layer of the attention itself (0.60 of 28.50 GFLOPs,
+    2.1 %) is missing from its count. With eager attention it counts those batched products too
+    and the two agree exactly.
+    """
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig()
+    s = 128
+    ids = torch.randint(0, config.vocab_size, (1, s), generator=torch.Generator().manual_seed(0))
+    formula = bert_forward_flops_per_sequence(BertShape.from_config(config), s, s)
+    fused = counted_forward_flops(transformers.BertForPreTraining(config), input_ids=ids)
+    assert formula == pytest.approx(fused, rel=0.10)
+    assert formula - fused == pytest.approx(12 * 4 * s * s * 768, rel=0.01)
+    eager = transformers.BertForPreTraining(transformers.BertConfig(attn_implementation="eager"))
+    assert formula == pytest.approx(counted_forward_flops(eager, input_ids=ids), rel=0.001)
+
+
+def test_megatron_formula_by_hand():
+    # B=1, s=128, l=12, h=768, V=30522, recomputation: 4 x forward of the layers, 3 x logits
+    b, s, layers, h, v = 1, 128, 12, 768, 30522
+    layers_forward = layers * (24 * b * s * h * h + 4 * b * s * s * h)
+    logits_forward = 2 * b * s * h * v
+    want = 4 * layers_forward + 3 * logits_forward
+    assert megatron_flops_per_iteration(b, s, layers, h, v) == pytest.approx(want)
+    plain = megatron_flops_per_iteration(b, s, layers, h, v, activation_recompute=False)
+    assert plain == pytest.approx(3 * (layers_forward + logits_forward))
+
+
+@pytest.mark.parametrize(
+    ("name", "dtype", "want"),
+    [
+        ("NVIDIA H100 80GB HBM3", "bf16", 989.5),
+        ("NVIDIA H100 PCIe", "fp16", 756.5),
+        ("NVIDIA H100 NVL", "tf32", 417.5),
+        ("NVIDIA H200", "fp32", 67.0),
+        ("NVIDIA A100-SXM4-40GB", "tf32", 156.0),
+        ("NVIDIA A100 80GB PCIe", "fp16", 312.0),
+        ("Tesla V100-SXM2-32GB", "fp16", 125.0),
+        ("Tesla V100-PCIE-16GB", "fp32", 14.0),
+        ("NVIDIA L40S", "bf16", 362.05),
+        ("NVIDIA A10", "fp32", 31.2),
+        ("NVIDIA H100 80GB HBM3, 81559 MiB, 550.54", "fp32", 67.0),  # a node-facts line
+    ],
+)
+def test_peak_lookup_by_nvidia_smi_name(name, dtype, want):
+    assert peak_tflops(name, dtype) == want
+
+
+def test_peak_lookup_misses():
+    assert peak_tflops("Tesla V100-SXM2-16GB", "bf16") is None  # no bf16 on Volta
+    assert peak_tflops("NVIDIA GeForce RTX 4090", "fp16") is None
+    assert device_peak("NVIDIA A100-SXM4-80GB").name == "A100"  # not A10
+    with pytest.raises(ValueError):
+        peak_tflops("NVIDIA A10", "fp8")
+
+
+def test_measured_gemm_peak_on_cpu():
+    pytest.importorskip("torch")
+    tflops = measure_gemm_peak_tflops("fp32", "cpu", seconds=0.2, size=256)
+    assert math.isfinite(tflops) and 0 < tflops < 100
+
+
+def test_mfu():
+    # 24.5 GFLOPs per image at 2000 images/s = 49 TFLOP/s; on a 312 TFLOP/s peak: 15.7 %
+    assert mfu(24.5e9, 2000, 312.0) == pytest.approx(49 / 312)
+    assert math.isnan(mfu(24.5e9, 2000, None))
+    assert math.isnan(mfu(24.5e9, 2000, 0.0))

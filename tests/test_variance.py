@@ -1,0 +1,97 @@
+"""Outlier runs (k scaled MADs), unstable cells (CV), adaptive repeats (median CI width)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from dlperf.variance import (
+    cell_variance,
+    is_unstable,
+    min_runs_for_level,
+    outlier_mask,
+    repeats_needed,
+    robust_scale,
+    run_outliers,
+)
+
+
+def test_outlier_beyond_three_scaled_mads():
+    values = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 80.0]
+    # median 100, deviations 0,1,1,.5,.5,0,20 -> MAD 0.5, scale 0.7413; 20 > 3 * 0.7413
+    assert robust_scale(values) == pytest.approx(1.4826 * 0.5)
+    assert outlier_mask(values) == [False] * 6 + [True]
+    assert outlier_mask(values, k=30.0) == [False] * 7  # 20 < 30 * 0.7413 = 22.2
+
+
+def test_limit_is_k_scaled_mads():
+    # median 10, MAD 1 -> scale 1.4826: the limit is 10 + 3 * 1.4826 = 14.4478
+    assert outlier_mask([9.0, 10.0, 11.0, 10.0, 14.44], k=3.0)[-1] is False
+    assert outlier_mask([9.0, 10.0, 11.0, 10.0, 14.45], k=3.0)[-1] is True
+
+
+def test_fewer_than_three_runs_have_no_outliers():
+    assert outlier_mask([]) == []
+    assert outlier_mask([1.0]) == [False]
+    assert outlier_mask([1.0, 1000.0]) == [False, False]
+    assert outlier_mask([1.0, math.nan, 1000.0]) == [False, False, False]
+
+
+def test_zero_mad_falls_back_to_mean_absolute_deviation():
+    values = [100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 90.0]
+    # MAD 0; mean |dev| = 10/7, scale 1.2533 * 10/7 = 1.79; 10 > 3 * 1.79
+    assert robust_scale(values) == pytest.approx(1.2533 * 10 / 7)
+    assert outlier_mask(values) == [False] * 6 + [True]
+    assert outlier_mask([5.0, 5.0, 5.0]) == [False] * 3  # all equal: no scale, no outliers
+
+
+def test_unstable_cv_threshold():
+    assert is_unstable(0.06)
+    assert not is_unstable(0.05)  # above, not at
+    assert is_unstable(0.02, threshold=0.01)
+    assert not is_unstable(math.nan)
+
+
+def runs_frame() -> pd.DataFrame:
+    rows = [("a", "ok", v) for v in (100, 101, 99, 100, 60)]
+    rows += [("a", "oom", math.nan)]
+    rows += [("b", "ok", v) for v in (50, 80, 65)]  # CV 0.23: unstable, no outlier
+    rows += [("c", "failed", math.nan)]
+    return pd.DataFrame(rows, columns=["cell_id", "status", "throughput_samples_per_s"])
+
+
+def test_run_outliers_and_cell_flags():
+    runs = runs_frame()
+    flags = run_outliers(runs)
+    assert flags.tolist() == [False] * 4 + [True] + [False] * 5
+    cells = cell_variance(runs).set_index("cell_id")
+    assert cells.loc["a", "outlier_runs"] == 1
+    assert cells.loc["a", "unstable"]  # the outlier inflates the CV: 0.19
+    assert cells.loc["b", "outlier_runs"] == 0 and cells.loc["b", "unstable"]
+    assert cells.loc["b", "throughput_cv"] == pytest.approx(15 / 65)
+    assert cells.loc["c", "outlier_runs"] == 0 and not cells.loc["c", "unstable"]
+    assert math.isnan(cells.loc["c", "throughput_cv"])
+
+
+def test_min_runs_for_level():
+    assert min_runs_for_level(0.95) == 6  # 1 - 2/64 = 0.969; 5 runs give only 0.9375
+    assert min_runs_for_level(0.90) == 5
+    assert min_runs_for_level(0.5) == 2
+
+
+def test_repeats_needed():
+    few = repeats_needed([100.0, 101.0, 99.0], target_rel_ci_width=0.05)
+    assert few.more_needed and "needs at least 6" in few.reason
+    tight = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9]
+    # n=7 at 95 %: order statistics 1 and 7 (coverage 0.984) -> width (100.5 - 99.5) / 100
+    ok = repeats_needed(tight, target_rel_ci_width=0.02)
+    assert not ok.more_needed
+    assert ok.rel_ci_width == pytest.approx(0.01)
+    assert ok.ci_level == pytest.approx(1 - 2 / 128)
+    wide = repeats_needed(tight, target_rel_ci_width=0.005)
+    assert wide.more_needed and "> target" in wide.reason
+    capped = repeats_needed(tight, target_rel_ci_width=0.005, max_repeats=7)
+    assert not capped.more_needed and "cap" in capped.reason
+    assert repeats_needed([], 0.05).more_needed
