@@ -165,7 +165,10 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
     )
     try:
         deadline = time.time() + 300
-        while "dlperf-step" not in _text(run_dir / "rank0.log"):
+        # the rerun has started once the old run's files are gone and new steps are logged
+        while (run_dir / "manifest.json").exists() or "dlperf-step" not in _text(
+            run_dir / "rank0.log"
+        ):
             assert time.time() < deadline and proc.poll() is None, "the rerun never started"
             time.sleep(0.2)
         os.killpg(proc.pid, signal.SIGINT)

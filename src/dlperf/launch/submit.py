@@ -247,9 +247,13 @@ def _wait(
     checked = 0.0
     ended: tuple[float, str] | None = None  # when the job was first seen ended, and its state
     ended_grace_s = ENDED_GRACE_S if harness.backend == "slurm" else 1.0
+    starters = _starters()
     while True:
         if len(load_task_outcomes(spec.paths.dir)) >= tasks:
             return None, ""
+        gone = [pid for pid in starters if not _alive(pid)]
+        if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
+            raise Interrupted(f"process {gone[0]} that started this run is gone")
         now = time.time()
         if harness.backend != "slurm" and ended is None and job.done():
             ended = (now, str(job.state))
@@ -269,6 +273,44 @@ def _wait(
                 f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled",
             )
         time.sleep(POLL_S)
+
+
+def _starters() -> list[int]:
+    """The processes that started this submitter: its parent (the rule's shell) and that one's
+    parent (Snakemake). A submitter whose starter was killed cancels its run and exits, as on
+    Ctrl-C: SIGKILL to Snakemake must not leave runs training with no one to record them."""
+    starters, pid = [], os.getpid()
+    for _ in range(2):
+        pid = _parent_of(pid)
+        if pid <= 1:
+            break
+        starters.append(pid)
+    return starters
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return os.getppid() if pid == os.getpid() else 0
+    return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the (name) is the state
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not Path(f"/proc/{pid}/stat").exists() or _state_of(pid) != "Z"
+
+
+def _state_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "?"
 
 
 def _mark_silent_tasks(
