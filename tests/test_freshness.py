@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, SNAKEMAKE, snakemake
+from workflow_helpers import ROOT, SNAKEMAKE, planned_jobs, snakemake
 
 pytestmark = pytest.mark.integration
 TINY = ROOT / "tests" / "data" / "tiny.yaml"
@@ -46,19 +45,6 @@ def copy(measured, tmp_path) -> Path:
     return target
 
 
-def planned(workdir: Path, *args: str) -> dict[str, list[str]]:
-    """Jobs a dry run would execute: rule -> wildcard strings (run_cell_* as run_cell)."""
-    out = snakemake(workdir, "-n", "--cores", "2", *args).stdout
-    jobs: dict[str, list[str]] = {}
-    for block in re.split(r"\n(?=(?:local)?rule )", out):
-        match = re.match(r"(?:local)?rule (\w+):", block)
-        if match:
-            wildcards = re.search(r"wildcards: (.*)", block)
-            rule = "run_cell" if match[1].startswith("run_cell_") else match[1]
-            jobs.setdefault(rule, []).append(wildcards[1] if wildcards else "")
-    return jobs
-
-
 def table(workdir: Path, name: str) -> pd.DataFrame:
     return pd.read_csv(workdir / "results" / "tables" / name, sep="\t")
 
@@ -73,14 +59,14 @@ def write_suite(workdir: Path, config: dict) -> None:
 
 
 def test_up_to_date_plans_nothing(measured):
-    assert planned(measured, "--config", "suite=suite.yaml") == {}
+    assert planned_jobs(measured, "--config", "suite=suite.yaml") == {}
 
 
 def test_a_window_of_the_same_length_rebuilds_the_tables_not_the_runs(copy):
     config = tiny_suite()
     config["window"] = {"warmup": 3, "measure": 4}  # 2 + 5 before: the runs ran the same steps
     write_suite(copy, config)
-    assert set(planned(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
+    assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
     snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
     row = run_row(copy, f"{RESNET}.1n1g", 1)
     assert (row.window_first_step, row.window_last_step) == (4, 7)
@@ -94,7 +80,7 @@ def test_report_settings_rerender_the_report_only(copy):
     config = tiny_suite()
     config["report"] = {"title": "Retitled", "footnotes": {"*.1n2g": "two ranks"}}
     write_suite(copy, config)
-    assert set(planned(copy, "--config", "suite=suite.yaml")) == {"report", "all"}
+    assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"report", "all"}
     snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
     text = (copy / "results/report/report.en.md").read_text()
     assert text.startswith("# Retitled") and "two ranks" in text
@@ -102,7 +88,7 @@ def test_report_settings_rerender_the_report_only(copy):
 
 def test_a_deleted_manifest_is_redone(copy):
     (copy / f"results/runs/{RESNET}.1n2g/r2/manifest.json").unlink()
-    jobs = planned(copy, "--config", "suite=suite.yaml")
+    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
     assert jobs["run_cell"] == [f"cell={RESNET}.1n2g, repeat=2"]
     assert {"tables", "report"} <= set(jobs)
 
@@ -119,7 +105,7 @@ def test_edited_logs_and_manifests_rebuild_the_figures_without_forcerun(copy):
     silent.write_text("")
     garbage = copy / f"results/runs/{RESNET}.1n2g/r2/manifest.json"
     garbage.write_text("{ not json")
-    assert "run_cell" not in planned(copy, "--config", "suite=suite.yaml")
+    assert "run_cell" not in planned_jobs(copy, "--config", "suite=suite.yaml")
     snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
     edited = run_row(copy, f"{RESNET}.1n1g", 2)
     assert edited.status == "parse_error"
@@ -177,7 +163,7 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert not (run_dir / "manifest.json").exists()
-    jobs = planned(tmp_path, "--config", "suite=suite.yaml")
+    jobs = planned_jobs(tmp_path, "--config", "suite=suite.yaml")
     assert jobs["run_cell"] == [f"cell={RESNET}.1n1g, repeat=1"]
     config["window"]["measure"] = 5
     write_suite(tmp_path, config)

@@ -16,24 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, SNAKEMAKE, snakemake
+from workflow_helpers import ROOT, SNAKEMAKE, planned_jobs, snakemake
 
 pytestmark = pytest.mark.integration
 TINY = ROOT / "tests" / "data" / "tiny.yaml"
 RESNET = "pytorch.resnet50.fp32.noxla.b2"
-
-
-def planned_jobs(workdir: Path, *args: str) -> dict[str, list[str]]:
-    """Jobs a dry run would execute: rule -> wildcard strings."""
-    out = snakemake(workdir, "-n", "--cores", "2", *args).stdout
-    jobs: dict[str, list[str]] = {}
-    for block in re.split(r"\n(?=(?:local)?rule )", out):
-        match = re.match(r"(?:local)?rule (\w+):", block)
-        if match:
-            wildcards = re.search(r"wildcards: (.*)", block)
-            rule = "run_cell" if match[1].startswith("run_cell_") else match[1]  # one per log set
-            jobs.setdefault(rule, []).append(wildcards[1] if wildcards else "")
-    return jobs
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from dlperf import SCHEMA_VERSION, __version__, logline
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.spec import RunSpec
-from dlperf.launch.task import load_task_outcomes, run_task
+from dlperf.launch.task import alive, load_task_outcomes, run_task
 from dlperf.matrix import Cell
 from dlperf.status import Status, worst
 from dlperf.util import atomic_write_json, atomic_write_text
@@ -251,7 +251,7 @@ def _wait(
     while True:
         if len(load_task_outcomes(spec.paths.dir)) >= tasks:
             return None, ""
-        gone = [pid for pid in starters if not _alive(pid)]
+        gone = [pid for pid in starters if not alive(pid)]
         if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
             raise Interrupted(f"process {gone[0]} that started this run is gone")
         now = time.time()
@@ -294,23 +294,6 @@ def _parent_of(pid: int) -> int:
     except OSError:
         return os.getppid() if pid == os.getpid() else 0
     return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the (name) is the state
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not Path(f"/proc/{pid}/stat").exists() or _state_of(pid) != "Z"
-
-
-def _state_of(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "?"
 
 
 def _mark_silent_tasks(

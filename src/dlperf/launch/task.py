@@ -223,7 +223,7 @@ def _watch_submitter(submitter_pid: int, proc: subprocess.Popen) -> None:
 
     def watch() -> None:
         while proc.poll() is None:
-            if not _alive(submitter_pid):
+            if not alive(submitter_pid):
                 _kill(proc)
                 return
             time.sleep(WATCH_S)
@@ -231,14 +231,19 @@ def _watch_submitter(submitter_pid: int, proc: subprocess.Popen) -> None:
     threading.Thread(target=watch, name="dlperf-submitter-watch", daemon=True).start()
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, dead but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 def _kill(proc: subprocess.Popen) -> None:
