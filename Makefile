@@ -5,16 +5,14 @@ PY := $(VENV)/bin/python
 CORES ?= $(shell nproc)
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup system run dry-run test lint bench clean
+.PHONY: setup system run run-cross dry-run test lint bench clean
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[torch,dev,jax]'
-	# keras-hub's every release requires tensorflow-text (and so TensorFlow); its models need neither
-	$(PY) -m pip install -q --no-deps keras-hub==0.32.0
+	$(PY) -m pip install -q -e '.[torch,dev]'
 	touch $@
 
 system:  ## Debian packages: a CJK font for the Chinese plots (and Slurm with SLURM=1); needs root
@@ -22,6 +20,10 @@ system:  ## Debian packages: a CJK font for the Chinese plots (and Slurm with SL
 
 run: setup system
 	$(SNAKEMAKE) --cores $(CORES)
+	@echo "reports: results/report/report.{en,zh}.{md,html}"
+
+run-cross: setup system  ## every installable framework side by side (each in its own environment)
+	$(SNAKEMAKE) --cores $(CORES) --config suite=config/cross-framework.yaml
 	@echo "reports: results/report/report.{en,zh}.{md,html}"
 
 dry-run: setup
@@ -42,5 +44,5 @@ lint: setup
 bench: setup
 	$(PY) benchmarks/harness.py
 
-clean:
+clean:  ## results and Snakemake's state; the framework environments (.dlperf/envs) are kept
 	rm -rf results .snakemake

@@ -7,7 +7,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "rules/common.smk"
+include: "rules/common_searches.smk"
 
 
 wildcard_constraints:
@@ -15,7 +19,9 @@ wildcard_constraints:
     repeat=r"[1-9][0-9]*",
 
 
+include: "rules/maxbatch.smk"
 include: "rules/run.smk"
+include: "rules/adaptive.smk"
 include: "rules/tables.smk"
 include: "rules/report.smk"
 

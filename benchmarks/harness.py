@@ -310,7 +310,7 @@ def main() -> None:
             "plan": lambda: plan(args.rounds),
             "aggregate": lambda: aggregate(args.runs),
             "overhead": lambda: overhead(5),
-            "name": suite,
+            "suite": suite,
         }[what]()
 
 

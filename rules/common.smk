@@ -48,14 +48,20 @@ except (ConfigError, ValueError) as err:
 logger.info(f"dlperf plan: {SUITE.plan_summary()}")
 
 
+def plan_site():
+    """make_plan's site arguments: locally the site is this machine, one node, one run at a
+    time; else the suite's `site`."""
+    if _local is None:
+        return {}
+    return dict(nodes=1, gpus_per_node=max(_local.devices, 1), exclusive=True)
+
+
 def _campaign_plan():
     """The campaign's plan (pulp), logged in every run and dry run; its run order becomes the
-    jobs' priorities. Locally the site is this machine: one node, runs one at a time."""
-    local = {}
-    if _local is not None:
-        local = dict(nodes=1, gpus_per_node=max(_local.devices, 1), exclusive=True)
+    jobs' priorities. The plan rule (rules/report.smk) writes the same plan for the report.
+    """
     try:
-        plan = make_plan(config, RESULTS.root, time_limit_s=2.0, **local)
+        plan = make_plan(config, RESULTS.root, time_limit_s=2.0, **plan_site())
     except (
         PlanError
     ) as err:  # the jobs are still listed; the plan says why it has no schedule
@@ -82,6 +88,7 @@ os.environ.update(
         [str(Path(sys.executable).parent), os.environ.get("PATH", "")]
     ),
     DLPERF_HARNESS=harness_json(config),
+    DLPERF_WORKFLOW_DIR=str(Path(workflow.basedir)),  # where envs/*.txt are
 )
 
 
@@ -113,6 +120,15 @@ def measure_params(wildcards):
         },
         sort_keys=True,
     )
+
+
+def environment_pins(wildcards):
+    """The pinned requirements of the cell's own environment, if it has one: changing a pin
+    reruns that framework's cells and nothing else (dlperf.environments)."""
+    requirements = getattr(
+        get_adapter(cell_spec(wildcards).cell.framework), "requirements", None
+    )
+    return [str(Path(workflow.basedir, requirements))] if requirements else []
 
 
 def all_manifests():
@@ -161,9 +177,8 @@ def all_logs():
 
 def tables_params():
     """What the tables are computed with besides the runs' files."""
-    return json.dumps(
-        {"window": config["window"], "repeats": config["repeats"]}, sort_keys=True
-    )
+    keys = ("window", "repeats", "variance", "adaptive_repeats")
+    return json.dumps({k: config.get(k) for k in keys}, sort_keys=True)
 
 
 def report_params():
@@ -180,6 +195,18 @@ def report_params():
         "cases",
     )
     return json.dumps({k: config[k] for k in keys}, sort_keys=True, default=str)
+
+
+def plan_params():
+    """What the plan is made of besides earlier runs: a change remakes it (before any run, as
+    the plan logged at start-up), so the report states the plan that was followed."""
+    keys = ("cases", "repeats", "site", "time_limit_min", "backend", "device")
+    settings = {k: config[k] for k in keys} | {
+        "results": str(RESULTS.root),
+        "plan_site": plan_site(),  # this machine, when local
+        "time_limit_s": 2.0,
+    }
+    return json.dumps(settings, sort_keys=True, default=str)
 
 
 def report_outputs():

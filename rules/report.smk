@@ -1,17 +1,53 @@
-# Plots and the English and Chinese reports, rendered from one data model. The settings the
-# report shows are a param: changing the title, footnotes or window re-renders it.
+# The campaign plan the runs follow, the plots and the English and Chinese reports, rendered from
+# one data model. The settings the report shows are a param: changing the title, footnotes or
+# window re-renders it. `snakemake --report report.html` collects the reports, plots and tables
+# (report() flags below and in rules/tables.smk, captions in workflow/report/).
+
+
+rule plan:
+    input:
+        code=package_files("plan.py", "schedule.py"),
+    output:
+        plan=str(RESULTS.tables / "plan.json"),
+    log:
+        str(RESULTS.rule_log("plan")),
+    priority: 1000000  # before the runs, which change the durations it is made from
+    localrule: True
+    conda:
+        "../envs/dlperf.yaml"
+    params:
+        settings=plan_params(),
+    script:
+        "../workflow/scripts/plan.py"
 
 
 rule report:
     input:
         cells=str(RESULTS.cells),
         runs=str(RESULTS.runs),
+        steps=str(RESULTS.steps),
+        plan=str(RESULTS.tables / "plan.json"),
         manifests=all_manifests(),
         baselines=[b["path"] for b in config["baselines"]],
         code=package_files("report", "status.py"),
     output:
-        reports=report_outputs(),
-        plots=directory(str(RESULTS.plots)),
+        reports=[
+            report(
+                path,
+                category="Reports",
+                caption="../workflow/report/reports.rst",
+                labels={"report": Path(path).name},
+            )
+            for path in report_outputs()
+        ],
+        plots=report(
+            directory(str(RESULTS.plots)),
+            patterns=["{model}.{precision}.{batch}.{kind}.{lang}.png"],
+            category="Plots",
+            subcategory="{model} {precision} {batch}",
+            caption="../workflow/report/plots.rst",
+            labels={"plot": "{kind}", "language": "{lang}"},
+        ),
     log:
         str(RESULTS.rule_log("report")),
     conda:

@@ -8,6 +8,9 @@ for _name, _cells, _logs in run_groups():
     rule:
         name:
             _name
+        input:
+            environment_pins,
+            max_batch_search,  # a `max` cell's search result (rules/maxbatch.smk)
         output:
             manifest=RUN_MANIFEST_PATTERN,
             logs=[str(Path(RUN_MANIFEST_PATTERN).parent / log) for log in _logs],

@@ -7,11 +7,20 @@ rule tables:
     input:
         manifests=all_manifests(),
         logs=all_logs(),
+        adaptive=adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
         code=package_files("parse", "stats.py", "status.py", "tables.py", "adapters"),
     output:
         steps=str(RESULTS.steps),
-        runs=str(RESULTS.runs),
-        cells=str(RESULTS.cells),
+        runs=report(
+            str(RESULTS.runs),
+            category="Tables",
+            caption="../workflow/report/tables.rst",
+        ),
+        cells=report(
+            str(RESULTS.cells),
+            category="Tables",
+            caption="../workflow/report/tables.rst",
+        ),
         json=directory(str(RESULTS.json)),
     log:
         str(RESULTS.rule_log("tables")),

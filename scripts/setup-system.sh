@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Install the Debian packages dlperf needs beyond Python: a CJK font for the Chinese report's
-# plots and, with --slurm, Slurm and munge for the real test cluster. Needs root and apt;
+# plots, chromium and its driver for the report's headless-browser test
+# (tests/test_report_browser.py) and, with --slurm, Slurm and munge for the real test cluster. Needs root and apt;
 # without them it says what to install and goes on (the report falls back to boxes, the
 # Slurm tests skip outside CI).
 set -euo pipefail
-packages=(fonts-noto-cjk)
+packages=(fonts-noto-cjk chromium chromium-driver)
 [[ "${1:-}" == "--slurm" ]] && packages+=(slurm-wlm munge)
 
 missing=()

@@ -20,6 +20,7 @@ import pytest
 
 from dlperf.adapters import REGISTRY, TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
+from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.upstream import UpstreamAdapter, expand_hostlist
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, Layout
@@ -189,8 +190,10 @@ def test_registry_keys_are_the_schema_frameworks():
     from dlperf.config import schema
 
     frameworks = set(schema()["$defs"]["case"]["properties"]["framework"]["enum"])
-    assert set(REGISTRY) <= frameworks
-    assert set(UPSTREAM) == frameworks - {"pytorch", "jax"}
+    assert set(REGISTRY) == frameworks
+    builtin = {name for name, cls in REGISTRY.items() if issubclass(cls, BuiltinWorkload)}
+    assert {"pytorch", "jax", "paddlepaddle", "mxnet"} <= builtin
+    assert set(UPSTREAM) == frameworks - builtin  # every adapter is one or the other
 
 
 # ---------------------------------------------------------------------------------- commands

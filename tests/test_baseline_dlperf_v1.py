@@ -168,7 +168,7 @@ def test_report_shows_published_numbers(tmp_path: Path) -> None:
     for path in outputs:
         md = path.read_text(encoding="utf-8")
         assert NAME in md
-        assert "401.2 (1.00)" in md  # measured, beside the published figures
-        assert "12412.0 (31.21)" in md  # OneFlow FP32 bsz 128 at 4n8g, as published
-        assert "33141.0 (22.50)" in md  # OneFlow AMP bsz 256 at 4n8g
-        assert "4340.9" in md  # MXNet (gluon-nlp) W/O clip FP32 bsz 64 (max) at 4n8g
+        assert "401.25 (1.00)" in md  # measured, beside the published figures
+        assert "12411.97 (31.21)" in md  # OneFlow FP32 bsz 128 at 4n8g, as published
+        assert "33141.02 (22.50)" in md  # OneFlow AMP bsz 256 at 4n8g
+        assert "4340.89" in md  # MXNet (gluon-nlp) W/O clip FP32 bsz 64 (max) at 4n8g

@@ -1,43 +1,83 @@
-"""A cross-framework table from real runs: PyTorch and JAX through their adapters, one workflow."""
+"""A cross-framework table from real runs: every built-in workload of config/cross-framework.yaml
+through its adapter and its own environment, one workflow, BERT at toy size."""
 
 from __future__ import annotations
 
-import importlib.util
+import json
 
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, snakemake
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from workflow_helpers import ENVIRONMENTS, ROOT, snakemake
+
+from dlperf.adapters import get_adapter
+from dlperf.matrix import Cell, Layout
 
 pytestmark = pytest.mark.integration
+TINY = {
+    "num_hidden_layers": 1,
+    "hidden_size": 32,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+    "vocab_size": 512,
+}
 
 
-def test_pytorch_and_jax_columns_from_real_runs(tmp_path):
-    if not all(importlib.util.find_spec(m) for m in ("jax", "keras", "keras_hub")):
-        pytest.skip("the JAX column needs `make setup` (jax, keras, keras-hub)")
+def pinned(requirements):
+    """name -> version of every `name==version` line of a requirements file."""
+    lines = (line.split("#")[0].strip() for line in requirements.read_text().splitlines())
+    pins = (Requirement(line) for line in lines if line)
+    return {
+        canonicalize_name(pin.name): str(next(iter(pin.specifier)).version)
+        for pin in pins
+        if len(pin.specifier) == 1 and next(iter(pin.specifier)).operator == "=="
+    }
+
+
+def test_every_framework_has_a_real_column(tmp_path):
     config = yaml.safe_load((ROOT / "config" / "cross-framework.yaml").read_text())
     config |= {"repeats": 1, "window": {"warmup": 3, "measure": 8}}
-    tiny = {
-        "num_hidden_layers": 1,
-        "hidden_size": 32,
-        "num_attention_heads": 2,
-        "intermediate_size": 64,
-        "vocab_size": 512,
-    }
+    config["site"] = {"environments": {"root": str(ENVIRONMENTS)}}  # shared with the other tests
     config["cases"] = [c for c in config["cases"] if c["model"] == "bert_base"]
     for case in config["cases"]:
-        case["options"] = {"seq_len": 16, "max_predictions": 3, "threads": 1, "model_config": tiny}
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    snakemake(tmp_path, "--cores", "2", "--configfile", "config.yaml")
+        case["options"] = {"seq_len": 16, "max_predictions": 3, "threads": 1, "model_config": TINY}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
     cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
-    for cell in ("pytorch.bert_base.fp32.noxla.b8", "jax.bert_base.fp32.xla.b8"):
-        for layout in ("1n1g", "1n2g"):
-            assert cells.loc[f"{cell}.{layout}", "status"] == "ok", cells.loc[f"{cell}.{layout}"]
-            assert cells.loc[f"{cell}.{layout}", "throughput_median"] > 0
-        assert cells.loc[f"{cell}.1n2g", "speedup"] == pytest.approx(
-            cells.loc[f"{cell}.1n2g", "throughput_median"]
-            / cells.loc[f"{cell}.1n1g", "throughput_median"],
-            rel=1e-5,  # the table keeps 6 significant digits
-        )
+    runs = pd.read_csv(tmp_path / "results/tables/runs.tsv", sep="\t").set_index("cell_id")
+    frameworks = sorted({case["framework"] for case in config["cases"]})
+    assert set(frameworks) == {
+        "pytorch", "jax", "paddlepaddle", "mxnet", "mindspore_builtin", "tensorflow"
+    }  # fmt: skip
+    for case in config["cases"]:
+        for xla in case.get("xla", [False]):
+            cell = Cell(case["framework"], "bert_base", "fp32", xla, 8, Layout(1, 1)).id
+            wide = cell.replace(".1n1g", ".1n2g")
+            for each in (cell, wide):
+                assert cells.loc[each, "status"] == "ok", runs.loc[[each], "status_detail"].tolist()
+                assert cells.loc[each, "throughput_median"] > 0
+                # every framework states its FLOPs and measures its peak: MFU, never 0 or absent
+                assert 0 < cells.loc[each, "mfu_pct"] < 100, cells.loc[each]
+                assert cells.loc[each, "peak_mem_mib"] > 100  # an interpreter and a framework
+            assert cells.loc[wide, "speedup"] == pytest.approx(
+                cells.loc[wide, "throughput_median"] / cells.loc[cell, "throughput_median"],
+                rel=1e-5,  # the table keeps 6 significant digits
+            )
+            manifest = json.loads((tmp_path / runs.loc[wide, "manifest"]).read_text())
+            requirements = getattr(get_adapter(case["framework"]), "requirements", None)
+            environment = manifest["environment"]
+            if requirements is None:  # PyTorch: dlperf's own environment
+                assert environment is None
+                continue
+            # its own environment, built from its pins; the workload ran on its interpreter
+            assert environment["requirements"].endswith(requirements)
+            assert "snakemake" not in environment["packages"]  # not dlperf's own environment
+            installed = {canonicalize_name(n): v for n, v in environment["packages"].items()}
+            for name, version in pinned(ROOT / requirements).items():  # exactly what it pins
+                assert installed[name] == version, (case["framework"], name)
+            assert manifest["tasks"][0]["command"][0] == environment["python"]
     report = (tmp_path / "results/report/report.en.md").read_text()
-    assert "JAX" in report and "PyTorch" in report
+    for framework in frameworks:
+        assert get_adapter(framework).display_name in report

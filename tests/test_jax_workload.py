@@ -1,19 +1,18 @@
 """The built-in JAX workload (KerasHub models on Keras 3's JAX backend) and its adapter `jax`.
 
-The workload tests run the real module for a few steps at toy sizes and read its lines with the
-built-in parser; they skip where jax, keras or keras-hub is not installed. XLA's slowest
+The workload tests run the real module for a few steps at toy sizes, in the environment the
+workflow builds from envs/jax.txt, and read its lines with the built-in parser. XLA's slowest
 optimisation passes are switched off for them (XLA_FLAGS): compiling is most of their time.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from workflow_helpers import framework_python, workload_env
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.errors import ConfigError
@@ -35,34 +34,20 @@ TINY = {
 FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
-def needs_jax() -> None:
-    """Skip unless jax, keras and keras-hub are installed (found, not imported: keras picks its
-    backend at import, and the workload's processes choose jax themselves)."""
-    pytest.importorskip("jax", reason="jax is not installed (pip install '.[jax]')")
-    for module in ("keras", "keras_hub"):
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(
-                f"{module} is not installed (pip install '.[jax]' and "
-                "pip install --no-deps keras-hub==0.32.0)"
-            )
-
-
 def workload(model: str, batch: int, steps: int) -> list[str]:
     command = [
-        sys.executable, "-u", "-m", "dlperf.workloads.jax_train", "--model", model,
+        framework_python("jax"), "-u", "-m", "dlperf.workloads.jax_train", "--model", model,
         "--batch-size", str(batch), "--steps", str(steps), "--device", "cpu", *TINY[model],
     ]  # fmt: skip
     return command
 
 
 def run_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
-    return env | {"XLA_FLAGS": FAST_COMPILE, "KERAS_BACKEND": "jax"} | extra
+    return workload_env(XLA_FLAGS=FAST_COMPILE, KERAS_BACKEND="jax", **extra)
 
 
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
 def test_workload_lines_parse(model: str, tmp_path: Path) -> None:
-    needs_jax()
     log = tmp_path / "rank0.log"
     with open(log, "w") as out:
         proc = subprocess.run(
@@ -83,7 +68,6 @@ def test_workload_lines_parse(model: str, tmp_path: Path) -> None:
 
 def test_workload_two_processes(tmp_path: Path) -> None:
     """Data parallel over two processes (jax.distributed, gloo): both ranks log every step."""
-    needs_jax()
     import socket
 
     with socket.socket() as s:
@@ -122,7 +106,7 @@ def test_adapter_command() -> None:
         gpus_per_node=2, master_addr="127.0.0.1", master_port=29500, run_dir=Path("."),
     )  # fmt: skip
     command = adapter.command(ctx)
-    assert command[:4] == [sys.executable, "-u", "-m", "dlperf.workloads.jax_train"]
+    assert command[:4] == [sys.executable, "-u", "-m", "dlperf.workloads.jax_train"]  # ctx.python
     flags = dict(zip(command[4::2], command[5::2], strict=True))
     assert flags["--model"] == "bert_base" and flags["--batch-size"] == "8"
     assert flags["--steps"] == "15" and flags["--seq-len"] == "64"

@@ -23,12 +23,21 @@ from dlperf.report import fmt, plots
 from dlperf.report import model as report_model
 from dlperf.report.i18n import catalog, languages, placeholders
 from dlperf.report.load import load_baseline
-from dlperf.report.render import parse_target, render_reports
+from dlperf.report.render import load_report_data, make_plots, parse_target, render_reports
+from dlperf.report.rule import write_plan
 from dlperf.stats import Window
-from dlperf.tables import CELL_TABLE_COLUMNS, RUN_COLUMNS, cells_table, planned_cells, write_table
+from dlperf.tables import (
+    CELL_TABLE_COLUMNS,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
+    cells_table,
+    planned_cells,
+    write_table,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 GENERATED_AT = "2024-01-02 03:04 UTC"
+PLAN_SITE = {"nodes": 2, "gpus_per_node": 2, "exclusive": True}
 WINDOW = Window(warmup=2, measure=4)
 
 CONFIG: dict[str, Any] = {
@@ -47,6 +56,15 @@ CONFIG: dict[str, Any] = {
             "precision": ["fp32", "amp"],
             "batch_size": [8],
             "layouts": ["1n1g", "1n2g", "2n2g"],
+            "options": {"image_size": 32},
+        },
+        {
+            "framework": "pytorch",
+            "model": "resnet50",
+            "variant": "noddp",  # the model without DistributedDataParallel, at 1 device
+            "precision": ["fp32"],
+            "batch_size": [8],
+            "layouts": ["1n1g"],
             "options": {"image_size": 32},
         },
         {
@@ -72,6 +90,7 @@ CONFIG: dict[str, Any] = {
 RUNS: dict[str, list[tuple[str, Any]]] = {
     "pytorch.resnet50.fp32.noxla.b8.1n1g": [("ok", 101.0), ("ok", 100.0), ("ok", 98.0)],
     "pytorch.resnet50.fp32.noxla.b8.1n2g": [("ok", 185.0), ("ok", 190.0), ("ok", 180.0)],
+    "pytorch.resnet50.fp32.noxla.b8-noddp.1n1g": [("ok", 110.0), ("ok", 111.0), ("ok", 112.0)],
     # 2n2g: planned, never run (missing)
     "pytorch.resnet50.amp.noxla.b8.1n1g": [("failed", "exit code 1: RuntimeError: boom")] * 3,
     "pytorch.resnet50.amp.noxla.b8.1n2g": [
@@ -195,6 +214,81 @@ def _runs_frame(config: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(rows).reindex(columns=RUN_COLUMNS), planned_cells(specs)
 
 
+# The newer columns (another stage adds them): figures for the ResNet-50 FP32 b8 cells only, so
+# that every other cell shows n/a (NaN), never 0.
+NEW_CELL_FIGURES = {
+    "pytorch.resnet50.fp32.noxla.b8.1n1g": {
+        "achieved_tflops": 1.234,
+        "mfu_pct": 12.5,
+        "peak_mem_mib": 2048.0,
+        "energy_j_per_sample": 0.8123,
+        "power_w_per_device": 81.2,
+        "batch_size_resolved": 8,
+        "unstable": False,
+        "outlier_runs": 0,
+    },
+    "pytorch.resnet50.fp32.noxla.b8.1n2g": {
+        "achieved_tflops": 2.31,
+        "mfu_pct": 11.7,
+        "peak_mem_mib": 2100.0,
+        "energy_detail": "no power counter (NVML) on this node",
+        "busbw_gb_s": 9.5,
+        "speedup_ceiling": 1.97,
+        "batch_size_resolved": 8,
+        "unstable": True,
+        "outlier_runs": 1,
+        "flags": "CV 2.7% above 2.0%; r3 outlier",
+    },
+}
+OUTLIER_RUN = ("pytorch.resnet50.fp32.noxla.b8.1n2g", 3, "MAD z = 4.2 (below the median)")
+# Window steps (warm-up 2, measure 4) as each rank's step durations in seconds, per ok run that
+# has steps: (cell, repeat) -> durations per rank.
+STEP_SECONDS = {
+    ("pytorch.resnet50.fp32.noxla.b8.1n1g", r): [[0.1, 0.2, 0.3, 0.4]] for r in (1, 2, 3)
+} | {
+    ("pytorch.resnet50.fp32.noxla.b8.1n2g", 1): [[0.1, 0.2, 0.3, 0.4], [0.15, 0.1, 0.35, 0.2]],
+    ("pytorch.resnet50.fp32.noxla.b8-noddp.1n1g", 1): [[0.05, 0.05, 0.05, 0.05]],
+}
+
+
+def _steps_frame() -> pd.DataFrame:
+    """Per-step records with timestamps: 2 warm-up steps of 1 s, the window, 2 more of 1 s."""
+    rows = []
+    for (cell_id, repeat), ranks in STEP_SECONDS.items():
+        for rank, window in enumerate(ranks):
+            end = 1000.0
+            for step, seconds in enumerate([1.0, 1.0, *window, 1.0, 1.0], start=1):
+                start, end = end, end + seconds
+                rows.append(
+                    {
+                        "cell_id": cell_id,
+                        "repeat": repeat,
+                        "rank": rank,
+                        "step": step,
+                        "steps": 1,
+                        "samples": 8,
+                        "time_s": end,
+                        "start_s": start,
+                        "path": f"results/runs/{cell_id}/r{repeat}/rank{rank}.log",
+                        "line": step + 1,
+                    }
+                )
+    return pd.DataFrame(rows).reindex(columns=STEP_COLUMNS)
+
+
+def _with_new_columns(runs: pd.DataFrame, cells: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells = cells.copy()
+    for cell_id, figures in NEW_CELL_FIGURES.items():
+        for column, value in figures.items():
+            cells.loc[cells["cell_id"] == cell_id, column] = value
+    runs = runs.assign(outlier=False, outlier_detail="")
+    cell_id, repeat, detail = OUTLIER_RUN
+    at = (runs["cell_id"] == cell_id) & (runs["repeat"] == repeat)
+    runs.loc[at, "outlier"] = True
+    runs.loc[at, "outlier_detail"] = detail
+    return runs, cells
+
+
 def _write_baseline() -> None:
     rows = []
     for framework, layout, median, speedup in BASELINE_CELLS:
@@ -220,10 +314,9 @@ def _outputs() -> list[Path]:
     ]
 
 
-@pytest.fixture(scope="module")
-def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A results folder (cells.tsv, runs.tsv, manifests, logs, a baseline) rendered once."""
-    root = tmp_path_factory.mktemp("suite")
+def render_suite(root: Path) -> Path:
+    """A results folder (cells.tsv, runs.tsv, steps, plan, manifests, logs, a baseline) under
+    `root`, rendered once in every language and format."""
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)  # runs.tsv holds paths relative to the working directory, as in the workflow
         # A fixed adapter description, so that editing the real adapter does not move the goldens.
@@ -232,9 +325,11 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         config = validate(copy.deepcopy(CONFIG))
         runs, planned = _runs_frame(config)
-        cells = cells_table(runs, planned, WINDOW, config["repeats"])
+        runs, cells = _with_new_columns(runs, cells_table(runs, planned, WINDOW, config["repeats"]))
         write_table(runs, Path("results/tables/runs.tsv"))
         write_table(cells, Path("results/tables/cells.tsv"))
+        write_table(_steps_frame(), Path("results/tables/steps.tsv.gz"))
+        write_plan(config, Path("results"), PLAN_SITE, Path("results/tables/plan.json"), 1.0)
         _write_baseline()
         render_reports(
             config=config,
@@ -242,8 +337,15 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             runs_path=Path("results/tables/runs.tsv"),
             outputs=_outputs(),
             generated_at=GENERATED_AT,
+            steps_path=Path("results/tables/steps.tsv.gz"),
+            plan_path=Path("results/tables/plan.json"),
         )
     return root
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return render_suite(tmp_path_factory.mktemp("suite"))
 
 
 @pytest.fixture
@@ -277,23 +379,31 @@ PT_BASE = f"{PT} [DLPerf v1.0]"
 def test_throughput_table_cells(rendered: dict[str, str]) -> None:
     md = rendered["report.en.md"]
     fp32 = _table_after(md, "ResNet-50 v1.5 FP32, batch size 8 ")
-    assert fp32[0] == ["Node num", "Device num", PT, PT_BASE, "oneflow [DLPerf v1.0]"]
+    assert fp32[0] == [
+        "Node num",
+        "Device num",
+        PT,
+        f"{PT} noddp",
+        PT_BASE,
+        "oneflow [DLPerf v1.0]",
+    ]
     assert _row(fp32, "1", "1") == {
         "Node num": "1",
         "Device num": "1",
-        PT: "100.0 (1.00)",
-        PT_BASE: "120.0 (1.00)",
-        "oneflow [DLPerf v1.0]": "400.0 (1.00)",
+        PT: "100.00 (1.00)",
+        f"{PT} noddp": "111.00 (1.00)",
+        PT_BASE: "120.00 (1.00)",
+        "oneflow [DLPerf v1.0]": "400.00 (1.00)",
     }
     one_two = _row(fp32, "1", "2")
-    assert one_two[PT] == "185.0 (1.85)"
-    assert one_two[PT_BASE] == "228.0 (1.90)"  # from the baseline's own 1n1g, not its 9.99
+    assert one_two[PT] == "185.00 (1.85)"
+    assert one_two[PT_BASE] == "228.00 (1.90)"  # from the baseline's own 1n1g, not its 9.99
     assert one_two["oneflow [DLPerf v1.0]"] == "-"  # not in the baseline
     assert _row(fp32, "2", "4")[PT] == "-"  # planned, never run
 
     amp = _table_after(md, "ResNet-50 v1.5 AMP, batch size 8 ")
     assert _row(amp, "1", "1")[PT] == "failed [1]"
-    assert _row(amp, "1", "2")[PT] == "351.2 (n/a)"  # no 1n1g figure: n/a, never 1.0 or 0
+    assert _row(amp, "1", "2")[PT] == "351.25 (n/a)"  # no 1n1g figure: n/a, never 1.0 or 0
     assert (
         "[1] `pytorch.resnet50.amp.noxla.b8.1n1g`: failed: r1, r2, r3: "
         "exit code 1: RuntimeError: boom"
@@ -303,7 +413,7 @@ def test_throughput_table_cells(rendered: dict[str, str]) -> None:
     assert [r[2] for r in oom[1:]] == ["OOM", "OOM"]
 
     bert = _table_after(md, "BERT-base FP32, batch size 8 ")
-    assert _row(bert, "1", "2")[PT] == "42.3 (n/a) [1]"
+    assert _row(bert, "1", "2")[PT] == "42.30 (n/a) [1]"
     bert_amp = _table_after(md, "BERT-base AMP, batch size 8 ")
     assert _row(bert_amp, "1", "2")[PT] == "skipped [1] [2]"  # the reason, then the config note
     assert "[1] `pytorch.bert_base.amp.noxla.b8.1n2g`: skipped: r1, r2, r3: amp on a CPU" in md
@@ -319,15 +429,22 @@ def test_spread_and_runs_appendix(rendered: dict[str, str]) -> None:
     spread = _table_after(md, "Spread of the runs")  # the first group's: ResNet-50 FP32 b8
     row = next(dict(zip(spread[0], r, strict=True)) for r in spread[1:] if r[:2] == [PT, "1n2g"])
     assert row["Runs ok/done/planned"] == "3/3/3"
-    assert row["Median"] == "185.0" and row["Min-max"] == "180.0-190.0"
+    assert row["Median"] == "185.00" and row["Min-max"] == "180.00-190.00"
     assert row["Speedup"] == "1.85" and row["Efficiency"] == "92.5%"
     assert row["Speedup baseline"] == "`pytorch.resnet50.fp32.noxla.b8.1n1g`"
     assert row["Method"] == "timestamps"
+    # the newer figures, with units in the headers; NaN is n/a, never 0
+    assert row["MFU (%)"] == "11.7" and row["Achieved (TFLOP/s)"] == "2.31"
+    assert row["Peak memory (MiB)"] == "2100" and row["Energy (J/sample)"] == "n/a"
+    assert row["Speedup ceiling (communication)"] == "1.97" and row["Outlier runs"] == "1"
+    assert row["Flags"] == "CV 2.7% above 2.0%; r3 outlier"
+    one = next(dict(zip(spread[0], r, strict=True)) for r in spread[1:] if r[:2] == [PT, "1n1g"])
+    assert one["Energy (J/sample)"] == "0.812" and one["Power (W/device)"] == "81.2"
 
     runs = _table_after(md, "Appendix: every run")
     by_key = {(r[0], r[1]): dict(zip(runs[0], r, strict=True)) for r in runs[1:]}
     run = by_key[("`pytorch.resnet50.fp32.noxla.b8.1n2g`", "2")]
-    assert run["Samples/s"] == "190.0" and run["Window (iterations)"] == "3-6"
+    assert run["Samples/s"] == "190.00" and run["Window (iterations)"] == "3-6"
     assert run["Trace (log:lines)"] == (
         "`results/runs/pytorch.resnet50.fp32.noxla.b8.1n2g/r2/rank0.log:4-7` "
         "`results/runs/pytorch.resnet50.fp32.noxla.b8.1n2g/r2/rank1.log:4-7`"
@@ -345,12 +462,12 @@ def test_environment_and_model_configuration(rendered: dict[str, str]) -> None:
     assert "GPU topology: not available" in md  # node-b has none
     assert "| GPUs | NVIDIA H100, 81559 MiB, 550.54 |" in md
     assert "| Packages | torch 2.13.0, transformers 5.23.0 |" in md
-    assert "#### PyTorch (dlperf built-in): BERT-base" in md
+    assert "### PyTorch (dlperf built-in): BERT-base" in md
     assert '"num_hidden_layers": 2' in md  # the model configuration the workload printed
     assert '"id2label (entries)": 2' in md
     assert '"image_size": 32' in md  # the adapter options it was launched with
     assert "`params=1234567`" in md
-    configs = md[md.index("### Model configurations") : md.index("## Results")]
+    configs = md[md.index("## Appendix: model configurations") : md.index("## Appendix: every")]
     assert "`pytorch.bert_base.fp32.noxla.b8 (1n2g)`" in configs
     assert "bert_base.amp" not in configs  # skipped runs launched nothing
     assert "| PyTorch (dlperf built-in) (`pytorch`) |" in md
@@ -390,12 +507,12 @@ def test_html_is_self_contained(rendered: dict[str, str]) -> None:
         for src in sources:
             assert src.startswith("data:image/png;base64,")
             assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
-        assert "<td>185.0 (1.85)</td>" in html
+        assert "<td>185.00 (1.85)</td>" in html
 
 
 def test_markdown_links_plots(rendered: dict[str, str], suite_dir: Path) -> None:
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", rendered["report.zh.md"])
-    assert "../plots/resnet50.fp32.noxla.b8.throughput.zh.png" in links
+    assert "../plots/resnet50.fp32.b8.throughput.zh.png" in links
     assert len(links) == 4
     for link in links:
         assert (suite_dir / "results/report" / link).read_bytes()[:4] == b"\x89PNG"
@@ -518,7 +635,7 @@ def test_output_names_are_checked() -> None:
 @pytest.mark.parametrize(
     ("value", "throughput", "speedup"),
     [
-        (1234.56, "1234.6", "1234.56"),
+        (1234.56, "1234.56", "1234.56"),
         (5.4321, "5.43", "5.43"),
         (0.012345, "0.0123", "0.01"),
         (math.nan, "n/a", "n/a"),
@@ -528,3 +645,315 @@ def test_output_names_are_checked() -> None:
 def test_number_formats(value: float | None, throughput: str, speedup: str) -> None:
     assert fmt.throughput(value) == throughput
     assert fmt.speedup(value) == speedup
+
+
+def _section(markdown: str, heading: str) -> str:
+    start = markdown.index(f"\n## {heading}")
+    end = markdown.find("\n## ", start + 1)
+    return markdown[start : end if end > 0 else None]
+
+
+def test_report_leads_with_the_answer(rendered: dict[str, str]) -> None:
+    md = rendered["report.en.md"]
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings[:3] == [
+        "## Summary",
+        "## Read this first: what weakens these numbers",
+        "## Results",
+    ]
+    assert headings[-2:] == ["## Appendix: model configurations", "## Appendix: every run"]
+    table = _table_after(md, "Summary")
+    rows = {(r[0], r[1], r[2], r[3]): dict(zip(table[0], r, strict=True)) for r in table[1:]}
+    # the largest layout with a figure (2n2g was never run), with its newer figures
+    row = rows[("ResNet-50 v1.5", "FP32", "8", PT)]
+    assert row["Largest layout"] == "1n2g"
+    assert (row["Throughput (samples/s)"], row["Speedup"], row["Efficiency"]) == (
+        "185.00",
+        "1.85",
+        "92.5%",
+    )
+    assert (row["Achieved (TFLOP/s)"], row["MFU (%)"], row["Peak memory (MiB)"]) == (
+        "2.31",
+        "11.7",
+        "2100",
+    )
+    assert "Energy (J/sample)" not in table[0]  # NaN at every largest layout: not a column of 0
+    assert rows[("ResNet-50 v1.5", "FP32", "8", f"{PT} noddp")]["MFU (%)"] == "n/a"
+    assert rows[("ResNet-50 v1.5", "FP32", "64", PT)]["Throughput (samples/s)"] == "OOM"
+    assert rows[("BERT-base", "AMP", "8", PT)]["Throughput (samples/s)"] == "skipped"
+    assert rows[("ResNet-50 v1.5", "AMP", "8", PT)]["Speedup"] == "n/a"
+
+
+def test_read_this_first_lists_what_weakens_the_numbers(rendered: dict[str, str]) -> None:
+    section = _section(rendered["report.en.md"], "Read this first")
+    kinds = [line[4:] for line in section.splitlines() if line.startswith("### ")]
+    assert kinds == [
+        "Runs that failed, ran out of memory or timed out",
+        "Skipped cells",
+        "Cells planned but not run",
+        "Unstable cells",
+        "Outlier runs",
+        "Speedups without a baseline",
+    ]
+
+    def rows(kind: str) -> list[list[str]]:
+        return _table_after(section, kind)[1:]
+
+    assert [
+        "`pytorch.resnet50.amp.noxla.b8.1n2g`",
+        "timeout",
+        "r3",
+        "ran past the time limit",
+    ] in rows("Runs that failed")
+    assert [
+        "`pytorch.resnet50.amp.noxla.b8.1n1g`",
+        "failed",
+        "r1, r2, r3",
+        "exit code 1: RuntimeError: boom",
+    ] in rows("Runs that failed")
+    assert rows("Skipped cells")[0][3] == "amp on a CPU without native bf16"
+    assert {r[0] for r in rows("Cells planned but not run")} == {
+        "`pytorch.resnet50.fp32.noxla.b8.2n2g`",
+        "`pytorch.resnet50.amp.noxla.b8.2n2g`",
+    }
+    assert rows("Unstable cells") == [
+        ["`pytorch.resnet50.fp32.noxla.b8.1n2g`", "ok", "-", "CV 2.7% above 2.0%; r3 outlier"]
+    ]
+    assert rows("Outlier runs") == [
+        ["`pytorch.resnet50.fp32.noxla.b8.1n2g`", "ok", "r3", "MAD z = 4.2 (below the median)"]
+    ]
+    assert rows("Speedups without a baseline") == [
+        [
+            "`pytorch.bert_base.fp32.noxla.b8.1n2g`",
+            "missing",
+            "-",
+            "pytorch.bert_base.fp32.noxla.b8.1n1g",
+        ],
+        [
+            "`pytorch.resnet50.amp.noxla.b8.1n2g`",
+            "failed",
+            "-",
+            "pytorch.resnet50.amp.noxla.b8.1n1g",
+        ],
+    ]
+    runs = _table_after(rendered["report.en.md"], "Appendix: every run")
+    assert ["`pytorch.resnet50.fp32.noxla.b8.1n2g`", "3", "ok (outlier)"] == runs[
+        next(
+            i for i, r in enumerate(runs) if r[:2] == ["`pytorch.resnet50.fp32.noxla.b8.1n2g`", "3"]
+        )
+    ][:3]
+
+
+def test_latency_percentiles_from_the_steps(rendered: dict[str, str]) -> None:
+    """Hand-computed: 1n1g pools 3 runs of window steps 0.1, 0.2, 0.3, 0.4 s (12 values; linear
+    interpolation: p50 = 0.25, p75 = 0.325, p90 = p95 = 0.4); 1n2g takes per step the slower of
+    two ranks (0.15, 0.2, 0.35, 0.4: p50 = 0.275), with 2 x 8 samples per step."""
+    table = _table_after(rendered["report.en.md"], "PyTorch (dlperf built-in): ResNet-50 v1.5 FP32")
+    by_layout = {r[0]: dict(zip(table[0], r, strict=True)) for r in table[1:]}
+    assert list(by_layout) == ["1n1g, no DDP", "1n1g", "1n2g"]  # as the DDP benchmark orders them
+    one = by_layout["1n1g"]
+    assert [one[f"p{q} sec/iter"] for q in (50, 75, 90, 95)] == ["0.250", "0.325", "0.400", "0.400"]
+    assert [one[f"p{q} samples/s"] for q in (50, 75, 90)] == ["32.00", "24.62", "20.00"]
+    assert one["Runs/steps pooled"] == "3/12"
+    two = by_layout["1n2g"]
+    assert (two["p50 sec/iter"], two["p50 samples/s"]) == ("0.275", "58.18")
+    assert (two["p75 sec/iter"], two["p75 samples/s"]) == ("0.363", "44.14")  # 16 / 0.3625
+    assert by_layout["1n1g, no DDP"]["p95 samples/s"] == "160.00"
+    zh = rendered["report.zh.md"]
+    assert "| 1n1g，无 DDP | 1 |" in zh and "p50 秒/迭代" in zh
+
+
+def test_plan_that_was_followed(rendered: dict[str, str], suite_dir: Path) -> None:
+    section = _section(rendered["report.en.md"], "The plan the runs followed")
+    plan = json.loads((suite_dir / "results/tables/plan.json").read_text())
+    assert f"Planned makespan {plan['makespan_s'] / 3600:.2f} h" in section
+    assert f"lower bound {plan['bounds']['lower_s'] / 3600:.2f} h" in section
+    table = _table_after(section, "The plan")
+    # 11 cells x 3 repeats; no earlier runs timed, so every duration is the time limit
+    assert [r[:5] for r in table[1:]] == [
+        ["1n1g", "12", "0", "0", "12"],
+        ["1n2g", "15", "0", "0", "15"],
+        ["2n2g", "6", "0", "0", "6"],
+        ["total", "33", "0", "0", "33"],
+    ]
+    assert "2 node(s) x 2 devices" in section
+    assert "| 合计 | 33 |" in rendered["report.zh.md"]
+
+
+def test_plots_show_spread_and_ceiling(suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.figure import Figure
+
+    drawn: dict[str, Any] = {}
+    original = Figure.savefig
+
+    def keep(fig: Figure, *args: Any, **kwargs: Any) -> None:
+        drawn[fig.axes[0].get_title()] = fig.axes[0]
+        original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    monkeypatch.chdir(suite_dir)
+    config = validate(copy.deepcopy(CONFIG))
+    data = load_report_data(
+        config, Path("results/tables/cells.tsv"), Path("results/tables/runs.tsv"), GENERATED_AT
+    )
+    make_plots(data, "en", suite_dir / "plots-check")
+    title = "ResNet-50 v1.5 FP32, batch size 8 per device"
+    bars = drawn[f"{title}: throughput"]
+    caps = [line for c in bars.containers if hasattr(c, "lines") for line in c.lines[2]]
+    segments = [seg for coll in caps for seg in coll.get_segments()]
+    spans = sorted((round(s[0][1], 3), round(s[1][1], 3)) for s in segments)
+    assert (98.0, 101.0) in spans and (180.0, 190.0) in spans  # min-max of the runs
+    speedup = drawn[f"{title}: speedup"]
+    labels = [line.get_label() for line in speedup.get_lines()]
+    assert "Ideal (linear)" in labels
+    assert f"{PT}: communication ceiling" in labels
+    ceiling = next(line for line in speedup.get_lines() if line.get_label().endswith("ceiling"))
+    assert list(ceiling.get_ydata()) == [1.97]
+
+
+def _without_notes(table: list[list[str]]) -> list[list[str]]:
+    """The table with footnote marks ("[1] [2]") taken off its column headers."""
+    return [[re.sub(r"( \[\d+\])+$", "", h) for h in table[0]], *table[1:]]
+
+
+V1_TSV = Path(__file__).resolve().parents[1] / "config/baselines/dlperf_v1.0.tsv"
+
+
+@pytest.fixture(scope="module")
+def dlperf_v1(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """`dlperf report` on the DLPerf v1.0 baseline alone: the published tables, nothing run."""
+    from dlperf.cli import main
+
+    out = tmp_path_factory.mktemp("v1")
+    assert main(["report", str(V1_TSV), "--out", str(out), "--name", "DLPerf v1.0"]) == 0
+    return {p.name: p.read_text(encoding="utf-8") for p in out.glob("report.*")}
+
+
+def test_dlperf_report_reproduces_the_published_v1_tables(dlperf_v1: dict[str, str]) -> None:
+    """Values as printed in reports/dlperf_benchmark_test_report_v1.md and README.md."""
+    md = dlperf_v1["report.en.md"]
+    assert set(dlperf_v1) == {
+        f"report.{lang}.{ext}" for lang in ("en", "zh") for ext in ("md", "html")
+    }
+    fp32 = _table_after(md, "ResNet-50 v1.5 FP32, batch size 128 ")
+    assert fp32[0][2:] == [
+        "OneFlow",
+        "NGC MXNet",
+        "NGC TensorFlow 1.x",
+        "NGC PyTorch",
+        "MXNet",
+        "TensorFlow 2.x",
+        "PyTorch",
+        "PaddlePaddle",
+    ]
+    four = _row(fp32, "4", "32")
+    assert four["OneFlow"] == "12411.97 (31.21)" and four["PaddlePaddle"] == "9348.17 (26.50)"
+    assert _row(fp32, "2", "16")["NGC MXNet"] == "5758.49 (14.68)"
+    # AMP bsz=256: NGC TensorFlow at bsz=224 with and without XLA, Paddle at 196 and 224 (OOM)
+    amp = _without_notes(_table_after(md, "ResNet-50 v1.5 AMP, batch size 256 "))
+    header = amp[0]
+    assert "NGC TensorFlow 1.x w/XLA bsz=224" in header
+    assert "PaddlePaddle bsz=196" in header and "PaddlePaddle bsz=224" in header
+    assert not any(h.endswith(("TensorFlow 1.x", "PaddlePaddle")) for h in header)  # 256: OOM
+    row = dict(zip(header, next(r for r in amp[1:] if r[1] == "32"), strict=True))
+    assert row["NGC TensorFlow 1.x w/XLA bsz=224"] == "29171.69 (24.34)"
+    assert row["NGC TensorFlow 1.x bsz=224"] == "24734.22 (26.17)"
+    assert row["PaddlePaddle bsz=196"] == "11617.57 (13.10)"
+    assert row["PaddlePaddle bsz=224"] == "10633.22 (10.28)"
+    assert (
+        "bsz=256 ran out of memory (OOM) at 1n1g, so bsz=224 is shown "
+        "(`ngc_tensorflow.resnet50.amp.xla.b256.1n1g`)."
+    ) in md
+    assert "] w/DALI, bsz=196" in md  # the published remark, as a footnote
+    # BERT-base FP32 bsz=max: each framework's own max in its header
+    bmax = _without_notes(_table_after(md, "BERT-base FP32, batch size max "))
+    assert _row(bmax, "4", "32")["OneFlow bsz=96"] == "4664.10 (29.89)"
+    assert _row(bmax, "4", "32")["MXNet noclip bsz=64"] == "4340.89 (27.69)"
+    xla = _without_notes(_table_after(md, "BERT-base AMP, batch size 64 "))
+    assert _row(xla, "1", "8")["NGC TensorFlow 1.x w/XLA"] == "3112.73 (7.37)"
+    oom = _table_after(_section(md, "Read this first"), "Runs that failed")
+    assert [r[0] for r in oom[1:]] == [
+        "`ngc_tensorflow.resnet50.amp.noxla.b256.1n1g` [dlperf_v1.0]",
+        "`ngc_tensorflow.resnet50.amp.xla.b256.1n1g` [dlperf_v1.0]",
+        "`paddle.resnet50.amp.noxla.b256.1n1g` [dlperf_v1.0]",
+    ]
+    assert "nothing was run to make it" in md
+    assert "No plan was recorded" in md
+    zh = dlperf_v1["report.zh.md"]
+    assert "在 1n1g 下显存不足（OOM），因此列出 bsz=224 的结果" in zh
+    assert "12411.97 (31.21)" in zh and "没有运行任何测试" in zh
+
+
+def test_dlperf_report_bad_input_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dlperf.cli import main
+
+    assert main(["report", str(tmp_path / "nope.tsv"), "--out", str(tmp_path)]) == 2
+    assert "nope.tsv: no such cells table" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "cell_id,throughput_median\npytorch.resnet50.fp32.noxla.b8.1n1g,10\nnot-a-cell,3\n"
+    )
+    assert main(["report", str(bad), "--out", str(tmp_path)]) == 2
+    assert f"{bad}:3:" in capsys.readouterr().err
+
+
+def test_chinese_reads_as_chinese(rendered: dict[str, str]) -> None:
+    """Every heading and table header in the Chinese report is Chinese (English kept only for
+    technical terms and data: names, ids, units)."""
+    zh = rendered["report.zh.md"]
+    english_words = re.compile(
+        r"\b(?:the|of|and|per|runs?|cells?|layout|throughput|speedup|status|median)\b", re.I
+    )
+    lines = zh.replace("PyTorch (dlperf built-in)", "PyTorch").splitlines()
+    headers = [line for i, line in enumerate(lines[:-1]) if lines[i + 1].startswith("| ---")]
+    for line in [line for line in lines if line.startswith("#")] + headers:
+        if not line.startswith("# "):  # the title is the suite's own
+            assert not english_words.search(line), line
+    headings = [line for line in zh.splitlines() if line.startswith("## ")]
+    assert headings[:3] == ["## 结论概览", "## 请先阅读：影响结果可信度的因素", "## 测试结果"]
+    for en_text, zh_text in (
+        ("Read this first", "请先阅读"),
+        ("Unstable cells", "结果不稳定的用例"),
+    ):
+        assert en_text in rendered["report.en.md"] and zh_text in zh
+    assert "| 模型 | 精度 | batch size | 框架 | 最大规模 | 吞吐量（样本/秒） |" in zh
+
+
+@pytest.mark.integration
+def test_snakemake_report_holds_plots_and_tables(tmp_path: Path) -> None:
+    """One tiny workflow run, then `snakemake --report`: the reports, plots and tables are
+    categorised report outputs, and the plan rule recorded the plan the report states."""
+    import zipfile
+
+    import yaml
+    from workflow_helpers import ROOT, snakemake
+
+    suite = yaml.safe_load((ROOT / "tests/data/tiny.yaml").read_text())
+    suite["cases"] = suite["cases"][:1]  # ResNet-50 at 1n1g and 1n2g, 2 repeats each
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(suite))
+    snakemake(tmp_path, "--cores", "2", "--configfile", "config.yaml")
+    plan = json.loads((tmp_path / "results/tables/plan.json").read_text())
+    assert plan["runs"] == 4 and plan["layouts"][-1]["limit"] == 4  # planned before any run
+    md = (tmp_path / "results/report/report.en.md").read_text()
+    assert f"Planned makespan {plan['makespan_s'] / 3600:.2f} h" in md
+    assert "| 1n2g | 2 |" in md  # the latency table from the steps table
+
+    snakemake(tmp_path, "--cores", "1", "--configfile", "config.yaml", "--report", "report.zip")
+    with zipfile.ZipFile(tmp_path / "report.zip") as archive:
+        names = archive.namelist()
+    files = {Path(n).name for n in names}
+    plots = {
+        f"resnet50.fp32.b2.{kind}.{lang}.png"
+        for kind in ("throughput", "speedup")
+        for lang in ("en", "zh")
+    }
+    assert plots <= files
+    assert {"cells.tsv", "runs.tsv", "report.en.html", "report.zh.md"} <= files
+    assert any(n.endswith("report.html") for n in names)
+    snakemake(tmp_path, "--cores", "1", "--configfile", "config.yaml", "--report", "report.html")
+    html = (tmp_path / "report.html").read_text()
+    for category in ("Plots", "Tables", "Reports", "resnet50 fp32 b2"):
+        assert category in html
+    assert "resnet50.fp32.b2.speedup.zh.png" in html

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from dlperf import logline
-from dlperf.matrix import Cell
+from dlperf.matrix import Cell, CellSpec
 from dlperf.paths import RunPaths
 from dlperf.stats import Window
-from dlperf.tables import read_run, runs_table
+from dlperf.tables import cells_table, planned_cells, read_run, runs_table
+from dlperf.variance import VarianceSettings
 
 CELL = Cell.parse("pytorch.resnet50.fp32.noxla.b4.1n2g")
 WINDOW = Window(warmup=2, measure=5)
@@ -95,3 +96,50 @@ def test_a_garbage_manifest_is_that_runs_parse_error_and_the_others_stay(tmp_pat
     assert by_repeat.loc[2, "cell_id"] == CELL.id
     assert f"{bad}:2: the manifest is not valid JSON" in by_repeat.loc[2, "status_detail"]
     assert "delete it to redo the run" in by_repeat.loc[2, "status_detail"]
+
+
+def test_one_run_at_4_1_beside_two_at_57_is_flagged_and_kept_in_the_median(tmp_path):
+    """Two ranks x 4 samples per step: step times of 8/57 s and 8/4.1 s give 57 and 4.1 samples/s."""
+    seconds = {1: 8 / 57.0, 2: 8 / 4.1, 3: 8 / 57.0}
+    manifests = [
+        write_run(
+            tmp_path,
+            {"rank0.log": rank_log(0, step_s=s), "rank1.log": rank_log(1, step_s=s)},
+            repeat=k,
+        )
+        for k, s in seconds.items()
+    ]
+    variance = VarianceSettings(outlier_mads=3, max_cv=0.10)
+    runs, _steps = runs_table(manifests, WINDOW, variance=variance)
+    by_repeat = runs.set_index("repeat")
+    assert by_repeat["throughput_samples_per_s"].round(3).tolist() == [57.0, 4.1, 57.0]
+    assert by_repeat["outlier"].tolist() == [False, True, False]
+    assert by_repeat.loc[2, "outlier_detail"].startswith("4.1 vs median 57.0 samples/s")
+    assert by_repeat["batch_size_resolved"].tolist() == [4, 4, 4]
+    planned = planned_cells([CellSpec(CELL, {})])
+    cell = cells_table(runs, planned, WINDOW, 3, variance).iloc[0]
+    assert cell["throughput_median"] == pytest.approx(57.0, rel=1e-5)  # the outlier stays in
+    assert cell["runs_ok"] == 3 and cell["outlier_runs"] == 1 and cell["unstable"]
+    assert cell["flags"] == "unstable: CV 77.6% > 10%; outlier r2: 4.1 vs median 57.0 samples/s"
+    assert cell["batch_size_resolved"] == 4
+
+
+def test_a_max_cell_parses_and_reports_the_batch_size_its_search_found(tmp_path):
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.bmax.1n1g")
+    paths = RunPaths(cell.id, 1, tmp_path)
+    paths.dir.mkdir(parents=True)
+    (paths.dir / "rank0.log").write_text(rank_log(0))
+    manifest = {
+        "cell": cell.key(),
+        "repeat": 1,
+        "status": "ok",
+        "batch_size_resolved": 48,
+        "adapter": {"name": "pytorch"},
+        "measure": {"options": {}},
+        "tasks": [{"task": 0, "log": "rank0.log"}],
+    }
+    paths.manifest.write_text(json.dumps(manifest))
+    runs, _ = runs_table([paths.manifest], WINDOW)
+    assert runs.loc[0, "batch_size"] == "max" and runs.loc[0, "batch_size_resolved"] == 48
+    cells = cells_table(runs, planned_cells([CellSpec(cell, {})]), WINDOW, 1)
+    assert cells.loc[0, "batch_size_resolved"] == 48 and cells.loc[0, "flags"] == ""

@@ -33,12 +33,13 @@ class Case:
     samples: float  # samples in the window, by hand
     bad: tuple[str, str]  # (pattern, replacement) that makes a progress line's number unreadable
     cut: str  # a line cut off right after this pattern has lost a number the parser needs
+    parser: str = ""  # the parser, when another source's reads this fixture ("": `name`)
 
     def paths(self) -> list[Path]:
         return [FIX / self.name / f for f in self.files]
 
     def parse(self, paths: list[Path] | None = None, facts: RunFacts | None = None) -> ParseResult:
-        return PARSERS[self.name](paths or self.paths(), facts or self.facts)
+        return PARSERS[self.parser or self.name](paths or self.paths(), facts or self.facts)
 
     @property
     def is_global(self) -> bool:
@@ -105,6 +106,23 @@ CASES = [
         DLL_FIELD,
         DLL_CUT,
     ),
+    # Release current (DLE 729963d, ConvNets a684cf0): the same parser reads the new line
+    # (`train.loss : {v} None ... train.total_ips : {v} images/s ...`). Iterations 6..25: 10 even
+    # of 0.086 s, 10 odd of 0.084 s; 256 images each on one GPU
+    Case(
+        "dle_pytorch_rn50_current",
+        ("1n1g_rn50_b256_amp_1.log",),
+        RunFacts(256, 1, 1),
+        Window(5, 20),
+        Method.TIMESTAMPS,
+        30,
+        (-1,),
+        20 * 256 / (10 * 0.086 + 10 * 0.084),
+        5120,
+        DLL_FIELD,
+        DLL_CUT,
+        parser="dle_pytorch_rn50",
+    ),
     # iterations 6..25: 7 multiples of 3 took 0.31 s, 13 others 0.25 s; 64 * 8 GPUs per iteration
     Case(
         "dle_pytorch_bert",
@@ -118,6 +136,22 @@ CASES = [
         10240,
         DLL_FIELD,
         DLL_CUT,
+    ),
+    # Release current (DLE 729963d, BERT a0781f8): iterations = Training Iteration + skipped_steps
+    # (1..30; the first three AMP steps skipped). Iterations 6..25: the 5 multiples of 4 took
+    # 0.125 s, the 15 others 0.115 s; 96 sequences * 8 GPUs per iteration
+    Case(
+        "dle_pytorch_bert_current",
+        ("1n8g_bert_b96_amp_1.log",),
+        RunFacts(96, 8, 1),
+        Window(5, 20),
+        Method.TIMESTAMPS,
+        30,
+        (-1,),
+        20 * 96 * 8 / (5 * 0.125 + 15 * 0.115),
+        15360,
+        (r"average_loss : \S+", "average_loss : nan"),
+        r"\saverage_l",
     ),
     # steps 26..45 (the hook hid 1..20): 10 even of 0.44 s, 10 odd of 0.40 s
     Case(
@@ -135,6 +169,38 @@ CASES = [
     ),
     # lines at 1, 10, 20..200 cover 1, 9, 10.. iterations; window = lines 20..110: five 10-step
     # intervals of 3.3 s and five of 3.0 s; 32 * 8 per iteration
+    # Release current (last TF1 ConvNets, 9de48bc), --mode=training_benchmark: `(0, k) total_ips`
+    # with k from 0. Iterations 6..25 = k 5..24: 10 odd k of 0.090 s, 10 even of 0.088 s;
+    # 256 images * 8 GPUs. Only Horovod rank 0 logs; other ranks' tagged noise interleaves.
+    Case(
+        "dle_tf1_rn50_benchmark",
+        ("1n8g_rn50_b256_amp_1.log",),
+        RunFacts(256, 8, 1),
+        Window(5, 20),
+        Method.TIMESTAMPS,
+        30,
+        (-1,),
+        20 * 256 * 8 / (10 * 0.090 + 10 * 0.088),
+        40960,
+        (r"total_ips : \S+", "total_ips : nan"),
+        r"\stotal_i",
+    ),
+    # tensorflow/models 00b830c (orbit/controller.py), official/vision/train.py resnet_imagenet:
+    # lines every 100 steps, each twice (absl-stamped, bare). Window = steps 101..400, timed from
+    # step 100's stamp: 8.80 + 8.70 + 8.75 s for 300 steps of 256 * 8 images
+    Case(
+        "tf2_orbit",
+        ("1n8g_rn50_b256_amp_1.log",),
+        RunFacts(256, 8, 1),
+        Window(100, 300),
+        Method.TIMESTAMPS,
+        5,
+        (-1,),
+        300 * 2048 / (8.80 + 8.70 + 8.75),
+        614400,
+        (r"steps/sec:\s*\S+", "steps/sec: nan"),
+        r"steps/sec:",
+    ),
     Case(
         "dle_tf1_bert",
         ("1n8g_bert_b32_fp32_1.log",),
@@ -315,8 +381,8 @@ ids = [case.name for case in CASES]
 
 
 def test_parsers_registry_names_every_source():
-    assert set(PARSERS) == {case.name for case in CASES}
-    assert len(PARSERS) == 18
+    assert set(PARSERS) == {case.parser or case.name for case in CASES}
+    assert len(PARSERS) == 21
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 
@@ -758,3 +824,41 @@ def test_run_facts_validate():
     with pytest.raises(ValueError, match="positive"):
         RunFacts(0, 1, 1)
     assert RunFacts(32, 16, 2).gpus_per_node == 8
+
+
+def test_dle_pytorch_bert_current_adds_skipped_steps_to_the_counter():
+    """DLE master prints dynamic_optimizer_step, which stands still while the GradScaler skips
+    steps (0, 0, 0, 1, ...): with skipped_steps added back the iterations run 1..30, one each."""
+    result = BY_NAME["dle_pytorch_bert_current"].parse()
+    assert [r.step for r in result.records] == list(range(1, 31))
+    assert {r.steps for r in result.records} == {1}
+    assert any("training_sequences_per_second (whole run) = 6395.2" in n for n in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("old", "current"),
+    [("dle_pytorch_bert", "dle_pytorch_bert_current"), ("dle_tf1_rn50", "dle_tf1_rn50_benchmark")],
+)
+def test_dlperf_v1_parsers_do_not_read_the_current_lines(old: str, current: str):
+    """The current releases print other fields (no step_loss; total_ips, not imgs_per_sec): the
+    DLPerf v1.0 parser refuses their lines instead of reading them wrong."""
+    with pytest.raises(ParseError):
+        PARSERS[old](BY_NAME[current].paths(), BY_NAME[current].facts)
+
+
+def test_tf2_orbit_without_absl_stamps_uses_the_printed_steps_per_sec(tmp_path: Path):
+    """Only the bare stdout copies: a record lasts 100 steps / steps/sec as printed (one decimal:
+    11.4, 11.5, 11.4 in the window), a coarser figure than the stamps give."""
+    case = BY_NAME["tf2_orbit"]
+    bare = tmp_path / "stdout.log"
+    bare.write_text(
+        "\n".join(line for line in raw(case.paths()[0]) if not line.startswith("I0410")) + "\n"
+    )
+    result = case.parse([bare])
+    assert result.method is Method.STEP_TIMES
+    tp = run_throughput(result, case.window)
+    assert tp.throughput_samples_per_s == pytest.approx(
+        300 * 2048 / (100 / 11.4 + 100 / 11.5 + 100 / 11.4), rel=1e-9
+    )
+    dropped = [n for n in case.parse().notes if "dropped 5 unstamped copies" in n]
+    assert dropped

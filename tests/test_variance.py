@@ -8,9 +8,12 @@ import pandas as pd
 import pytest
 
 from dlperf.variance import (
+    VarianceSettings,
+    cell_flags,
     cell_variance,
     is_unstable,
     min_runs_for_level,
+    outlier_details,
     outlier_mask,
     repeats_needed,
     robust_scale,
@@ -20,10 +23,10 @@ from dlperf.variance import (
 
 def test_outlier_beyond_three_scaled_mads():
     values = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 80.0]
-    # median 100, deviations 0,1,1,.5,.5,0,20 -> MAD 0.5, scale 0.7413; 20 > 3 * 0.7413
-    assert robust_scale(values) == pytest.approx(1.4826 * 0.5)
-    assert outlier_mask(values) == [False] * 6 + [True]
-    assert outlier_mask(values, k=30.0) == [False] * 7  # 20 < 30 * 0.7413 = 22.2
+    # median 100, deviations 0,1,1,.5,.5,0,20 -> MAD 0.5, scaled 0.7413 < the floor 1 % of 100
+    assert robust_scale(values) == pytest.approx(1.0)
+    assert outlier_mask(values) == [False] * 6 + [True]  # 20 > 3 * 1
+    assert outlier_mask(values, k=25.0) == [False] * 7  # 20 < 25 * 1
 
 
 def test_limit_is_k_scaled_mads():
@@ -39,12 +42,57 @@ def test_fewer_than_three_runs_have_no_outliers():
     assert outlier_mask([1.0, math.nan, 1000.0]) == [False, False, False]
 
 
-def test_zero_mad_falls_back_to_mean_absolute_deviation():
+def test_zero_mad_leaves_the_floor_of_one_percent_of_the_median():
     values = [100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 90.0]
-    # MAD 0; mean |dev| = 10/7, scale 1.2533 * 10/7 = 1.79; 10 > 3 * 1.79
-    assert robust_scale(values) == pytest.approx(1.2533 * 10 / 7)
-    assert outlier_mask(values) == [False] * 6 + [True]
-    assert outlier_mask([5.0, 5.0, 5.0]) == [False] * 3  # all equal: no scale, no outliers
+    assert robust_scale(values) == pytest.approx(1.0)  # MAD 0 -> 1 % of 100
+    assert outlier_mask(values) == [False] * 6 + [True]  # 10 > 3 * 1
+    assert outlier_mask([100.0, 100.0, 97.1]) == [False] * 3  # 2.9 < 3 * 1: noise, not outlier
+    assert outlier_mask([5.0, 5.0, 5.0]) == [False] * 3  # all equal: no outliers
+    assert outlier_mask([0.0, 0.0, 0.0]) == [False] * 3  # a median of 0: no scale at all
+
+
+def test_tight_runs_are_not_outliers_below_the_floor():
+    # MAD 0.01 -> scaled 0.0148, but the floor is 0.57: 58 is 1.0 away < 3 * 0.57
+    assert outlier_mask([57.0, 57.01, 57.02, 58.0]) == [False] * 4
+
+
+def test_one_slow_run_beside_two_identical_is_flagged():
+    """The run at 4.1 samples/s beside two at 57.0 used to pass without a word."""
+    runs = pd.DataFrame(
+        {
+            "cell_id": ["c"] * 3,
+            "repeat": [1, 2, 3],
+            "status": ["ok"] * 3,
+            "throughput_samples_per_s": [57.0, 4.1, 57.0],
+        }
+    )
+    # median 57, MAD 0 -> scale 0.57; |4.1 - 57| = 52.9 > 3 * 0.57 = 1.71
+    details = outlier_details(runs)
+    assert details["outlier"].tolist() == [False, True, False]
+    assert details.loc[1, "outlier_detail"] == (
+        "4.1 vs median 57.0 samples/s: 52.9 away > 3 x scale 0.57"
+    )
+    assert details.loc[0, "outlier_detail"] == ""
+    # CV: mean 39.367, sample stdev 30.542 -> 77.6 % > 10 %
+    flags = cell_flags(runs, VarianceSettings(outlier_mads=3, max_cv=0.10))
+    assert flags == {
+        "unstable": True,
+        "outlier_runs": 1,
+        "flags": "unstable: CV 77.6% > 10%; outlier r2: 4.1 vs median 57.0 samples/s",
+    }
+    # a wider limit (k = 100: 52.9 < 57) and a laxer CV leave the cell unflagged
+    assert cell_flags(runs, VarianceSettings(outlier_mads=100, max_cv=0.8)) == {
+        "unstable": False,
+        "outlier_runs": 0,
+        "flags": "",
+    }
+
+
+def test_variance_settings_from_config():
+    assert VarianceSettings.from_config({"outlier_mads": 4, "max_cv_pct": 2.5}) == (
+        VarianceSettings(outlier_mads=4.0, max_cv=0.025)
+    )
+    assert VarianceSettings.from_config(None) == VarianceSettings(3.0, 0.05)
 
 
 def test_unstable_cv_threshold():

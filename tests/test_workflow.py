@@ -83,6 +83,45 @@ def test_run_figure_traces_back_to_log_lines(done):
     assert len(steps[(steps.cell_id == run.cell_id) & (steps.repeat == 1)]) == 2 * (2 + 5 + 2)
 
 
+def test_mfu_memory_busbw_and_ceiling_trace_back_to_log_lines(done):
+    runs = read(done, "runs.tsv").set_index(["cell_id", "repeat"])
+    run = runs.loc[(f"{RESNET}.1n2g", 1)]
+    log = {  # "rank0.log:12" -> that line's fields
+        where: dict(re.findall(r"(\w+)=(\S+)", line))
+        for name in ("rank0.log", "rank1.log")
+        for n, line in enumerate(
+            (done / f"results/runs/{RESNET}.1n2g/r1/{name}").read_text().splitlines(), 1
+        )
+        if (where := f"{name}:{n}") in run.explain_trace.split(",")
+    }
+    flops = next(f for f in log.values() if "per_sample" in f)
+    peak = next(f for f in log.values() if "measured_tflops" in f)
+    comm = next(f for f in log.values() if "busbw_gb_s" in f)
+    memory = [f for f in log.values() if "peak_rss_mb" in f]
+    assert run.flops_method == flops["method"] == "counted_FlopCounterMode"
+    assert run.flops_per_sample == pytest.approx(float(flops["per_sample"]), rel=1e-5)
+    per_device = run.flops_per_sample * run.throughput_samples_per_s / 2 / 1e12
+    assert run.achieved_tflops == pytest.approx(per_device, rel=1e-4)
+    assert run.peak_tflops == pytest.approx(float(peak["measured_tflops"]), rel=1e-4)
+    assert run.mfu_pct == pytest.approx(100 * per_device / run.peak_tflops, rel=1e-3)
+    assert 0 < run.mfu_pct < 100 and run.peak_source == "measured fp32 GEMM on this device"
+    assert len(memory) == 2  # every rank's
+    assert run.peak_mem_mib == max(float(m["peak_rss_mb"]) for m in memory)
+    assert (comm["backend"], comm["world"]) == ("gloo", "2")
+    assert run.comm_bytes == int(comm["bytes"]) and run.busbw_gb_s > 0
+    assert run.energy_detail == "no NVML power counter: a CPU run"
+    assert pd.isna(run.energy_j_per_sample)  # n/a with its reason, never 0
+    cells = read(done, "cells.tsv").set_index("cell_id")
+    wide, one = cells.loc[f"{RESNET}.1n2g"], cells.loc[f"{RESNET}.1n1g"]
+    ok = runs.loc[f"{RESNET}.1n2g"]
+    assert wide.busbw_gb_s == pytest.approx(ok.busbw_gb_s.median(), rel=1e-5)
+    t1 = 2 / one.throughput_median  # the 1n1g step time: batch 2 per device
+    comm_s = ok.comm_bytes.median() * (2 * 1 / 2) / (wide.busbw_gb_s * 1e9)
+    assert wide.speedup_ceiling == pytest.approx(2 * t1 / (t1 + comm_s), rel=1e-4)
+    assert wide.ceiling_model.startswith("no overlap")
+    assert pd.isna(one.speedup_ceiling)  # one device: nothing to all-reduce
+
+
 def test_manifest_records_the_run(done):
     manifest = json.loads((done / f"results/runs/{RESNET}.1n2g/r1/manifest.json").read_text())
     assert manifest["status"] == "ok"
@@ -120,11 +159,12 @@ def test_changing_one_case_reruns_only_its_runs_and_downstream(done, tmp_path):
 
 
 def test_switching_backend_and_time_limit_reruns_no_run(done):
-    """Not what is measured: no run is redone. The report states them, so it is re-rendered."""
+    """Not what is measured: no run is redone. The report states them, so it is re-rendered;
+    the time limit is a planned duration, so the plan is remade."""
     jobs = planned_jobs(
         done, "--configfile", "config.yaml", "--config", "time_limit_min=9", "wait_grace_s=5"
     )
-    assert set(jobs) == {"report", "all"}
+    assert set(jobs) == {"plan", "report", "all"}
 
 
 def test_editing_harness_code_reruns_no_measured_run(done):
@@ -225,7 +265,7 @@ def test_a_suite_where_nothing_succeeded_still_reports_why(tmp_path):
     assert "from 2 runs (0 succeeded)" in text
     assert "Nothing succeeded: no run gave a figure" in text
     assert "not a multiple of the number of attention heads" in text and "out of memory" in text
-    assert "没有任何运行成功" in (tmp_path / "results/report/report.zh.html").read_text()
+    assert "没有一次运行成功" in (tmp_path / "results/report/report.zh.html").read_text()
 
 
 def test_an_impossible_local_layout_is_refused_before_any_job(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,45 @@ def planned_jobs(workdir: Path, *args: str) -> dict[str, list[str]]:
             rule = "run_cell" if match[1].startswith("run_cell_") else match[1]
             jobs.setdefault(rule, []).append(wildcards[1] if wildcards else "")
     return jobs
+
+
+def copy_workflow(directory: Path) -> Path:
+    """A copy of the workflow (Snakefile, rules, envs, config, scripts) whose files a test may edit,
+    e.g. a framework's pins; dlperf itself is still the one installed. Returns its Snakefile."""
+    for name in ("rules", "envs", "config", "workflow"):
+        shutil.copytree(ROOT / name, directory / name)
+    shutil.copy(ROOT / "Snakefile", directory / "Snakefile")
+    return directory / "Snakefile"
+
+
+ENVIRONMENTS = ROOT / ".dlperf" / "envs"  # the tests' shared cache of framework environments
+
+
+def framework_python(framework: str) -> str:
+    """The interpreter of a built-in workload's own environment, built as the workflow builds it
+    (dlperf.environments; cached across test sessions). Skips where it cannot be built, except
+    under CI=true, where that is a failure."""
+    from dlperf import environments
+    from dlperf.adapters import REGISTRY
+
+    requirements = getattr(REGISTRY[framework], "requirements", None)
+    assert requirements, f"{framework} runs in dlperf's own environment"
+    env = environments.environment_for(ROOT / requirements, ENVIRONMENTS)
+    try:
+        record = environments.ensure(env)
+    except environments.EnvironmentBuildError as err:
+        if os.environ.get("CI") == "true":
+            raise
+        import pytest
+
+        pytest.skip(str(err))
+    return str(record["python"])
+
+
+def workload_env(**extra: str) -> dict[str, str]:
+    """The environment a workload process gets from the harness: no rank variables of this
+    process, and only the dlperf package on PYTHONPATH (never dlperf's own site-packages)."""
+    from dlperf import environments
+
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    return env | {"PYTHONPATH": str(environments.dlperf_only_path(ENVIRONMENTS))} | extra

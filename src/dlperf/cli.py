@@ -1,6 +1,6 @@
 """Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`,
 `dlperf plan`, `dlperf diff` (A/B of two results folders: exit 1 on a significant regression,
-2 on bad input)."""
+2 on bad input), `dlperf report` (the report of cells tables alone, nothing run)."""
 
 from __future__ import annotations
 
@@ -67,6 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     diff.add_argument("--alpha", type=float, default=0.05, help="test level (default 0.05)")
 
+    report = sub.add_parser(
+        "report",
+        help="render the en/zh Markdown and HTML report from cells tables alone (nothing is run)",
+    )
+    report.add_argument(
+        "tables",
+        type=Path,
+        nargs="+",
+        metavar="CELLS",
+        help="cells tables (.tsv or .csv): measured, earlier, or published ones typed in; "
+        "each becomes a source named after its file",
+    )
+    report.add_argument("--out", type=Path, required=True, help="folder for report.*.* and plots/")
+    report.add_argument("--name", help="the report's title (default: the tables' file names)")
+
     sub.add_parser("adapters", help="list registered adapters and their options")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -79,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
             return _plan(args)
         if args.command == "diff":
             return _diff(args.a, args.b, args.alpha, args.threshold)
+        if args.command == "report":
+            return _report(args.tables, args.out, args.name)
         return _adapters()
     except ConfigError as err:
         print(f"dlperf: {err}", file=sys.stderr)
@@ -167,6 +184,14 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
         return 1 if table.regression.any() else 0
     frame = compare.diff_runs(a, b) if kind_a == "run_json" else compare.diff_cells(a, b)
     print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def _report(tables: list[Path], out: Path, name: str | None) -> int:
+    from dlperf.report.render import report_from_tables
+
+    for path in report_from_tables(tables, out, name):
+        print(path)
     return 0
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from dlperf import logline
+from dlperf.paths import RESULTS, ResultPaths
 from dlperf.significance import compare_samples
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
@@ -62,7 +64,7 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
 def _cells(path: Path) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
-        path = results_folder(path).tables / "cells.tsv"
+        path = results_folder(path).cells_table
     return read_table(path, CELLS_COLUMNS, "a cells table (tables/cells.tsv)")
 
 
@@ -79,24 +81,29 @@ def _ratio(a: object, b: object) -> float:
 
 @dataclass(frozen=True)
 class ResultsFolder:
-    """A results folder: tables/ (runs.tsv, cells.tsv) and runs/<cell>/r<k>/manifest.json."""
+    """A results folder: tables/ (runs.tsv, cells.tsv) and runs/<cell>/r<k>/manifest.json, at
+    the paths dlperf.paths.ResultPaths gives them."""
 
     root: Path
 
     @property
+    def paths(self) -> ResultPaths:
+        return ResultPaths(self.root)
+
+    @property
     def tables(self) -> Path:
-        return self.root / "tables"
+        return self.paths.tables
 
     @property
     def runs_table(self) -> Path:
-        return self.tables / "runs.tsv"
+        return self.paths.runs
 
     @property
     def cells_table(self) -> Path:
-        return self.tables / "cells.tsv"
+        return self.paths.cells
 
     def manifests(self) -> Iterator[Path]:
-        return iter(sorted((self.root / "runs").glob("*/r*/manifest.json")))
+        return iter(self.paths.run_manifests())
 
 
 def results_folder(path: Path) -> ResultsFolder:
@@ -105,8 +112,8 @@ def results_folder(path: Path) -> ResultsFolder:
     expected = "expected a results folder (holding tables/runs.tsv, e.g. results/)"
     if not path.exists():
         raise DiffInputError(f"{path}: no such folder; {expected}")
-    for root in (path, path / "results"):
-        if (root / "tables").is_dir():
+    for root in (path, path / RESULTS.name):
+        if ResultPaths(root).tables.is_dir():
             return ResultsFolder(root)
     if (path / "manifest.json").is_file():
         raise DiffInputError(f"{path}: is the folder of one run (manifest.json); {expected}")
@@ -163,10 +170,14 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
 NODE_FACTS_SKIPPED = ("host",)  # differs between any two allocations: not an environment fact
 
 
+ENVIRONMENT_SKIPPED = ("name", "python", "requirements")  # a path, or said by the scope
+
+
 def manifest_facts(manifest: dict[str, Any]) -> dict[str, str]:
     """The environment a run ran in, flattened to dotted keys: node facts (packages, python,
-    CUDA driver, GPUs, CPU model...), adapter version, backend, what was measured (per model,
-    cell-independent keys only) and the site's environment variables when recorded."""
+    CUDA driver, GPUs, CPU model, environment variables...), adapter version, backend, what was
+    measured (per model, cell-independent keys only), the framework's own environment (its
+    exact package versions), and the site's settings (container, setup lines, env, partition)."""
     facts: dict[str, str] = {}
     for key in ("dlperf_version", "python", "backend"):
         if key in manifest:
@@ -183,10 +194,39 @@ def manifest_facts(manifest: dict[str, Any]) -> dict[str, str]:
     for key, value in (manifest.get("measure") or {}).items():
         if key != "cell":
             _flatten(f"measure{scope}.{key}", value, facts)
-    site = manifest.get("site") or {}
-    _flatten("site.env", site.get("env") or {}, facts)
-    facts.pop("site.env", None)  # an empty mapping flattens to nothing
+    environment = manifest.get("environment") or {}
+    for key, value in environment.items():
+        if key not in ENVIRONMENT_SKIPPED:
+            _flatten(f"environment[{cell.get('framework')}].{key}", value, facts)
+    _flatten("site", manifest.get("site") or {}, facts)
+    facts.pop("site", None)  # an empty mapping flattens to nothing
     return facts
+
+
+WORKLOAD_FACTS = ("torch", "cuda", "cudnn", "nccl", "gpu", "jax", "keras", "keras_hub")
+
+
+def workload_facts(manifest_path: Path, manifest: dict[str, Any]) -> dict[str, str]:
+    """Versions the workload itself reported (the built-in workloads' `dlperf-config` line in
+    the first task's log): the framework, CUDA, cuDNN and NCCL it really ran with."""
+    tasks = manifest.get("tasks") or []
+    if not tasks or "log" not in tasks[0]:
+        return {}
+    framework = (manifest.get("cell") or {}).get("framework")
+    try:
+        with open(manifest_path.parent / tasks[0]["log"], errors="replace") as log:
+            for _, line in zip(range(200), log, strict=False):
+                parsed = logline.parse_line(line)
+                if parsed and parsed[0] == logline.CONFIG:
+                    fields = parsed[1]
+                    return {
+                        f"workload[{framework}].{k}": fields[k]
+                        for k in WORKLOAD_FACTS
+                        if k in fields
+                    }
+    except OSError:
+        pass
+    return {}
 
 
 def folder_facts(folder: ResultsFolder) -> tuple[dict[str, set[str]], int]:
@@ -198,8 +238,11 @@ def folder_facts(folder: ResultsFolder) -> tuple[dict[str, set[str]], int]:
             manifest = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
             raise DiffInputError(f"{path}: unreadable run manifest ({err})") from err
+        if not isinstance(manifest, dict):
+            raise DiffInputError(f"{path}: not a run manifest (a JSON object)")
         count += 1
-        for key, value in manifest_facts(manifest).items():
+        found = manifest_facts(manifest) | workload_facts(path, manifest)
+        for key, value in found.items():
             facts.setdefault(key, set()).add(value)
     return facts, count
 

@@ -178,6 +178,7 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
     if errors:
         lines = [_located(e, layers) for e in errors[:10]]
         raise ConfigError("invalid suite configuration\n  " + "\n  ".join(lines))
+    _check_ranges(config, layers)
     from dlperf.adapters import get_adapter
 
     for i, case in enumerate(config["cases"]):
@@ -189,6 +190,24 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
             parts: list[Any] = ["cases", i, *(p for p in (sub.groups() if sub else ()) if p)]
             raise ConfigError(f"{_source(parts, layers)}: cases[{i}]{detail}") from None
     return config
+
+
+def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
+    """Bounds between keys, which the schema cannot state."""
+    adaptive = config.get("adaptive_repeats")
+    if adaptive and adaptive["max"] < config["repeats"]:
+        parts = ["adaptive_repeats", "max"]
+        raise ConfigError(
+            f"{_source(parts, layers)}: adaptive_repeats.max: {adaptive['max']} is below "
+            f"repeats ({config['repeats']}), the runs every cell gets first"
+        )
+    search = config["max_batch_search"]
+    if search["ceiling"] < search["start"]:
+        parts = ["max_batch_search", "ceiling"]
+        raise ConfigError(
+            f"{_source(parts, layers)}: max_batch_search.ceiling: {search['ceiling']} is below "
+            f"start ({search['start']})"
+        )
 
 
 def _located(error: jsonschema.ValidationError, layers: Sequence[Layer]) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,9 @@ def _conv_out(size: int, kernel: int, stride: int, padding: int) -> int:
     return (size + 2 * padding - kernel) // stride + 1
 
 
-def resnet50_forward_macs(image_size: int = 224, num_classes: int = 1000) -> int:
+def resnet50_forward_macs(
+    image_size: int = 224, num_classes: int = 1000, depths: tuple[int, ...] = (3, 4, 6, 3)
+) -> int:
     """MACs of one forward pass of ResNet-50 v1.5 on one image_size x image_size image.
 
     Walks the architecture (He et al. 2016, "Deep Residual Learning", table 1; v1.5 puts the
@@ -46,7 +48,8 @@ def resnet50_forward_macs(image_size: int = 224, num_classes: int = 1000) -> int
     macs = 7 * 7 * 3 * 64 * size * size  # stem
     size = _conv_out(size, 3, 2, 1)  # max pool
     channels = 64
-    for blocks, mid, out, stride in RESNET50_STAGES:
+    for depth, (_, mid, out, stride) in zip(depths, RESNET50_STAGES, strict=True):
+        blocks = depth
         for block in range(blocks):
             s = stride if block == 0 else 1
             out_size = _conv_out(size, 3, s, 1)
@@ -59,9 +62,12 @@ def resnet50_forward_macs(image_size: int = 224, num_classes: int = 1000) -> int
     return macs + channels * num_classes
 
 
-def resnet50_training_flops_per_sample(image_size: int = 224, num_classes: int = 1000) -> float:
-    """2 FLOPs per MAC x 3 (forward + backward) x forward MACs: about 24.5 GFLOPs at 224."""
-    return 2 * TRAINING_OVER_FORWARD * resnet50_forward_macs(image_size, num_classes)
+def resnet50_training_flops_per_sample(
+    image_size: int = 224, num_classes: int = 1000, depths: tuple[int, ...] = (3, 4, 6, 3)
+) -> float:
+    """2 FLOPs per MAC x 3 (forward + backward) x forward MACs: about 24.5 GFLOPs at 224.
+    `depths`: blocks per stage (ResNet-50's by default; fewer for a toy model on a CPU)."""
+    return 2 * TRAINING_OVER_FORWARD * resnet50_forward_macs(image_size, num_classes, depths)
 
 
 # --- BERT pretraining ----------------------------------------------------------------------------
@@ -240,21 +246,31 @@ def measure_gemm_peak_tflops(
 
 
 def _time_matmuls(torch: Any, dev: Any, dtype: Any, n: int, seconds: float) -> float:
+    a = torch.randn(n, n, device=dev).to(dtype)
+    b = torch.randn(n, n, device=dev).to(dtype)
+    out = torch.empty(n, n, device=dev, dtype=dtype)
+
     def sync() -> None:
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
 
-    a = torch.randn(n, n, device=dev).to(dtype)
-    b = torch.randn(n, n, device=dev).to(dtype)
-    out = torch.empty(n, n, device=dev, dtype=dtype)
-    for _ in range(3):  # warm-up: kernel selection, clocks
-        torch.matmul(a, b, out=out)
+    return time_matmuls(lambda: torch.matmul(a, b, out=out), sync, n, seconds)
+
+
+def time_matmuls(
+    matmul: Callable[[], Any], sync: Callable[[], Any], n: int, seconds: float
+) -> float:
+    """TFLOP/s of `matmul` (one n x n by n x n product per call, 2 n^3 FLOPs) over about
+    `seconds`, after 3 warm-up products (kernel selection, clocks); `sync` waits for the device.
+    Any framework's product: the workloads outside PyTorch pass their own."""
+    for _ in range(3):
+        matmul()
     sync()
     done, batch = 0, 1
     start = time.perf_counter()
     while True:
         for _ in range(batch):
-            torch.matmul(a, b, out=out)
+            matmul()
         sync()
         done += batch
         elapsed = time.perf_counter() - start

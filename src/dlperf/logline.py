@@ -4,6 +4,12 @@ by the built-in parser and the report. The one module that knows their format.
     dlperf-step rank=0 step=12 samples=32 start=1763780000.123456 end=1763780000.234567 loss=6.9
     dlperf-config model=resnet50 params=25557032 ... model_config={"depths":[3,4,6,3],...}
     dlperf-skip reason=amp on a CPU without native bf16 ...
+    dlperf-memory rank=0 peak_rss_mb=812.4 peak_allocated_mb=9120.0 device_used_mb=10240.0
+    dlperf-flops rank=0 per_sample=2.45e10 math=tf32 method=counted formula=2.45e10
+    dlperf-peak rank=0 math=tf32 measured_tflops=412.3 gemm=8192 gpu=NVIDIA_H100_80GB_HBM3
+    dlperf-comm rank=0 backend=nccl world=8 bytes=102228128 time_per_op_s=0.0021 busbw_gb_s=85.1
+    dlperf-power rank=0 gpu=0 t=1763780000.5 watts=612.3 used_mb=10240.0
+    dlperf-power rank=0 gpu=none reason=no NVML on this host (a CPU run)
     dlperf-harness task=1 never reported: job ended as FAILED before every task reported
 
 Values are single words, except the last field of a kind in TRAILING: it runs to the end of the
@@ -17,7 +23,8 @@ from typing import Any
 
 PREFIX = "dlperf-"
 STEP, CONFIG, SKIP, MEMORY, HARNESS = "step", "config", "skip", "memory", "harness"
-TRAILING = {CONFIG: "model_config", SKIP: "reason", HARNESS: "note"}
+FLOPS, PEAK, COMM, POWER = "flops", "peak", "comm", "power"
+TRAILING = {CONFIG: "model_config", SKIP: "reason", HARNESS: "note", POWER: "reason"}
 _LINE = re.compile(rf"^{PREFIX}(?P<kind>[a-z_]+) (?P<body>.*?)\s*$")
 _PAIR = re.compile(r"(\w+)=(\S+)")
 

@@ -47,6 +47,33 @@ class RunPaths:
 
 
 @dataclass(frozen=True)
+class MaxBatchPaths:
+    """Files of one `batch_size: max` cell's search: its result, and its probe runs (each a run
+    of the cell at one batch size, with its own logs and manifest)."""
+
+    cell_id: str
+    root: Path = RESULTS
+
+    @property
+    def result(self) -> Path:
+        """The search's outcome (the rule's output, read by every run of the cell)."""
+        return self.root / "maxbatch" / f"{self.cell_id}.json"
+
+    @property
+    def probes(self) -> Path:
+        """The folder of the probe runs, laid out as a results folder of their own."""
+        return self.root / "maxbatch" / self.cell_id
+
+    def probe(self, probe_cell_id: str, attempt: int = 1) -> RunPaths:
+        """A probe run (attempt 1), or the confirmation of the size found (attempt 2)."""
+        return RunPaths(probe_cell_id, attempt, self.probes)
+
+    @property
+    def log(self) -> Path:
+        return self.root / "logs" / "find_max_batch" / f"{self.cell_id}.log"
+
+
+@dataclass(frozen=True)
 class ResultPaths:
     """The derived files of a results folder: tables, per-run JSON, plots, reports, logs."""
 
@@ -85,7 +112,29 @@ class ResultPaths:
     def run(self, cell_id: str, repeat: int) -> RunPaths:
         return RunPaths(cell_id, repeat, self.root)
 
+    def run_manifests(self) -> list[Path]:
+        """The manifests of every run in the folder, sorted (cell, then repeat as text)."""
+        return sorted(self.root.glob("runs/*/r*/manifest.json"))  # RunPaths.manifest's shape
+
+    def max_batch(self, cell_id: str) -> MaxBatchPaths:
+        return MaxBatchPaths(cell_id, self.root)
+
+    def repeat_decision(self, cell_id: str, runs: int | str) -> Path:
+        """Adaptive repeats: whether `cell_id` needs a run after its first `runs` (a checkpoint)."""
+        return self.root / "repeats" / cell_id / f"after_r{runs}.json"
+
+    def adaptive_runs(self, cell_id: str) -> Path:
+        """Adaptive repeats: every run `cell_id` got, once its decisions said no more."""
+        return self.root / "repeats" / cell_id / "runs.json"
+
 
 # Wildcard patterns of the per-run files, for the rules (the same shapes as RunPaths builds).
 RUN_MANIFEST_PATTERN = str(RunPaths("{cell}", 0).dir.parent / "r{repeat}" / "manifest.json")
 RUN_LOG_PATTERN = str(RESULTS / "logs" / "run_cell" / "{cell}" / "r{repeat}.log")
+MAX_BATCH_RESULT_PATTERN = str(MaxBatchPaths("{cell}").result)
+MAX_BATCH_PROBES_PATTERN = str(MaxBatchPaths("{cell}").probes)
+MAX_BATCH_LOG_PATTERN = str(MaxBatchPaths("{cell}").log)
+REPEAT_DECISION_PATTERN = str(ResultPaths().repeat_decision("{cell}", "{runs}"))
+REPEAT_DECISION_LOG_PATTERN = str(ResultPaths().rule_log("repeat_decision/{cell}/after_r{runs}"))
+ADAPTIVE_RUNS_PATTERN = str(ResultPaths().adaptive_runs("{cell}"))
+ADAPTIVE_RUNS_LOG_PATTERN = str(ResultPaths().rule_log("adaptive_runs/{cell}"))

@@ -53,7 +53,7 @@ def window_records(records: Sequence[StepRecord], window: Window) -> tuple[list[
     return selected, before
 
 
-def _rank_window(
+def rank_window(
     records: list[StepRecord], window: Window, method: Method
 ) -> tuple[float, float, list[float], list[StepRecord]]:
     """(samples, seconds, per-record ms, records) of one rank's (or the global) window."""
@@ -123,7 +123,7 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
     total_samples, slowest_s, slowest_ms, traces = 0.0, 0.0, [], []
     first_step = last_step = 0
     for _rank, records in sorted(ranks.items()):
-        samples, seconds, step_ms, selected = _rank_window(records, window, result.method)
+        samples, seconds, step_ms, selected = rank_window(records, window, result.method)
         total_samples += samples
         if seconds > slowest_s:
             slowest_s, slowest_ms = seconds, step_ms

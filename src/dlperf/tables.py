@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,15 @@ import pandas as pd
 from dlperf import SCHEMA_VERSION
 from dlperf.adapters import get_adapter
 from dlperf.adapters.base import Launcher
+from dlperf.efficiency import CELL_FIGURE_COLUMNS, RUN_FIGURE_COLUMNS, add_ceiling, run_figures
+from dlperf.efficiency import cell_figures as explaining_figures
 from dlperf.matrix import Cell
+from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, ParseResult, StepRecord
 from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, speedup, spread
 from dlperf.status import Status, cell_status
 from dlperf.util import atomic_path, atomic_write_json
+from dlperf.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags, outlier_details
 
 CELL_COLUMNS = [
     "cell_id",
@@ -34,9 +39,12 @@ CELL_COLUMNS = [
     "devices",
 ]
 RUN_COLUMNS = CELL_COLUMNS + [
+    "batch_size_resolved",  # per device: the number, or what `max` was found to be
     "repeat",
     "status",
     "status_detail",
+    "outlier",  # kept in the cell's median, flagged (dlperf.variance)
+    "outlier_detail",
     "throughput_samples_per_s",
     "method",
     "window_first_step",
@@ -49,6 +57,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "p75_ms",
     "p90_ms",
     "p95_ms",
+    *RUN_FIGURE_COLUMNS,  # MFU, memory, energy, busbw (dlperf.efficiency)
     "job_id",
     "hosts",
     "submitted_at",
@@ -62,6 +71,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "schema_version",
 ]
 CELL_TABLE_COLUMNS = CELL_COLUMNS + [
+    "batch_size_resolved",
     "status",
     "runs_planned",
     "runs_done",
@@ -71,12 +81,16 @@ CELL_TABLE_COLUMNS = CELL_COLUMNS + [
     "throughput_min",
     "throughput_max",
     "throughput_cv",
+    "unstable",  # CV above variance.max_cv_pct
+    "outlier_runs",  # ok runs flagged as outliers; they stay in the median
+    "flags",  # plain text: why the cell is unstable, which runs are outliers
     "ci_low",
     "ci_high",
     "ci_level",
     "speedup",
     "efficiency",
     "speedup_baseline_cell",
+    *CELL_FIGURE_COLUMNS,  # medians of the runs' (dlperf.efficiency), the speedup's ceiling
     "method",
     "window",
     "source",
@@ -117,6 +131,7 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
     except ParseError as err:
         return RunRow({}, _unreadable_row(manifest_path, str(err)), [], None)
     row: dict[str, Any] = dict(manifest["cell"]) | {
+        "batch_size_resolved": resolved_batch_size(manifest),
         "repeat": manifest["repeat"],
         "status": manifest["status"],
         "status_detail": manifest.get("status_detail", ""),
@@ -143,19 +158,33 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
         logs = [manifest_path.parent / t["log"] for t in manifest["tasks"]]
         try:
             cell = Cell.from_key(manifest["cell"])
+            if cell.batch_size == "max" and row["batch_size_resolved"] is not None:
+                cell = dataclasses.replace(cell, batch_size=row["batch_size_resolved"])
             parsed = adapter.parse(
                 logs, cell, adapter.resolved_options(manifest["measure"]["options"])
             )
             check_every_rank_reported(parsed, logs, per_node)
             records = parsed.records
             result = run_throughput(parsed, window)
+            figures = run_figures(parse_facts(logs), result, records, window, cell.layout.devices)
         except (ParseError, OSError) as err:
             row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
         else:
             row |= {k: v for k, v in result.__dict__.items() if k != "step_time_ms"}
             row |= percentiles(result.step_time_ms)
             row["ranks"] = result.ranks if not per_node else len(logs)
+            row |= figures
     return RunRow(manifest, row, records, result)
+
+
+def resolved_batch_size(manifest: dict[str, Any]) -> int | None:
+    """The batch size per device the run trained with: the cell's number, or the one its
+    `max` search found (recorded by the submitter); None when a `max` run never got one."""
+    recorded = manifest.get("batch_size_resolved")
+    if recorded is not None:
+        return int(recorded)
+    batch = str(manifest["cell"].get("batch_size", ""))
+    return int(batch) if batch.isdigit() else None
 
 
 MANIFEST_KEYS = ("cell", "repeat", "status", "adapter", "measure", "tasks")
@@ -182,7 +211,9 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:
     """The row of a run whose manifest cannot be read: its cell and repeat from the path."""
     cell_id, repeat = manifest_path.parent.parent.name, manifest_path.parent.name
-    return Cell.parse(cell_id).key() | {
+    key = Cell.parse(cell_id).key()
+    return key | {
+        "batch_size_resolved": int(key["batch_size"]) if key["batch_size"].isdigit() else None,
         "repeat": int(repeat.removeprefix("r")),
         "status": Status.PARSE_ERROR,
         "status_detail": detail,
@@ -216,9 +247,13 @@ def check_every_rank_reported(parsed: ParseResult, logs: list[Path], per_node: b
 
 
 def runs_table(
-    manifests: Iterable[Path], window: Window, json_root: Path | None = None
+    manifests: Iterable[Path],
+    window: Window,
+    json_root: Path | None = None,
+    variance: VarianceSettings = DEFAULT_VARIANCE,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run."""
+    """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run.
+    Outlier runs are flagged (``outlier``, ``outlier_detail``) and kept."""
     rows, step_rows = [], []
     for path in manifests:
         run = read_run(Path(path), window)
@@ -228,6 +263,9 @@ def runs_table(
         if json_root is not None:
             _write_run_json(json_root, run, window)
     runs = pd.DataFrame(rows).reindex(columns=RUN_COLUMNS)
+    runs["batch_size_resolved"] = runs["batch_size_resolved"].astype("Int64")
+    if len(runs):
+        runs[["outlier", "outlier_detail"]] = outlier_details(runs, variance.outlier_mads)
     record_fields = [f.name for f in fields(StepRecord)]
     steps = pd.DataFrame(step_rows, columns=["cell_id", "repeat", *record_fields])
     return runs, steps.reindex(columns=STEP_COLUMNS)
@@ -264,13 +302,22 @@ def _finite(value: Any) -> Any:
     return value if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def cell_figures(group: pd.DataFrame, runs_planned: int) -> dict[str, Any]:
-    """A cell's status, median and spread from its runs' rows (ok runs only give figures)."""
-    ok = group[group["status"] == Status.OK]["throughput_samples_per_s"].astype(float).tolist()
+def cell_figures(
+    group: pd.DataFrame, runs_planned: int, variance: VarianceSettings = DEFAULT_VARIANCE
+) -> dict[str, Any]:
+    """A cell's status, median and spread from its runs' rows (ok runs only give figures), and
+    its variance flags (dlperf.variance: outliers are flagged and stay in the median)."""
+    ok_runs = group[group["status"] == Status.OK]
+    ok = ok_runs["throughput_samples_per_s"].astype(float).tolist()
     s = spread(ok)
+    flags = cell_flags(group, variance)
+    batch, batch_note = _cell_batch_size(group)
+    if batch_note:
+        flags["flags"] = "; ".join(filter(None, [flags["flags"], batch_note]))
     statuses = group["status"].value_counts().to_dict()
     methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
     return {
+        "batch_size_resolved": batch,
         "status": str(cell_status(statuses)),
         "runs_planned": runs_planned,
         "runs_done": len(group),
@@ -280,24 +327,50 @@ def cell_figures(group: pd.DataFrame, runs_planned: int) -> dict[str, Any]:
         "throughput_min": s.minimum,
         "throughput_max": s.maximum,
         "throughput_cv": s.cv,
+        **flags,
         "ci_low": s.ci_low,
         "ci_high": s.ci_high,
         "ci_level": s.ci_level,
+        **explaining_figures(ok_runs),
         "method": ",".join(methods),
     }
 
 
+def _cell_batch_size(group: pd.DataFrame) -> tuple[Any, str]:
+    """The batch size the cell's runs trained with, and a note when they disagree."""
+    if "batch_size_resolved" not in group.columns:
+        return None, ""
+    values = pd.to_numeric(group["batch_size_resolved"], errors="coerce").dropna().astype(int)
+    if values.empty:
+        return None, ""
+    counts = values.value_counts()
+    chosen = int(counts.sort_index().idxmax())  # the most common; on a tie, the smallest
+    note = ""
+    if len(counts) > 1:
+        note = f"runs trained with batch sizes {', '.join(map(str, sorted(counts.index)))}"
+    return chosen, note
+
+
 def cells_table(
-    runs: pd.DataFrame, planned: pd.DataFrame, window: Window, repeats: int
+    runs: pd.DataFrame,
+    planned: pd.DataFrame,
+    window: Window,
+    repeats: int | Mapping[str, int],
+    variance: VarianceSettings = DEFAULT_VARIANCE,
 ) -> pd.DataFrame:
-    """One row per planned cell: median and spread of its ok runs, speedup vs its 1n1g cell."""
+    """One row per planned cell: median and spread of its ok runs, speedup vs its 1n1g cell.
+    `repeats`: the runs planned per cell, or per cell id (adaptive repeats)."""
     rows = []
     by_cell = {cid: group for cid, group in runs.groupby("cell_id")} if len(runs) else {}
     for cell in planned.to_dict("records"):
         group = by_cell.get(cell["cell_id"], runs.iloc[0:0])
+        planned_runs = repeats if isinstance(repeats, int) else repeats[cell["cell_id"]]
+        figures = cell_figures(group, planned_runs, variance)
+        if figures["batch_size_resolved"] is None and str(cell["batch_size"]).isdigit():
+            figures["batch_size_resolved"] = int(cell["batch_size"])
         rows.append(
             cell
-            | cell_figures(group, repeats)
+            | figures
             | {
                 "window": f"skip {window.warmup}, measure {window.measure}",
                 "source": "measured",
@@ -312,7 +385,9 @@ def cells_table(
             if c not in ("speedup", "efficiency", "speedup_baseline_cell")
         ],
     )
-    return add_speedup(cells)
+    cells = add_ceiling(add_speedup(cells), runs)
+    cells["batch_size_resolved"] = cells["batch_size_resolved"].astype("Int64")
+    return cells
 
 
 def baseline_id(row: dict[str, Any]) -> str:

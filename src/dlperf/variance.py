@@ -2,20 +2,26 @@
 
 Rules (stated once, used by the tables and the report):
 
-- **Outlier run**: an ok run whose throughput lies more than ``k`` scaled MADs from the median of
-  its cell's ok runs (``|x - median| > k * 1.4826 * MAD``; 1.4826 makes the MAD estimate the
-  standard deviation of a normal sample). ``k = 3`` by default.
+- **Outlier run**: an ok run whose throughput lies more than ``k`` robust scales from the median
+  of its cell's ok runs, ``|x - median| > k * scale`` with ``k = 3`` by default (the suite's
+  ``variance.outlier_mads``). The scale is the scaled MAD (``1.4826 * MAD``; 1.4826 makes the MAD
+  estimate the standard deviation of a normal sample), but never less than 1 % of the median:
 
+  - runs closer than that are timer and machine noise, never outliers, however tight the rest;
+  - MAD = 0 (more than half the runs are identical, e.g. 57.0, 57.0 and 4.1) leaves the floor as
+    the scale, so a run far from an identical majority is still flagged. (A fallback to the mean
+    absolute deviation, as in Iglewicz and Hoaglin's modified z-score, can never flag the odd run
+    of three: its own deviation inflates the scale past the limit.)
   - Fewer than 3 finite values: nothing is an outlier (with 2 runs both lie equally far from their
-    median, so neither can be singled out).
-  - MAD = 0 (more than half the runs are identical): the scale falls back to the mean absolute
-    deviation from the median times 1.2533 (sqrt(pi/2), the normal-consistency factor), as in
-    Iglewicz and Hoaglin's modified z-score; if that is 0 too, all runs are equal: no outliers.
+    median, so neither can be singled out). A median of 0 has no scale: no outliers.
   - Non-finite values (nan, inf) are never outliers and do not enter the median.
 
+  **Policy**: an outlier stays in its cell's median and spread, flagged. The median is robust to
+  one bad run (DLPerf reported the median of all runs); dropping runs would hide what happened.
+
 - **Unstable cell**: its coefficient of variation (sample stdev / mean of its ok runs, the cells
-  table's ``throughput_cv``) is above a threshold, 0.05 by default. A cell with one ok run has no
-  CV (nan) and is not called unstable.
+  table's ``throughput_cv``) is above a threshold, 5 % by default (``variance.max_cv_pct``). A
+  cell with one ok run has no CV (nan) and is not called unstable.
 
 - **More repeats needed**: the distribution-free confidence interval of the median
   (:func:`dlperf.stats.median_ci_ranks`) cannot reach the level with the runs there are, or is
@@ -28,29 +34,46 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from dlperf.stats import median_ci_ranks, spread
 
 MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): MAD -> standard deviation for normal data
-MEAN_AD_SCALE = 1.2533  # sqrt(pi / 2): mean absolute deviation -> standard deviation
+MIN_REL_SCALE = 0.01  # the scale is never below 1 % of the median (see the module's rules)
 DEFAULT_K = 3.0
 DEFAULT_CV_THRESHOLD = 0.05
 MIN_RUNS_FOR_OUTLIERS = 3
 
 
+@dataclass(frozen=True)
+class VarianceSettings:
+    """The suite's `variance` key: outlier limit in robust scales, CV above which a cell is unstable."""
+
+    outlier_mads: float = DEFAULT_K
+    max_cv: float = DEFAULT_CV_THRESHOLD  # a fraction (the config says percent)
+
+    @classmethod
+    def from_config(cls, variance: dict[str, Any] | None) -> VarianceSettings:
+        variance = variance or {}
+        return cls(
+            float(variance.get("outlier_mads", DEFAULT_K)),
+            float(variance.get("max_cv_pct", DEFAULT_CV_THRESHOLD * 100)) / 100,
+        )
+
+
+DEFAULT_VARIANCE = VarianceSettings()
+
+
 def robust_scale(values: Sequence[float]) -> float:
-    """Scaled MAD of finite values; the scaled mean absolute deviation when the MAD is 0."""
+    """Scaled MAD of the finite values, floored at 1 % of their median (nan without values)."""
     finite = [v for v in values if math.isfinite(v)]
     if not finite:
         return math.nan
     median = statistics.median(finite)
-    deviations = [abs(v - median) for v in finite]
-    mad = statistics.median(deviations)
-    if mad > 0:
-        return MAD_SCALE * mad
-    return MEAN_AD_SCALE * statistics.fmean(deviations)
+    mad = statistics.median(abs(v - median) for v in finite)
+    return max(MAD_SCALE * mad, MIN_REL_SCALE * abs(median))
 
 
 def outlier_mask(values: Sequence[float], k: float = DEFAULT_K) -> list[bool]:
@@ -71,17 +94,81 @@ def is_unstable(cv: float, threshold: float = DEFAULT_CV_THRESHOLD) -> bool:
     return bool(math.isfinite(cv) and cv > threshold)
 
 
+def _ok_values(runs: pd.DataFrame) -> pd.Series:
+    ok = runs[runs["status"] == "ok"]
+    return pd.to_numeric(ok["throughput_samples_per_s"], errors="coerce")
+
+
 def run_outliers(runs: pd.DataFrame, k: float = DEFAULT_K) -> pd.Series:
     """Per run row (same index as ``runs``): is it an outlier among its cell's ok runs?
 
     Needs columns cell_id, status, throughput_samples_per_s. Runs that are not ok are False.
     """
     flags = pd.Series(False, index=runs.index, name="outlier", dtype=bool)
-    ok = runs[runs["status"] == "ok"]
-    for _cell, group in ok.groupby("cell_id", sort=False):
-        values = pd.to_numeric(group["throughput_samples_per_s"], errors="coerce")
-        flags.loc[group.index] = outlier_mask(values.tolist(), k)
+    values = _ok_values(runs)
+    for _cell, group in values.groupby(runs.loc[values.index, "cell_id"], sort=False):
+        flags.loc[group.index] = outlier_mask(group.tolist(), k)
     return flags
+
+
+def _number(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def outlier_details(runs: pd.DataFrame, k: float = DEFAULT_K) -> pd.DataFrame:
+    """Per run row: ``outlier`` (bool) and ``outlier_detail`` (why, or '' for a run that is not).
+
+    E.g. "4.1 vs median 57.0 samples/s: 52.9 away > 3 x scale 0.57".
+    """
+    out = pd.DataFrame({"outlier": run_outliers(runs, k), "outlier_detail": ""}, index=runs.index)
+    values = _ok_values(runs)
+    for _cell, group in values.groupby(runs.loc[values.index, "cell_id"], sort=False):
+        flagged = out.loc[group.index, "outlier"]
+        if not flagged.any():
+            continue
+        finite = [v for v in group.tolist() if math.isfinite(v)]
+        median, scale = statistics.median(finite), robust_scale(finite)
+        for index in flagged[flagged].index:
+            value = float(group[index])
+            out.loc[index, "outlier_detail"] = (
+                f"{_number(value)} vs median {_number(median)} samples/s: "
+                f"{_number(abs(value - median))} away > {k:g} x scale {scale:.3g}"
+            )
+    return out
+
+
+def cell_flags(
+    group: pd.DataFrame, settings: VarianceSettings = DEFAULT_VARIANCE
+) -> dict[str, Any]:
+    """One cell's ``unstable``, ``outlier_runs`` and ``flags`` (plain text, '' when none) from its
+    runs' rows (columns status, throughput_samples_per_s, and repeat for naming the outliers).
+
+    E.g. "unstable: CV 77.6% > 5%; outlier r1: 4.1 vs median 57.0 samples/s".
+    """
+    values = _ok_values(group).dropna()
+    cv = spread(values.tolist()).cv
+    unstable = is_unstable(cv, settings.max_cv)
+    mask = outlier_mask(values.tolist(), settings.outlier_mads)
+    flags = []
+    if unstable:
+        flags.append(f"unstable: CV {cv * 100:.1f}% > {settings.max_cv * 100:g}%")
+    if any(mask):
+        median = statistics.median(values.tolist())
+        for index, is_outlier in zip(values.index, mask, strict=True):
+            if is_outlier:
+                repeat = group.loc[index, "repeat"] if "repeat" in group.columns else "?"
+                flags.append(
+                    f"outlier r{_repeat(repeat)}: {_number(float(values[index]))} "
+                    f"vs median {_number(median)} samples/s"
+                )
+    return {"unstable": unstable, "outlier_runs": int(sum(mask)), "flags": "; ".join(flags)}
+
+
+def _repeat(value: Any) -> str:
+    try:
+        return str(int(value))
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def cell_variance(
@@ -94,8 +181,7 @@ def cell_variance(
     outliers = run_outliers(runs, k)
     rows = []
     for cell_id, group in runs.groupby("cell_id", sort=True):
-        ok = group[group["status"] == "ok"]
-        values = pd.to_numeric(ok["throughput_samples_per_s"], errors="coerce").dropna()
+        values = _ok_values(group).dropna()
         cv = spread(values.tolist()).cv
         rows.append(
             {

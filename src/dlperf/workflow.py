@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from dlperf.config import Suite
+from dlperf.repeats import adaptive_manifests
 from dlperf.stats import Window
 from dlperf.tables import cells_table, planned_cells, runs_table, write_table
+from dlperf.variance import VarianceSettings
 
 
 def _logging(smk: Any) -> None:
@@ -24,29 +26,21 @@ def make_tables(smk: Any) -> None:
     _logging(smk)
     config = smk.config
     window = Window(**config["window"])
-    runs, steps = runs_table([Path(p) for p in smk.input.manifests], window, Path(smk.output.json))
-    Path(smk.output.json).mkdir(parents=True, exist_ok=True)
+    variance = VarianceSettings.from_config(config.get("variance"))
+    manifests = [Path(p) for p in smk.input.manifests]
     suite = Suite(config)
-    cells = cells_table(runs, planned_cells(suite.cell_specs()), window, suite.repeats)
+    planned: int | dict[str, int] = suite.repeats
+    if config.get("adaptive_repeats"):  # every run each cell got, beyond `repeats` too
+        extra, planned = adaptive_manifests(Path(p) for p in smk.input.adaptive)
+        manifests = sorted(
+            set(manifests) | set(extra),
+            key=lambda m: (m.parent.parent.name, int(m.parent.name[1:])),
+        )
+    runs, steps = runs_table(manifests, window, Path(smk.output.json), variance)
+    Path(smk.output.json).mkdir(parents=True, exist_ok=True)
+    cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
     write_table(steps, Path(smk.output.steps))
     write_table(runs, Path(smk.output.runs))
     write_table(cells, Path(smk.output.cells))
     counts = runs["status"].value_counts().to_dict()
     logging.info("%d runs (%s), %d cells", len(runs), counts, len(cells))
-
-
-def make_report(smk: Any) -> None:
-    _logging(smk)
-    from dlperf.report.render import render_reports
-
-    plots_dir = Path(smk.output.plots)
-    plots_dir.mkdir(
-        parents=True, exist_ok=True
-    )  # a suite with nothing to plot still has the folder
-    render_reports(
-        config=smk.config,
-        cells_path=Path(smk.input.cells),
-        runs_path=Path(smk.input.runs),
-        outputs=[Path(p) for p in smk.output.reports],
-        plots_dir=plots_dir,
-    )

@@ -1,5 +1,5 @@
-"""Thin wrapper: the report rule calls dlperf.workflow.make_report."""
+"""Thin wrapper: the report rule calls dlperf.report.rule.report_rule."""
 
-from dlperf.workflow import make_report
+from dlperf.report.rule import report_rule
 
-make_report(snakemake)  # noqa: F821 (injected by Snakemake)
+report_rule(snakemake)  # noqa: F821 (injected by Snakemake)

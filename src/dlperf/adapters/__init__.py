@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dlperf.adapters.base import Adapter, Launcher, ModelSource, TaskContext
 from dlperf.adapters.jax_builtin import JaxBuiltin
+from dlperf.adapters.mindspore_builtin import MindSporeBuiltin
+from dlperf.adapters.mxnet_builtin import MXNetBuiltin
 from dlperf.adapters.nvidia import HugeCTR, Megatron, NGCMXNet, NGCPyTorch, NGCTensorFlow
 from dlperf.adapters.official import (
     GluonCV,
@@ -14,13 +16,19 @@ from dlperf.adapters.official import (
     TensorFlow2,
 )
 from dlperf.adapters.oneflow import OneFlowBenchmark, OneFlowGPT, OneFlowWDL
+from dlperf.adapters.paddle_builtin import PaddleBuiltin
 from dlperf.adapters.pytorch_builtin import PyTorchBuiltin
+from dlperf.adapters.tf_builtin import TensorFlowBuiltin
 
 REGISTRY: dict[str, type[Adapter]] = {
     cls.name: cls
     for cls in (
         PyTorchBuiltin,
         JaxBuiltin,
+        PaddleBuiltin,
+        MXNetBuiltin,
+        MindSporeBuiltin,
+        TensorFlowBuiltin,
         OneFlowBenchmark,
         NGCPyTorch,
         NGCTensorFlow,

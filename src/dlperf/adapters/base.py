@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,6 +48,7 @@ class TaskContext:
     master_port: int
     run_dir: Path
     hosts: tuple[str, ...] = ()  # every node of the job, node rank order (mpirun/horovodrun -H)
+    python: str = sys.executable  # the interpreter of the cell's environment (dlperf.environments)
 
 
 @dataclass(frozen=True)

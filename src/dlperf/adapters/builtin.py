@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,6 +30,9 @@ class BuiltinWorkload(Adapter):
 
     launcher: ClassVar[Launcher] = Launcher.PER_DEVICE
     module: ClassVar[str]  # e.g. dlperf.workloads.torch_train
+    # The pinned pip requirements (envs/*.txt) of the workload's own virtual environment, built by
+    # the workflow the first time a cell needs it; None: it runs in dlperf's own environment.
+    requirements: ClassVar[str | None] = None
     amp_on_cpu_note: ClassVar[str]  # why amp is skipped on a CPU without bf16 units
     options: ClassVar[dict[str, Any]] = {
         "image_size": 224,
@@ -43,6 +45,8 @@ class BuiltinWorkload(Adapter):
         "memory_limit_gb": 0,
         "max_batch_size": {"resnet50": 256, "bert_base": 96},  # what `max` means, per model
         "amp_on_cpu": "skip_without_bf16",  # or "run": bf16 on a CPU without bf16 units
+        "calibrate_s": 0.5,  # seconds of GEMMs measuring the device's peak (MFU's fallback peak)
+        "comm_probe_iters": 5,  # all-reduces of the gradients' size timed before training
     }
     option_types: ClassVar[dict[str, dict[str, Any]]] = {
         "image_size": {"type": "integer", "minimum": 1},
@@ -57,6 +61,8 @@ class BuiltinWorkload(Adapter):
             "additionalProperties": {"type": "integer", "minimum": 1},
         },
         "amp_on_cpu": {"enum": ["skip_without_bf16", "run"]},
+        "calibrate_s": {"type": "number", "minimum": 0},
+        "comm_probe_iters": {"type": "integer", "minimum": 0},
     }
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
@@ -80,7 +86,7 @@ class BuiltinWorkload(Adapter):
     def command(self, ctx: TaskContext) -> list[str]:
         o = ctx.options
         return [
-            sys.executable, "-u", "-m", self.module,
+            ctx.python, "-u", "-m", self.module,
             "--model", ctx.cell.model,
             "--batch-size", str(self.batch_size(ctx.cell, o)),
             "--precision", ctx.cell.precision,
@@ -94,6 +100,8 @@ class BuiltinWorkload(Adapter):
             "--threads", str(o["threads"]),
             "--memory-limit-gb", str(o["memory_limit_gb"]),
             "--model-config", json.dumps(o["model_config"], sort_keys=True),
+            "--calibrate-s", str(o["calibrate_s"]),
+            "--comm-probe-iters", str(o["comm_probe_iters"]),
             *self.extra_flags(ctx),
         ]  # fmt: skip
 

@@ -42,7 +42,8 @@ class JaxBuiltin(BuiltinWorkload):
             "v0.32.0",
         ),
     }
-    environment: ClassVar[str] = "envs/jax.yaml"
+    environment: ClassVar[str] = "envs/jax.txt"
+    requirements: ClassVar[str | None] = "envs/jax.txt"
     features: ClassVar[tuple[str, ...]] = (
         "XLA (jax.jit, always)",
         "data parallel (shard_map + pmean, gloo on CPU)",

@@ -2,6 +2,10 @@
 
 DLPerf v1.0 ran DeepLearningExamples at fixed commits in the NGC 20.03 containers; PyTorch through
 `torch.distributed.launch` on every node, TensorFlow 1.x and MXNet through `horovodrun` from node 0.
+
+Release `current` (option `release`, see dlperf.adapters.upstream): DeepLearningExamples' last
+commit (DLE_CURRENT) in containers that run on Hopper; what each changes is said at the adapter,
+and docs/upstream-releases.md says what was read from which file and what is not verified.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.oneflow import gpt_args
-from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
+from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.matrix import Cell
 
 DLE = "NVIDIA/DeepLearningExamples"
@@ -21,6 +25,13 @@ DLE_PYTORCH_BERT = "26c26761042c0e352238add07f0074e87ac66023"
 DLE_TENSORFLOW = "fed7ba99cde958fda12c9e81d12b3d7e738e0590"
 DLE_MXNET = "e470c2150abf4179f873cabad23945bbc920cc5f"
 DLE_ROOT = "/workspace/DeepLearningExamples"
+# DeepLearningExamples master, April 2024 (its last commit). PyTorch ConvNets last changed at
+# a684cf0 and PyTorch BERT at a0781f8 (March 2023); TensorFlow 1.x models were retired at 9de48bc.
+DLE_CURRENT = "729963dd47e7c8bd462ad10bfac7a7b0b604e6dd"
+NGC_PYTORCH_CURRENT = "nvcr.io/nvidia/pytorch:24.03-py3"
+# NVIDIA's last TensorFlow 1.x container: "After the current 23.03 release, TF1 will no longer
+# release monthly" (NVIDIA/tensorflow release 23.03). CUDA 12.1, so it has Hopper kernels.
+NGC_TF1_LAST = "nvcr.io/nvidia/tensorflow:23.03-tf1-py3"
 
 
 class NGCPyTorch(UpstreamAdapter):
@@ -55,10 +66,31 @@ class NGCPyTorch(UpstreamAdapter):
         bert_config="",  # "" = bert_config.json in the BERT folder
         seq_len=128,
         max_predictions_per_seq=20,
+        vocab_file="",  # release current: "" = vocab/vocab in the BERT folder
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # The scripts take LOCAL_RANK from the environment (ConvNets' main.py asserts that no
+        # argument is left over, so torch.distributed.launch's --local-rank would stop it): torchrun.
+        # DLE's Dockerfiles add dllogger (ConvNets), and dllogger, lddl and lamb_amp_opt (BERT) to
+        # the image; their own FROM lines (21.03, 21.11) predate Hopper.
+        "current": Release(
+            version=f"PyTorch 2.3.0a0 (NGC 24.03); DeepLearningExamples {DLE_CURRENT[:7]}",
+            environment=NGC_PYTORCH_CURRENT,
+            models={
+                "resnet50": ModelSource(DLE, "PyTorch/Classification/ConvNets", DLE_CURRENT),
+                "bert_base": ModelSource(DLE, "PyTorch/LanguageModeling/BERT", DLE_CURRENT),
+            },
+            parsers={"bert_base": "parse_dle_pytorch_bert_current"},
+            launch="torchrun",
+            unverified="not run: no GPU or container here; argument names and log lines read "
+            "from the scripts at DLE_CURRENT",
+        ),
+    }
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
+        if self.release_name(o) == "current":
+            return self.current_args(ctx)
         bsz = self.batch_size(cell, o)
         node = ctx.node_rank
         if cell.model == "resnet50":
@@ -122,6 +154,71 @@ class NGCPyTorch(UpstreamAdapter):
             *(["--fp16"] if cell.precision == "amp" else []),
         ]
 
+    def current_args(self, ctx: TaskContext) -> list[str]:
+        """Release current: ConvNets main.py (torch.cuda.amp, `synthetic` spelled right, model
+        flags parsed apart) and BERT run_pretraining.py (LDDL parquet input, a vocab file)."""
+        o, cell = ctx.options, ctx.cell
+        bsz = self.batch_size(cell, o)
+        node = ctx.node_rank
+        if cell.model == "resnet50":
+            # configs.yml: AMP is `amp: True, static_loss_scale: 128` with memory_format nhwc
+            amp = ["--amp", "--static-loss-scale", "128", "--memory-format", "nhwc"]
+            return [
+                "--data-backend",
+                o["data_backend"] if o["data_dir"] else "synthetic",
+                "--arch",
+                "resnet50",
+                "--batch-size",
+                str(bsz),
+                "--workers",
+                str(o["workers"]),
+                "--print-freq",
+                "1",
+                "--epochs",
+                "1",
+                "--prof",
+                str(ctx.steps),
+                "--training-only",
+                "--no-checkpoints",
+                "--warmup",
+                "8",
+                "--label-smoothing",
+                "0.1",
+                "--lr-schedule",
+                "cosine",
+                "--momentum",
+                "0.875",
+                "--weight-decay",
+                "3.0517578125e-05",
+                "--workspace",
+                str(ctx.run_dir),
+                "--raport-file",
+                f"raport_node{node}.json",
+                *(amp if cell.precision == "amp" else []),
+                str(o["data_dir"] or ctx.run_dir),
+            ]
+        folder = self.model_dir("bert_base", o)
+        return [
+            f"--input_dir={o['data_dir']}",
+            f"--output_dir={ctx.run_dir / f'checkpoints_node{node}'}",
+            f"--config_file={o['bert_config'] or folder + '/bert_configs/base.json'}",
+            f"--vocab_file={o['vocab_file'] or folder + '/vocab/vocab'}",
+            f"--train_batch_size={bsz}",
+            f"--max_seq_length={o['seq_len']}",
+            f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            f"--max_steps={ctx.steps}",
+            "--warmup_proportion=1",
+            "--num_steps_per_checkpoint=1000000",
+            "--learning_rate=6e-3",
+            "--seed=42",
+            "--do_train",
+            "--skip_checkpoint",
+            f"--json-summary={ctx.run_dir / f'dllogger_node{node}.json'}",
+            "--disable_progress_bar",
+            f"--num_workers={o['workers']}",
+            *(["--fp16"] if cell.precision == "amp" else []),
+        ]
+
 
 class NGCTensorFlow(UpstreamAdapter):
     """DeepLearningExamples TensorFlow 1.x ResNet-50 v1.5 (DALI, Horovod, XLA) and BERT (Horovod, XLA)."""
@@ -159,11 +256,30 @@ class NGCTensorFlow(UpstreamAdapter):
         seq_len=128,
         max_predictions_per_seq=20,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # TensorFlow 1.x ended: DLE retired its TF1 models (9de48bc, April 2023; ConvNets unmaintained
+        # since April 2021) and NGC's last TF1 container is 23.03. This release is the last TF1
+        # ConvNets code in that last container (its Dockerfile says 20.12-tf1, which predates
+        # Hopper); the run is main.py's `--mode=training_benchmark`, whose hook prints `total_ips`.
+        # BERT is not part of it (not re-read; DLPerf v1.0's pin stays the only TF1 BERT).
+        "current": Release(
+            version=f"TensorFlow 1.15.5 (NGC 23.03, the last TF1); DeepLearningExamples {DLE_CURRENT[:7]}",
+            environment=NGC_TF1_LAST,
+            models={
+                "resnet50": ModelSource(DLE, "TensorFlow/Classification/ConvNets", DLE_CURRENT),
+            },
+            parsers={"resnet50": "parse_dle_tf1_rn50_benchmark"},
+            unverified="not run: no GPU or container here; DLE never tested these scripts in "
+            "23.03 (the scripts' own container is 20.12-tf1)",
+        ),
+    }
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
         xla = ["--use_xla"] if cell.xla else []
+        if cell.model == "resnet50" and self.release_name(o) == "current":
+            return self.current_rn50_args(ctx, bsz)
         if cell.model == "resnet50":
             precision = ["--precision=fp32"]
             if cell.precision == "amp":
@@ -217,6 +333,40 @@ class NGCTensorFlow(UpstreamAdapter):
             "--allreduce_post_accumulation=False",
             *(["--use_fp16"] if cell.precision == "amp" else []),
             *xla,
+        ]
+
+    def current_rn50_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+        """The last TF1 ConvNets main.py, as resnet50v1.5/training/training_perf.sh runs it
+        (`--mode=training_benchmark`, `--amp --static_loss_scale 128`, `--xla`), with DLPerf's
+        hyper-parameters; `--warmup_steps=0` so the hook prints from the first step."""
+        o, cell = ctx.options, ctx.cell
+        data: list[str] = []
+        if o["data_dir"]:
+            data = [f"--data_dir={o['data_dir']}"]
+            if o["dali"]:
+                idx = o["dali_idx_dir"] or str(Path(o["data_dir"]).parent / "dali_idx")
+                data += ["--dali", f"--data_idx_dir={idx}"]
+        amp = ["--amp", "--static_loss_scale=128"] if cell.precision == "amp" else []
+        return [
+            "--arch=resnet50",
+            "--mode=training_benchmark",
+            "--iter_unit=batch",
+            f"--num_iter={ctx.steps}",
+            f"--batch_size={bsz}",
+            "--warmup_steps=0",
+            "--cosine_lr",
+            "--label_smoothing=0.1",
+            "--lr_init=0.256",
+            "--lr_warmup_epochs=8",
+            "--momentum=0.875",
+            "--weight_decay=3.0517578125e-05",
+            "--weight_init=fan_in",
+            "--display_every=1",
+            "--gpu_memory_fraction=0.98",
+            f"--results_dir={ctx.run_dir / 'tf_results'}",
+            *amp,
+            *data,
+            *(["--xla"] if cell.xla else []),
         ]
 
 

@@ -7,10 +7,19 @@ import json
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.upstream import UpstreamAdapter, flag_bool, node_hosts, upstream_options
+from dlperf.adapters.upstream import (
+    Release,
+    UpstreamAdapter,
+    flag_bool,
+    node_hosts,
+    upstream_options,
+)
 from dlperf.matrix import Cell
 
 STEP_GROUP = r"(?P<step>\d+)"
+# tensorflow/models master as read (orbit/controller.py, official/core/config_definitions.py,
+# official/vision/train.py, official/vision/configs/image_classification.py), 2023-2024.
+TF_MODELS_CURRENT = "00b830c7ca641413f37e5147cf059c89f79b0e8e"
 
 
 class TensorFlow2(UpstreamAdapter):
@@ -57,14 +66,78 @@ class TensorFlow2(UpstreamAdapter):
         seq_len=128,
         max_predictions_per_seq=20,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # The Model Garden's current trainer: official/vision/train.py --experiment=resnet_imagenet
+        # (orbit Controller; `train | step: N | steps/sec: r` every steps_per_loop). Its input is
+        # TFRecords only (no synthetic builder), so data_dir is needed. Multi-worker through
+        # TF_CONFIG (train.py builds the strategy from runtime.distribution_strategy; the
+        # worker_hosts/task_index fields are not read there). BERT (official/nlp/train.py) not yet.
+        "current": Release(
+            version=f"TensorFlow 2.x; tensorflow/models {TF_MODELS_CURRENT[:7]} (orbit trainer)",
+            environment="TensorFlow 2 with tf-models-official of the checkout (not pinned here)",
+            models={
+                "resnet50": ModelSource("tensorflow/models", "official/vision", TF_MODELS_CURRENT)
+            },
+            entry={"resnet50": "train.py"},
+            parsers={"resnet50": "parse_tf2_orbit"},
+            unverified="not run: no GPU here; flags and log line read from the files above",
+        ),
+    }
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if cell.model == "bert_base" and not options.get("bert_config"):
             return "TensorFlow 2.x BERT needs option bert_config (BERT-base's bert_config.json)"
+        if self.release_name(options) == "current" and not options.get("data_dir"):
+            return (
+                "tensorflow/models' current ResNet-50 (resnet_imagenet) reads TFRecords only: set "
+                "option data_dir to the ImageNet TFRecords folder"
+            )
         return super().skip_reason(cell, options)
 
     def workload_env(self, ctx: TaskContext) -> dict[str, str]:
-        return {"PYTHONPATH": self.root(ctx.options), **super().workload_env(ctx)}
+        env = {"PYTHONPATH": self.root(ctx.options)}
+        if self.release_name(ctx.options) == "current" and ctx.nodes > 1:
+            cluster = {"worker": self.workers(ctx).split(",")}
+            task = {"type": "worker", "index": ctx.node_rank}
+            env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": task}, sort_keys=True)
+        return {**env, **super().workload_env(ctx)}
+
+    def current_rn50_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+        """Release current: train.py with the experiment's params overridden (the global batch,
+        XLA explicitly, since resnet_imagenet turns it on, and one log line per log_interval)."""
+        o, cell = ctx.options, ctx.cell
+        runtime: dict[str, Any] = {
+            "num_gpus": ctx.gpus_per_node,
+            "enable_xla": cell.xla,
+            "distribution_strategy": "multi_worker_mirrored" if ctx.nodes > 1 else "mirrored",
+            "all_reduce_alg": "nccl",
+        }
+        if cell.precision == "amp":
+            runtime |= {"mixed_precision_dtype": "float16", "loss_scale": "dynamic"}
+        never = 10 * ctx.steps + 1000000
+        override = {
+            "runtime": runtime,
+            "task": {
+                "train_data": {
+                    "input_path": f"{o['data_dir']}/train*",
+                    "global_batch_size": bsz * ctx.nodes * ctx.gpus_per_node,
+                    "dtype": "float16" if cell.precision == "amp" else "float32",
+                }
+            },
+            "trainer": {
+                "train_steps": ctx.steps,
+                "steps_per_loop": self.log_interval,
+                "summary_interval": self.log_interval,
+                "checkpoint_interval": never,
+                "validation_interval": never,
+            },
+        }
+        return [
+            "--experiment=resnet_imagenet",
+            "--mode=train",
+            f"--model_dir={ctx.run_dir / f'tf2_model_node{ctx.node_rank}'}",
+            f"--params_override={json.dumps(override, sort_keys=True)}",
+        ]
 
     def workers(self, ctx: TaskContext) -> str:
         return ",".join(f"{h}:{ctx.master_port}" for h in node_hosts(ctx))
@@ -72,6 +145,8 @@ class TensorFlow2(UpstreamAdapter):
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
+        if cell.model == "resnet50" and self.release_name(o) == "current":
+            return self.current_rn50_args(ctx, bsz)
         if cell.model == "resnet50":
             runtime: dict[str, Any] = {"num_gpus": ctx.gpus_per_node, "enable_xla": cell.xla}
             if cell.precision == "amp":

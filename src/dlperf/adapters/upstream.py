@@ -10,12 +10,21 @@ Launch styles (every one is `Launcher.PER_NODE`: one task per node):
 - `native`: the script spans nodes itself (OneFlow's `--node_ips`, TF2's worker hosts,
   pytorch/examples' `--dist-url`); every node runs it once.
 - `torch`: `python -m torch.distributed.launch` on every node (master address and port from the job).
+- `torchrun`: `python -m torch.distributed.run` (torchrun) on every node: ranks learn LOCAL_RANK from
+  the environment, not from a `--local_rank` argument (what current PyTorch scripts expect).
 - `paddle`: `python -m paddle.distributed.launch` on every node, each worker's log in its own file.
 - `horovodrun` / `mpirun`: node 0 starts every rank over ssh, as DLPerf did (`-H host:slots,...`);
   the other nodes' tasks only say so and exit. Needs password-less ssh between the nodes (in the
   container, when there is one), like DLPerf's own scripts.
 
 Commands are argument lists: option values are passed as single arguments, never through a shell.
+
+Releases: option `release` picks which version of the source runs. `dlperf_v1` (the default) is
+what the class attributes describe, DLPerf v1.0's pins; an adapter declares any other in `releases`
+(a `Release`: version, container, models at their commit, entry scripts, parsers, launch style), and
+its `script_args` branches on `self.release_name(options)` where the command lines differ. The
+default release is left out of `resolved_options`, so DLPerf v1.0 cells measure (and rerun) exactly
+as before; a non-default release is an option of the run and part of what it measures.
 """
 
 from __future__ import annotations
@@ -25,19 +34,41 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dlperf.adapters.base import Adapter, Launcher, TaskContext
+from dlperf.adapters.base import Adapter, Launcher, ModelSource, TaskContext
 from dlperf.errors import ConfigError
 from dlperf.matrix import PRECISIONS, Cell
 from dlperf.parse.records import ParseError, ParseResult
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-LAUNCHES = ("native", "torch", "paddle", "horovodrun", "mpirun")
+LAUNCHES = ("native", "torch", "torchrun", "paddle", "horovodrun", "mpirun")
 RANK0_LAUNCHES = ("horovodrun", "mpirun")
+TORCH_LAUNCHERS = {"torch": "torch.distributed.launch", "torchrun": "torch.distributed.run"}
 LANGUAGE_MODELS = ("bert_base", "gpt")
+DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
+
+
+@dataclass(frozen=True)
+class Release:
+    """A version of an upstream source other than DLPerf v1.0's, chosen by option `release`.
+
+    `models` lists every model the release runs, at its commit; `entry`, `parsers`, `launch` and
+    `source_root` replace the adapter's own where given (empty: the same as DLPerf v1.0's).
+    `unverified` says what has not been checked against a real run of this release.
+    """
+
+    version: str  # framework and source versions, as the report shows them
+    environment: str  # the container image (or envs/ file) the release runs in
+    models: Mapping[str, ModelSource]
+    entry: Mapping[str, str] = field(default_factory=dict)
+    parsers: Mapping[str, str] = field(default_factory=dict)
+    launch: str = ""
+    source_root: str = ""
+    unverified: str = ""
 
 
 def upstream_options(mpi: bool = False, **specific: Any) -> dict[str, Any]:
@@ -50,6 +81,7 @@ def upstream_options(mpi: bool = False, **specific: Any) -> dict[str, Any]:
         "max_batch_size": {},  # what `max` means: {model: n} or {model: {fp32: n, amp: n, amp_xla: n}}
         "extra_args": [],  # appended to the script's own arguments
         "env": {},  # extra environment variables of the workload
+        "release": DEFAULT_RELEASE,  # which version of the source: dlperf_v1 or one of `releases`
     }
     if mpi:
         options["ssh_port"] = 0  # the sshd port between nodes (0 = ssh's default)
@@ -78,6 +110,7 @@ class UpstreamAdapter(Adapter):
         ""  # progress line with a `step` group, for scripts without a step limit
     )
     seq_len: ClassVar[int] = 128  # sequence length of its language models (parser facts)
+    releases: ClassVar[dict[str, Release]] = {}  # name -> a release other than dlperf_v1
     oom_patterns: ClassVar[tuple[str, ...]] = (
         *Adapter.oom_patterns,
         r"(?i)out of memory",  # Paddle's "Out of memory error on GPU", MXNet's cudaMalloc
@@ -90,6 +123,15 @@ class UpstreamAdapter(Adapter):
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)
         model = case["model"]
+        blocks = [case.get("options", {}), *case.get("precision_options", {}).values()]
+        for options in blocks:
+            release = self.release(options)
+            if release is not None and model not in release.models:
+                name = options["release"]
+                raise ConfigError(
+                    f".options.release: {self.name} release {name} has no {model} benchmark "
+                    f"(it has: {', '.join(release.models) or 'none'})"
+                )
         if any(case.get("xla", [False])) and model not in self.xla_models:
             can = ", ".join(sorted(self.xla_models)) or "none"
             raise ConfigError(
@@ -115,6 +157,52 @@ class UpstreamAdapter(Adapter):
             if "max" in case["batch_size"]:
                 for xla in case.get("xla", [False]):
                     resolve_max_batch(options["max_batch_size"], self.name, model, precision, xla)
+
+    def option_schema(self, key: str) -> dict[str, Any]:
+        if key == "release":
+            return {"enum": [DEFAULT_RELEASE, *self.releases]}
+        return super().option_schema(key)
+
+    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Every option with its default, except `release` when it is DLPerf v1.0's (so cells of
+        the default release measure, and are fresh, exactly as before releases existed)."""
+        resolved = super().resolved_options(options)
+        if resolved.get("release") == DEFAULT_RELEASE:
+            del resolved["release"]
+        return resolved
+
+    def release_name(self, options: Mapping[str, Any]) -> str:
+        return str(options.get("release") or DEFAULT_RELEASE)
+
+    def release(self, options: Mapping[str, Any]) -> Release | None:
+        """The chosen release, or None for DLPerf v1.0's (the class attributes)."""
+        name = self.release_name(options)
+        if name == DEFAULT_RELEASE:
+            return None
+        if name not in self.releases:
+            known = ", ".join([DEFAULT_RELEASE, *self.releases])
+            raise ConfigError(f".options.release: {self.name} has no release {name!r} ({known})")
+        return self.releases[name]
+
+    def launch_of(self, options: Mapping[str, Any]) -> str:
+        release = self.release(options)
+        return (release.launch if release else "") or self.launch
+
+    def source_of(self, model: str, options: Mapping[str, Any]) -> ModelSource:
+        release = self.release(options)
+        return release.models[model] if release else self.models[model]
+
+    def parser_of(self, model: str, options: Mapping[str, Any]) -> str:
+        release = self.release(options)
+        return (release.parsers.get(model) if release else None) or self.parsers[model]
+
+    def environment_of(self, options: Mapping[str, Any]) -> str:
+        release = self.release(options)
+        return release.environment if release else self.environment
+
+    def version_of(self, options: Mapping[str, Any]) -> str:
+        release = self.release(options)
+        return release.version if release else self.version
 
     def allowed_variants(self, model: str) -> set[str]:
         if model in self.only_variant:
@@ -148,11 +236,13 @@ class UpstreamAdapter(Adapter):
     # ----------------------------------------------------------------------------- launching
 
     def root(self, options: dict[str, Any]) -> str:
-        return str(options.get("source_root") or self.source_root)
+        release = self.release(options)
+        default = (release.source_root if release else "") or self.source_root
+        return str(options.get("source_root") or default)
 
     def model_dir(self, model: str, options: dict[str, Any]) -> str:
         """The model's folder in the checkout."""
-        path = self.models[model].path
+        path = self.source_of(model, options).path
         return (
             f"{self.root(options).rstrip('/')}/{path}".rstrip("/") if path else self.root(options)
         )
@@ -160,7 +250,9 @@ class UpstreamAdapter(Adapter):
     def script(self, model: str, options: dict[str, Any]) -> str:
         if options.get("script"):
             return str(options["script"])
-        return f"{self.model_dir(model, options)}/{self.entry[model]}"
+        release = self.release(options)
+        entry = (release.entry.get(model) if release else None) or self.entry[model]
+        return f"{self.model_dir(model, options)}/{entry}"
 
     def program(self, ctx: TaskContext) -> list[str]:
         """What each worker runs before its arguments: the interpreter and the script."""
@@ -179,13 +271,14 @@ class UpstreamAdapter(Adapter):
         return ctx.gpus_per_node
 
     def command(self, ctx: TaskContext) -> list[str]:
-        if self.launch in RANK0_LAUNCHES and ctx.node_rank > 0:
-            return idle_command(ctx, self.launch)
+        launch = self.launch_of(ctx.options)
+        if launch in RANK0_LAUNCHES and ctx.node_rank > 0:
+            return idle_command(ctx, launch)
         o = ctx.options
         variant_args = self.variants.get(ctx.cell.model, {}).get(ctx.cell.variant, ())
         args = [*self.script_args(ctx), *variant_args, *(str(a) for a in o.get("extra_args", []))]
         env = self.workload_env(ctx)
-        if self.launch in ("torch", "paddle"):
+        if launch in (*TORCH_LAUNCHERS, "paddle"):
             argv = [*self.launcher_args(ctx, env), self.script(ctx.cell.model, o), *args]
         else:
             argv = [*self.launcher_args(ctx, env), *self.program(ctx), *args]
@@ -197,7 +290,7 @@ class UpstreamAdapter(Adapter):
 
     def progress_lines(self, ctx: TaskContext) -> int:
         """Progress lines per step this node's output holds (every rank it sees prints one)."""
-        if self.launch in RANK0_LAUNCHES:
+        if self.launch_of(ctx.options) in RANK0_LAUNCHES:
             return ctx.nodes * self.procs_per_node(ctx)
         return self.procs_per_node(ctx)
 
@@ -205,20 +298,21 @@ class UpstreamAdapter(Adapter):
         o = ctx.options
         python = str(o["python"])
         gpus = ctx.gpus_per_node
-        if self.launch == "native":
+        launch = self.launch_of(o)
+        if launch == "native":
             return []
-        if self.launch == "torch":
+        if launch in TORCH_LAUNCHERS:
             return [
                 python,
                 "-m",
-                "torch.distributed.launch",
+                TORCH_LAUNCHERS[launch],
                 f"--nproc_per_node={gpus}",
                 f"--nnodes={ctx.nodes}",
                 f"--node_rank={ctx.node_rank}",
                 f"--master_addr={ctx.master_addr}",
                 f"--master_port={ctx.master_port}",
             ]
-        if self.launch == "paddle":
+        if launch == "paddle":
             hosts = node_hosts(ctx)
             return [
                 python,
@@ -235,7 +329,7 @@ class UpstreamAdapter(Adapter):
         np_ = str(ctx.nodes * slots)
         port = int(o.get("ssh_port") or 0)
         extra = [str(a) for a in o.get("mpi_args", [])]
-        if self.launch == "horovodrun":
+        if launch == "horovodrun":
             ssh = ["-p", str(port)] if port else []
             return [
                 "horovodrun",
@@ -276,25 +370,26 @@ class UpstreamAdapter(Adapter):
 
     # ----------------------------------------------------------------------------- parsing
 
-    def log_files(self, logs: list[Path]) -> list[Path]:
+    def log_files(self, logs: list[Path], launch: str = "") -> list[Path]:
         """The files the parser reads, in rank order.
 
         horovodrun/mpirun: node 0's log, which holds every rank's (tagged) output; the other
         nodes' logs only say that node 0 started their ranks. paddle: the workers' own logs
         (paddle_node<i>/workerlog.<j>), where the launcher put their output.
         """
+        launch = launch or self.launch
         if not logs:
             return []
-        if self.launch in RANK0_LAUNCHES:
+        if launch in RANK0_LAUNCHES:
             first = [p for p in logs if Path(p).name == "node0.log"]
             return first or list(logs[:1])
-        if self.launch == "paddle":
+        if launch == "paddle":
             workers = sorted(Path(logs[0]).parent.glob("paddle_node*/workerlog.*"), key=_natural)
             return workers or list(logs)
         return list(logs)
 
     def parse(self, logs: list[Path], cell: Cell, options: dict[str, Any]) -> ParseResult:
-        parser, facts_cls = _parser(self.parsers[cell.model])
+        parser, facts_cls = _parser(self.parser_of(cell.model, options))
         facts = make_facts(
             facts_cls,
             batch_size_per_device=self.batch_size(cell, options),
@@ -304,7 +399,7 @@ class UpstreamAdapter(Adapter):
             if cell.model in LANGUAGE_MODELS
             else None,
         )
-        return parser(self.log_files(logs), facts)
+        return parser(self.log_files(logs, self.launch_of(options)), facts)
 
 
 # --------------------------------------------------------------------------------- helpers

@@ -69,6 +69,29 @@ def node_facts(frameworks: tuple[str, ...] = ("torch", "transformers")) -> dict[
         "cuda_driver_version": cuda,
         "topology": _run(["nvidia-smi", "topo", "-m"]),
         "packages": {name: package_version(name) for name in frameworks},
+        "env": environment_variables(),
+    }
+
+
+# Variables that change how a framework, its math libraries or its communication behave.
+ENV_PREFIXES = (
+    "CUDA_", "NCCL_", "CUDNN_", "NVIDIA_", "TORCH_", "PYTORCH_", "XLA_", "TF_", "JAX_",
+    "OMP_", "MKL_", "KMP_", "OPENBLAS_", "DNNL_", "ONEDNN_", "UCX_", "FI_", "MALLOC_",
+)  # fmt: skip
+
+
+ENV_PER_ALLOCATION = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES")  # which devices, not how
+
+
+def environment_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The performance-relevant environment variables a task started with (ENV_PREFIXES)."""
+    import os
+
+    environ = dict(os.environ) if environ is None else environ
+    return {
+        k: v
+        for k, v in sorted(environ.items())
+        if k.startswith(ENV_PREFIXES) and k not in ENV_PER_ALLOCATION
     }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,15 @@ class RunSpec:
         None  # fixed rendezvous port (local backend); Slurm derives it from the job id
     )
     submitter_pid: int | None = None  # local backend: the run dies with its submitter
+    python: str | None = None  # the framework's own interpreter (dlperf.environments); None: ours
+    batch_size_resolved: int | None = None  # what a `max` cell's search found (dlperf.maxbatch)
+
+    @property
+    def trained_cell(self) -> Cell:
+        """The cell as the workload trains it: a `max` cell at the batch size its search found."""
+        if self.batch_size_resolved is None:
+            return self.cell
+        return replace(self.cell, batch_size=self.batch_size_resolved)
 
     @property
     def paths(self) -> RunPaths:

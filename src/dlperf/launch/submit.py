@@ -15,20 +15,22 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import submitit
 
-from dlperf import SCHEMA_VERSION, __version__, logline
+from dlperf import SCHEMA_VERSION, __version__, environments, logline, maxbatch
 from dlperf.adapters import Launcher, get_adapter
+from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.spec import RunSpec
 from dlperf.launch.task import alive, load_task_outcomes, run_task
 from dlperf.matrix import Cell
-from dlperf.status import Status, worst
+from dlperf.paths import MaxBatchPaths
+from dlperf.status import RUN_STATUSES, Status, worst
 from dlperf.util import atomic_write_json, atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -215,6 +217,16 @@ def run_cell(
         *run_dir.glob("node*.log"),
     ]:
         stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
+    spec, unresolved = with_resolved_batch(spec, harness)
+    if unresolved is not None:
+        status, detail = unresolved
+        return _no_job_manifest(
+            spec, allocation, harness, measure, manifest_path, detail, status=status
+        )
+    try:
+        spec, environment = with_environment(spec, harness)
+    except environments.EnvironmentBuildError as err:
+        return _no_job_manifest(spec, allocation, harness, measure, manifest_path, str(err))
     executor = executor_for(spec, allocation, harness)
     with _Interrupts() as interrupts:  # a signal during submission cancels the job once submitted
         interrupts.check()
@@ -233,8 +245,110 @@ def run_cell(
     manifest = _manifest(
         spec, allocation, harness, measure, job, job_status, detail, submitted, noticed
     )
+    manifest["environment"] = environment
     atomic_write_json(manifest_path, manifest)
     return manifest
+
+
+def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple[str, str] | None]:
+    """A `max` cell's spec at the batch size its search found (the find_max_batch rule's output);
+    else (status, reason) of the search that found none: the run is recorded with it, unrun."""
+    if spec.cell.batch_size != "max":
+        return spec, None
+    path = MaxBatchPaths(spec.cell.id, Path(harness.results_root)).result
+    found = maxbatch.load_result(path)
+    if found.batch_size is None:
+        status = found.status if found.status in RUN_STATUSES else Status.FAILED
+        return spec, (status, f"batch_size max: {found.detail} (search: {path})")
+    return replace(spec, batch_size_resolved=found.batch_size), None
+
+
+def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str, Any] | None]:
+    """The run's spec on its framework's own interpreter, and that environment's record (None:
+    the workload runs in dlperf's own environment). Builds the environment the first time."""
+    adapter = get_adapter(spec.adapter)
+    requirements = getattr(adapter, "requirements", None)
+    if not requirements:
+        return spec, None
+    settings = harness.site.get("environments", {})
+    site_python = settings.get("python", {}).get(adapter.name)
+    if site_python:
+        record = environments.site_python_record(adapter.name, site_python)
+    else:
+        workflow_dir = Path(os.environ.get("DLPERF_WORKFLOW_DIR", "."))
+        env = environments.environment_for(
+            workflow_dir / requirements, Path(settings.get("root", environments.DEFAULT_ROOT))
+        )
+        record = environments.ensure(env)
+    # the workload imports dlperf's stdlib-only modules, and nothing else of dlperf's environment
+    pythonpath = str(
+        environments.dlperf_only_path(Path(settings.get("root", environments.DEFAULT_ROOT)))
+    )
+    env_vars = spec.env | {
+        "PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, spec.env.get("PYTHONPATH")]))
+    }
+    return replace(spec, python=record["python"], env=env_vars), record
+
+
+def _no_job_manifest(
+    spec: RunSpec,
+    allocation: Allocation,
+    harness: Harness,
+    measure: dict[str, Any],
+    manifest_path: Path,
+    detail: str,
+    status: str = Status.FAILED,
+) -> dict[str, Any]:
+    """A run that could not be submitted (its environment did not build, or its `max` batch
+    search found no batch size): `failed` (or the search's status), with why."""
+    spec.paths.dir.mkdir(parents=True, exist_ok=True)
+    _mark_silent_tasks(spec, allocation, status, detail)
+    now = time.time()
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "dlperf_version": __version__,
+        "cell": spec.cell.key(),
+        "repeat": spec.repeat,
+        "batch_size_resolved": _batch_size(spec),
+        "status": status,
+        "status_detail": detail,
+        "adapter": _adapter_summary(spec.adapter, spec.options),
+        "measure": measure,
+        "backend": harness.backend,
+        "allocation": allocation.as_dict(),
+        "job_id": None,
+        "job_state": "NOT_SUBMITTED",
+        "tasks": [],
+        "nodes": {},
+        "hosts": [],
+        "node_names": [],
+        "submitted_at": None,
+        "started_at": None,
+        "ended_at": None,
+        "noticed_at": now,
+        "python": sys.version.split()[0],
+        "environment": None,
+        "site": harness.site,
+    }
+    atomic_write_json(manifest_path, manifest)
+    return manifest
+
+
+def _batch_size(spec: RunSpec) -> int | None:
+    """The batch size per device the run trained with (None: a `max` cell with none found)."""
+    batch = spec.trained_cell.batch_size
+    return batch if isinstance(batch, int) else None
+
+
+def _adapter_summary(name: str, options: dict[str, Any]) -> dict[str, str]:
+    """The adapter that ran, at the version the run's options chose (an upstream `release`)."""
+    adapter = get_adapter(name)
+    summary = {"name": adapter.name, "version": adapter.version, "launcher": str(adapter.launcher)}
+    if isinstance(adapter, UpstreamAdapter) and adapter.release(options) is not None:
+        summary["version"] = adapter.version_of(options)
+        summary["release"] = adapter.release_name(options)
+        summary["environment"] = adapter.environment_of(options)
+    return summary
 
 
 def _wait(
@@ -361,7 +475,6 @@ def _manifest(
         detail = next(
             (o.get("detail", "") for o in outcomes.values() if o.get("status") == status), ""
         )
-    adapter = get_adapter(spec.adapter)
     starts = [o["started_at"] for o in outcomes.values()]
     ends = [o["ended_at"] for o in outcomes.values()]
     facts = {
@@ -372,13 +485,10 @@ def _manifest(
         "dlperf_version": __version__,
         "cell": spec.cell.key(),
         "repeat": spec.repeat,
+        "batch_size_resolved": _batch_size(spec),
         "status": status,
         "status_detail": detail,
-        "adapter": {
-            "name": adapter.name,
-            "version": adapter.version,
-            "launcher": str(adapter.launcher),
-        },
+        "adapter": _adapter_summary(spec.adapter, spec.options),
         "measure": measure,
         "backend": harness.backend,
         "allocation": allocation.as_dict(),
@@ -393,4 +503,5 @@ def _manifest(
         "ended_at": max(ends) if ends else None,
         "noticed_at": noticed,
         "python": sys.version.split()[0],
+        "site": harness.site,  # where and how it ran: partition, container, setup lines, env
     }

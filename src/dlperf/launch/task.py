@@ -94,7 +94,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
     port = rendezvous_port(job.job_id, spec.port)
     master = "127.0.0.1" if spec.backend == "local" else master_address(job.hostnames[0])
     ctx = TaskContext(
-        cell=spec.cell,
+        cell=spec.trained_cell,
         options=spec.options,
         steps=spec.steps,
         device=spec.device,
@@ -106,6 +106,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         master_port=port,
         run_dir=spec.paths.dir,
         hosts=tuple(job.hostnames),
+        python=spec.python or sys.executable,
     )
     command = in_container(adapter.command(ctx), spec.container)
     env = (

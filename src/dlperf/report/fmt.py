@@ -19,12 +19,13 @@ def is_number(value: Any) -> bool:
 
 
 def throughput(value: Any) -> str:
-    """Samples/s: one decimal, or three significant digits below 10 (n/a when not a number)."""
+    """Samples/s: two decimals as DLPerf prints them, or three significant digits below 10 (n/a
+    when not a number)."""
     if not is_number(value):
         return NA
     x = float(value)
     if abs(x) >= 10:
-        return f"{x:.1f}"
+        return f"{x:.2f}"
     return f"{x:#.3g}".rstrip(".")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,27 @@ from dlperf.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_fi
 log = logging.getLogger(__name__)
 
 MEASURED = "measured"
+# Columns newer tables carry (absent in older ones: read as NaN, shown as n/a, never 0).
+OPTIONAL_CELL_COLUMNS = [
+    "achieved_tflops",
+    "mfu_pct",
+    "peak_mem_mib",
+    "energy_j_per_sample",
+    "power_w_per_device",
+    "energy_detail",
+    "busbw_gb_s",
+    "speedup_ceiling",
+    "batch_size_resolved",
+    "unstable",
+    "outlier_runs",
+    "flags",
+    "note",  # a published table's remark on the cell (w/XLA, W/O clip, bsz=96)
+]
+OPTIONAL_RUN_COLUMNS = ["outlier", "outlier_detail", "peak_mem_mib", "mfu_pct"]
+REPORT_CELL_COLUMNS = CELL_TABLE_COLUMNS + [
+    c for c in OPTIONAL_CELL_COLUMNS if c not in CELL_TABLE_COLUMNS
+]
+_BSZ_NOTE = re.compile(r"\bbsz\s*=\s*(\d+)\b")
 _TEXT_COLUMNS = (
     "cell_id",
     "framework",
@@ -34,6 +56,10 @@ _TEXT_COLUMNS = (
     "trace",
     "manifest",
     "speedup_baseline_cell",
+    "energy_detail",
+    "flags",
+    "note",
+    "outlier_detail",
 )
 
 
@@ -45,14 +71,17 @@ def read_table(path: Path) -> pd.DataFrame:
     for column in _TEXT_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].fillna("")
-    if "xla" in frame.columns:
-        frame["xla"] = frame["xla"].map(_to_bool)
+    for column in ("xla", "unstable", "outlier"):
+        if column in frame.columns:
+            frame[column] = frame[column].map(_to_bool)
     return frame
 
 
 def _to_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
+    if value is None or (isinstance(value, float) and value != value):
+        return False
     return str(value).strip().lower() in ("true", "1", "yes", "on", "xla")
 
 
@@ -83,9 +112,9 @@ def cells_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_baseline(name: str, path: Path, index: int = 0) -> pd.DataFrame:
+def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.DataFrame:
     """A baseline as cells rows with source = name; its speedup from its own 1n1g cells."""
-    where = f"baselines[{index}].path"
+    where = where or f"baselines[{index}].path"
     if name == MEASURED:
         raise ConfigError(
             f"baselines[{index}].name: {name!r} is reserved for this suite's own results"
@@ -110,21 +139,43 @@ def load_baseline(name: str, path: Path, index: int = 0) -> pd.DataFrame:
     if "status" not in frame.columns:
         medians = frame["throughput_median"]
         frame["status"] = ["ok" if fmt.is_number(v) else "missing" for v in medians]
+    if "note" in frame.columns and "batch_size_resolved" not in frame.columns:
+        frame["batch_size_resolved"] = [_noted_batch(n) for n in frame["note"]]
     frame["source"] = name
     log.info("baseline %r: %d cells from %s", name, len(frame), path)
-    return add_speedup(frame.reindex(columns=CELL_TABLE_COLUMNS))
+    return with_speedup(frame)
+
+
+def _noted_batch(note: str) -> float:
+    """The batch per device a published table gives in its remark ("bsz=96"), else NaN."""
+    found = _BSZ_NOTE.search(note or "")
+    return float(found[1]) if found else float("nan")
+
+
+def with_speedup(frame: pd.DataFrame) -> pd.DataFrame:
+    """add_speedup, keeping the optional columns it does not know."""
+    frame = frame.reindex(columns=REPORT_CELL_COLUMNS)
+    computed = add_speedup(frame[CELL_TABLE_COLUMNS])
+    extra = [c for c in REPORT_CELL_COLUMNS if c not in CELL_TABLE_COLUMNS]
+    return pd.concat([computed, frame[extra]], axis=1)
 
 
 def load_cells(cells_path: Path, baselines: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """The measured cells and every baseline's cells in one frame (`source` tells them apart)."""
     measured = read_table(cells_path)
     measured["source"] = MEASURED
-    frames = [measured.reindex(columns=CELL_TABLE_COLUMNS)]
+    frames = [measured.reindex(columns=REPORT_CELL_COLUMNS)]
     for i, baseline in enumerate(baselines):
         frames.append(load_baseline(baseline["name"], Path(baseline["path"]), i))
     nonempty = [f for f in frames if len(f)] or frames[:1]
     cells = pd.concat(nonempty, ignore_index=True)
+    return _normalise(cells)
+
+
+def _normalise(cells: pd.DataFrame) -> pd.DataFrame:
+    cells = cells.copy()
     cells["xla"] = cells["xla"].map(_to_bool)
+    cells["unstable"] = cells["unstable"].map(_to_bool)
     for column in (
         "batch_size",
         "variant",
@@ -132,7 +183,23 @@ def load_cells(cells_path: Path, baselines: Sequence[Mapping[str, Any]]) -> pd.D
         "method",
         "speedup_baseline_cell",
         "statuses",
+        "note",
+        "flags",
+        "energy_detail",
     ):
         cells[column] = cells[column].fillna("").astype(str)
     cells["variant"] = cells["variant"].replace("", "default")
     return cells
+
+
+def load_tables(paths: Sequence[Path]) -> pd.DataFrame:
+    """Cells tables given on the command line (`dlperf report`), each its own source (file stem)."""
+    frames, names = [], []
+    for index, path in enumerate(paths):
+        name = path.stem.removesuffix(".tsv")
+        if name in names or name == MEASURED:
+            name = f"{name} ({index + 1})"
+        names.append(name)
+        frames.append(load_baseline(name, path, index, where=f"argument {index + 1}"))
+    nonempty = [f for f in frames if len(f)] or frames[:1]
+    return _normalise(pd.concat(nonempty, ignore_index=True))

@@ -6,17 +6,24 @@ comes from the locale catalogs at render time, so the languages cannot drift apa
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from dlperf.matrix import PRECISIONS, Cell, Layout
 from dlperf.report import fmt
+from dlperf.report.caveats import Caveat, caveats
+from dlperf.report.figures import figure_keys, format_figure
+from dlperf.report.headline import Headline, headline
+from dlperf.report.latency import LatencyTable
 from dlperf.report.load import MEASURED
+from dlperf.report.planinfo import PlanInfo
 from dlperf.report.provenance import ModelConfig, NodeEnv, model_configs, node_environments
 from dlperf.status import Status, sort_statuses
 
@@ -37,9 +44,15 @@ ABSENT = "absent"  # no such cell: not planned for this column and layout
 
 @dataclass(frozen=True)
 class Column:
+    """One column of a results table: a framework's cells from one source, at one setting."""
+
     framework: str
     source: str  # "measured" or a baseline's name
     label: str
+    xla: bool = False
+    variant: str = "default"
+    batch_size: str = ""
+    notes: tuple[int, ...] = ()  # footnotes on the whole column (a published remark, a fallback)
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Detail:
-    """The spread behind one table figure."""
+    """The spread behind one table figure, and the newer figures where the table has them."""
 
     column: str
     layout: str
@@ -77,15 +90,22 @@ class Detail:
     efficiency: str
     speedup_baseline_cell: str
     methods: tuple[str, ...]
+    figures: tuple[str, ...] = ()  # one per key of Group.figure_keys
+    flags: str = ""
 
 
 @dataclass(frozen=True)
 class Footnote:
     number: int
-    kind: str  # "status": why a cell has no figure; "config": from report.footnotes
+    kind: str  # "status": why no figure; "config": report.footnotes; "note": a table's remark;
+    # "fallback": a smaller batch size shown because the table's ran out of memory
     status: str
     cell_ids: tuple[str, ...]
     text: str  # raw reason or configured text ('' when none was recorded)
+    # kind "fallback": the table's batch size ran out of memory, this one is shown instead
+    oom_batch: str = ""
+    shown_batch: str = ""
+    layouts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,11 +114,15 @@ class PlotPoint:
     devices: int
     throughput: float
     speedup: float  # nan without a baseline
+    low: float = float("nan")  # min of the runs (nan: one run or none recorded)
+    high: float = float("nan")  # max of the runs
+    ceiling: float = float("nan")  # communication ceiling of the speedup (nan: not measured)
 
 
 @dataclass(frozen=True)
 class Group:
-    """One results table: a model, precision, xla, batch size and variant; rows are layouts."""
+    """One results table: a model, precision and batch size; rows are layouts, columns are
+    frameworks (with XLA, variant and a fallback batch size as DLPerf's tables show them)."""
 
     slug: str
     model: str
@@ -113,6 +137,7 @@ class Group:
     details: tuple[Detail, ...]
     footnotes: tuple[Footnote, ...]
     points: tuple[PlotPoint, ...]
+    figure_keys: tuple[str, ...] = ()  # extra figure columns of the details (FIGURES keys)
 
 
 @dataclass(frozen=True)
@@ -127,6 +152,7 @@ class RunEntry:
     traces: tuple[str, ...]  # "log:first-last" per rank
     manifest: str
     detail: str
+    outlier: bool = False
 
 
 @dataclass(frozen=True)
@@ -163,6 +189,36 @@ class Options:
 
 
 @dataclass(frozen=True)
+class Explained:
+    """How the explaining figures were taken, as the measured tables state it (empty: not shown)."""
+
+    flops_methods: tuple[str, ...] = ()
+    peak_sources: tuple[str, ...] = ()
+    memory: bool = False
+    energy_details: tuple[str, ...] = ()
+    ceiling_models: tuple[str, ...] = ()
+
+
+def explained(cells: pd.DataFrame, runs: pd.DataFrame) -> Explained:
+    def words(frame: pd.DataFrame, column: str) -> tuple[str, ...]:
+        if column not in frame:
+            return ()
+        values = (str(v) for v in frame[column].dropna())
+        return tuple(sorted({p.strip() for v in values for p in v.split(";") if p.strip()}))
+
+    def has(frame: pd.DataFrame, column: str) -> bool:
+        return column in frame and pd.to_numeric(frame[column], errors="coerce").notna().any()
+
+    return Explained(
+        flops_methods=words(runs, "flops_method") if has(cells, "mfu_pct") else (),
+        peak_sources=words(cells, "peak_source") if has(cells, "mfu_pct") else (),
+        memory=has(cells, "peak_mem_mib"),
+        energy_details=words(cells, "energy_detail"),
+        ceiling_models=words(cells, "ceiling_model") if has(cells, "speedup_ceiling") else (),
+    )
+
+
+@dataclass(frozen=True)
 class Summary:
     cells: int
     runs: int
@@ -184,10 +240,15 @@ class ReportData:
     environment: tuple[NodeEnv, ...]
     frameworks: tuple[FrameworkRow, ...]
     baselines: tuple[Baseline, ...]
-    options: Options
+    options: Options | None
     model_configs: tuple[ModelConfig, ...]
     groups: tuple[Group, ...]
     runs: tuple[RunEntry, ...]
+    headline: Headline = field(default_factory=Headline)
+    caveats: tuple[Caveat, ...] = ()
+    latency: tuple[LatencyTable, ...] = ()
+    plan: PlanInfo | None = None
+    explained: Explained = field(default_factory=Explained)
 
 
 def framework_info(name: str) -> dict[str, Any] | None:
@@ -212,16 +273,18 @@ def build_report(
     runs: pd.DataFrame,
     manifests: Mapping[str, dict[str, Any]],
     generated_at: str,
+    latency: Sequence[LatencyTable] = (),
+    plan: PlanInfo | None = None,
 ) -> ReportData:
     """The whole report as data. `cells` holds measured and baseline cells (column `source`)."""
-    order = _Order(config)
+    order = _Order(config, cells)
     measured = cells[cells["source"] == MEASURED]
-    labels = _column_labels(cells, config)
     footnotes = dict(config["report"]["footnotes"])
+    several_sources = cells["source"].nunique() > 1
     groups = [
-        _group(key, frame, runs, labels, footnotes, order)
+        _group(key, frame, runs, footnotes, order, several_sources)
         for key, frame in sorted(
-            cells.groupby(_GROUP_KEYS, sort=False), key=lambda kv: order.group(kv[0])
+            table_keys(cells).groupby(_GROUP_KEYS, sort=False), key=lambda kv: order.group(kv[0])
         )
     ]
     baselines = tuple(
@@ -232,28 +295,40 @@ def build_report(
         title=config["report"].get("title") or config["name"],
         suite=config["name"],
         generated_at=generated_at,
-        summary=_summary(measured, runs, order),
+        summary=_summary(measured if len(measured) or not len(cells) else cells, runs, order),
         environment=tuple(node_environments(dict(manifests))),
-        frameworks=tuple(_frameworks(measured, config, order)),
+        frameworks=tuple(_frameworks(cells, config, order)),
         baselines=baselines,
-        options=_options(config),
+        options=_options(config) if config["cases"] else None,
         model_configs=tuple(model_configs(dict(manifests))),
         groups=tuple(groups),
         runs=tuple(_run_entries(runs)),
+        headline=headline(groups, cells),
+        caveats=tuple(caveats(cells, runs)),
+        latency=tuple(latency),
+        plan=plan,
+        explained=explained(measured, runs),
     )
 
 
-_GROUP_KEYS = ["model", "precision", "xla", "batch_size", "variant"]
+_GROUP_KEYS = ["model", "precision", "table_batch"]
+_COLUMN_KEYS = ["source", "framework", "xla", "variant", "batch_size"]
 
 
 class _Order:
-    """Sort keys: frameworks and models in the order the config names them."""
+    """Sort keys: frameworks and models in the order the config names them (else the tables')."""
 
-    def __init__(self, config: Mapping[str, Any]) -> None:
+    def __init__(self, config: Mapping[str, Any], cells: pd.DataFrame) -> None:
         cases = config["cases"]
-        self.frameworks = list(dict.fromkeys(c["framework"] for c in cases))
-        self.models = list(dict.fromkeys(c["model"] for c in cases))
-        self.sources = [MEASURED] + [b["name"] for b in config["baselines"]]
+        self.frameworks = list(
+            dict.fromkeys([c["framework"] for c in cases] + list(cells["framework"]))
+        )
+        self.models = list(dict.fromkeys([c["model"] for c in cases] + list(cells["model"])))
+        self.sources = list(
+            dict.fromkeys(
+                [MEASURED] + [b["name"] for b in config["baselines"]] + list(cells["source"])
+            )
+        )
 
     @staticmethod
     def _index(items: list[str], value: str) -> tuple[int, str]:
@@ -266,18 +341,23 @@ class _Order:
         return self._index(self.models, name)
 
     def group(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
-        model, precision, xla, batch_size, variant = key
+        model, precision, batch_size = key
         return (
             self.model(model),
             self._index(list(PRECISIONS), precision),
-            bool(xla),
             batch_size_key(batch_size),
-            variant != "default",
-            variant,
         )
 
-    def column(self, source: str, framework: str) -> tuple[Any, ...]:
-        return (self._index(self.sources, source), self.framework(framework))
+    def column(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        source, framework, xla, variant, batch_size = key
+        return (
+            self._index(self.sources, source),
+            self.framework(framework),
+            variant != "default",
+            variant,
+            bool(xla),
+            batch_size_key(batch_size),
+        )
 
 
 def batch_size_key(batch_size: str) -> tuple[int, int, str]:
@@ -289,72 +369,171 @@ def layout_key(layout: str) -> tuple[int, int, str]:
     return (parsed.devices, parsed.nodes, layout)
 
 
-def _column_labels(cells: pd.DataFrame, config: Mapping[str, Any]) -> dict[tuple[str, str], str]:
-    labels = {}
-    for source, framework in (
-        cells[["source", "framework"]].drop_duplicates().itertuples(index=False)
-    ):
-        name = framework_name(framework)
-        labels[(source, framework)] = name if source == MEASURED else f"{name} [{source}]"
-    return labels
+def table_keys(cells: pd.DataFrame) -> pd.DataFrame:
+    """`cells` with `table_batch`: the batch size of the table each cell is shown in.
+
+    A cell's own batch size, except a fallback: DLPerf shows NGC TensorFlow's bsz=224 in its
+    bsz=256 table because 256 ran out of memory. A column's numeric batch b joins the table of its
+    next larger batch B when every cell at B is OOM, B was tried at 1 device only, and b >= B/2
+    (a step down, not a different setting).
+    """
+    cells = cells.assign(table_batch=cells["batch_size"].astype(str))
+    same = ["source", "framework", "model", "precision", "xla", "variant"]
+    for _, frame in cells.groupby(same, sort=False):
+        oom_sizes = [
+            int(b)
+            for b, at in frame.groupby("batch_size")
+            if str(b).isdigit()
+            and (at["status"] == Status.OOM).all()
+            and (at["devices"].astype(int) == 1).all()
+        ]
+        for index, row in frame.iterrows():
+            b = str(row["batch_size"])
+            if not b.isdigit() or int(b) in oom_sizes:
+                continue
+            larger = [size for size in oom_sizes if int(b) < size <= 2 * int(b)]
+            if larger:
+                cells.loc[index, "table_batch"] = str(min(larger))
+    return cells
 
 
-def _slug(model: str, precision: str, xla: bool, batch_size: str, variant: str) -> str:
-    cell = Cell("", model, precision, xla, batch_size, Layout(1, 1), variant or "default")
-    return cell.group_id
+def _column_label(key: tuple[Any, ...], table_batch: str, resolved: str, several: bool) -> str:
+    source, framework, xla, variant, batch_size = key
+    label = framework_name(framework)
+    if xla:
+        label += " w/XLA"
+    if variant != "default":
+        label += f" {variant}"
+    if batch_size != table_batch:
+        label += f" bsz={batch_size}"
+    elif resolved and resolved != batch_size:  # the batch behind `max`
+        label += f" bsz={resolved}"
+    if source != MEASURED and several:
+        label += f" [{source}]"
+    return label
+
+
+def _resolved_batch(frame: pd.DataFrame) -> str:
+    """The batch per device behind `max`, when the column's cells agree on one."""
+    values = pd.to_numeric(frame.get("batch_size_resolved"), errors="coerce").dropna().unique()
+    return fmt.integer(values[0]) if len(values) == 1 else ""
+
+
+def _slug(model: str, precision: str, batch_size: str) -> str:
+    cell = Cell("", model, precision, False, batch_size, Layout(1, 1), "default")
+    return cell.group_id.replace(".noxla", "")
 
 
 def _group(
     key: tuple[Any, ...],
     frame: pd.DataFrame,
     runs: pd.DataFrame,
-    labels: dict[tuple[str, str], str],
     footnote_patterns: dict[str, str],
     order: _Order,
+    several_sources: bool,
 ) -> Group:
-    model, precision, xla, batch_size, variant = key
-    pairs = sorted(
-        {(r.source, r.framework) for r in frame.itertuples()}, key=lambda p: order.column(*p)
-    )
-    columns = tuple(Column(framework=f, source=s, label=labels[(s, f)]) for s, f in pairs)
-    by_key = {(r["source"], r["framework"], r["layout"]): r for r in frame.to_dict("records")}
-    layouts = sorted(set(frame["layout"]), key=layout_key)
+    model, precision, table_batch = key
+    by_column = {k: f for k, f in frame.groupby(_COLUMN_KEYS, sort=False)}
+    keys = sorted(by_column, key=order.column)
+    # a larger batch that ran out of memory is told in the footnotes of its fallback columns
+    fallen = {(k[0], k[1], k[2], k[3]) for k in keys if str(k[4]) != str(table_batch)}
+    keys = [k for k in keys if not (str(k[4]) == str(table_batch) and k[:4] in fallen)]
     notes = _Notes(runs, footnote_patterns)
+    columns = []
+    for k in keys:
+        numbers = [notes.column_note(n) for n in _column_remarks(k, frame, str(table_batch))]
+        label = _column_label(k, str(table_batch), _resolved_batch(by_column[k]), several_sources)
+        columns.append(
+            Column(
+                framework=k[1],
+                source=k[0],
+                label=label,
+                xla=bool(k[2]),
+                variant=k[3],
+                batch_size=str(k[4]),
+                notes=tuple(numbers),
+            )
+        )
+    records = {k: {r["layout"]: r for r in by_column[k].to_dict("records")} for k in keys}
+    layouts = (
+        sorted(set().union(*(set(r) for r in records.values())), key=layout_key) if keys else []
+    )
     rows = []
     for layout in layouts:
         parsed = Layout.parse(layout)
-        cells = tuple(notes.cell(by_key.get((c.source, c.framework, layout))) for c in columns)
+        cells = tuple(notes.cell(records[k].get(layout)) for k in keys)
         rows.append(Row(parsed.nodes, parsed.devices, layout, cells))
+    shown = pd.concat([by_column[k] for k in keys]) if keys else frame
+    extra = figure_keys(shown)
     details, points = [], []
-    for column in columns:
+    for column, k in zip(columns, keys, strict=True):
         for layout in layouts:
-            record = by_key.get((column.source, column.framework, layout))
+            record = records[k].get(layout)
             if record is None:
                 continue
-            details.append(_detail(column, record))
+            details.append(_detail(column, record, extra))
             if record["status"] == "ok" and fmt.is_number(record["throughput_median"]):
-                points.append(
-                    PlotPoint(
-                        column.label,
-                        int(record["devices"]),
-                        float(record["throughput_median"]),
-                        float(record["speedup"]),
-                    )
-                )
+                points.append(_point(column, record))
     return Group(
-        slug=_slug(model, precision, bool(xla), str(batch_size), variant),
+        slug=_slug(model, precision, str(table_batch)),
         model=model,
         model_name=model_name(model),
         precision=precision,
         precision_name=PRECISION_NAMES.get(precision, precision),
-        xla=bool(xla),
-        batch_size=str(batch_size),
-        variant=variant,
-        columns=columns,
+        xla=False,
+        batch_size=str(table_batch),
+        variant="default",
+        columns=tuple(columns),
         rows=tuple(rows),
         details=tuple(details),
         footnotes=notes.footnotes(),
         points=tuple(points),
+        figure_keys=extra,
+    )
+
+
+def _column_remarks(key: tuple[Any, ...], frame: pd.DataFrame, table_batch: str) -> list[Footnote]:
+    """Footnotes on a column: the OOM it falls back from, and its table's own remark."""
+    source, framework, xla, variant, batch_size = key
+    same = frame[
+        (frame["source"] == source)
+        & (frame["framework"] == framework)
+        & (frame["xla"] == xla)
+        & (frame["variant"] == variant)
+    ]
+    remarks = []
+    if str(batch_size) != str(table_batch):
+        oom = same[same["batch_size"] == table_batch]
+        remarks.append(
+            Footnote(
+                0,
+                "fallback",
+                Status.OOM,
+                tuple(oom["cell_id"]),
+                "",
+                str(table_batch),
+                str(batch_size),
+                tuple(oom["layout"]),
+            )
+        )
+    mine = same[same["batch_size"] == batch_size]
+    remarks += [Footnote(0, "note", "", (), text) for text in dict.fromkeys(mine["note"]) if text]
+    return remarks
+
+
+def _point(column: Column, record: dict[str, Any]) -> PlotPoint:
+    def number(key: str) -> float:
+        value = record.get(key)
+        return float(value) if value is not None and fmt.is_number(value) else math.nan
+
+    return PlotPoint(
+        column.label,
+        int(record["devices"]),
+        float(record["throughput_median"]),
+        number("speedup"),
+        number("throughput_min"),
+        number("throughput_max"),
+        number("speedup_ceiling"),
     )
 
 
@@ -395,8 +574,15 @@ class _Notes:
 
     def _add(self, note: Footnote) -> int:
         number = len(self.notes) + 1
-        self.notes.append(Footnote(number, note.kind, note.status, note.cell_ids, note.text))
+        self.notes.append(dataclasses.replace(note, number=number))
         return number
+
+    def column_note(self, note: Footnote) -> int:
+        """A remark on a whole column; columns with the same remark share its number."""
+        for known in self.notes:
+            if dataclasses.replace(known, number=0) == note:
+                return known.number
+        return self._add(note)
 
     def _reason(self, record: dict[str, Any]) -> str:
         """Each distinct status detail of the cell's runs that did not succeed, with its repeats."""
@@ -418,14 +604,12 @@ class _Notes:
         for note in self.notes:
             if note.kind == "config":
                 pattern = next(p for p, n in self.by_pattern.items() if n == note.number)
-                note = Footnote(
-                    note.number, note.kind, "", tuple(self.pattern_cells[pattern]), note.text
-                )
+                note = dataclasses.replace(note, cell_ids=tuple(self.pattern_cells[pattern]))
             out.append(note)
         return tuple(out)
 
 
-def _detail(column: Column, record: dict[str, Any]) -> Detail:
+def _detail(column: Column, record: dict[str, Any], figures: tuple[str, ...]) -> Detail:
     counts = [record[k] for k in ("runs_ok", "runs_done", "runs_planned")]
     runs = "/".join(fmt.integer(c) for c in counts) if all(map(fmt.is_number, counts)) else "-"
     low, high = record["throughput_min"], record["throughput_max"]
@@ -448,6 +632,8 @@ def _detail(column: Column, record: dict[str, Any]) -> Detail:
         efficiency=fmt.percent(record["efficiency"]),
         speedup_baseline_cell=fmt.text(record["speedup_baseline_cell"]),
         methods=tuple(m for m in fmt.text(record["method"]).split(",") if m),
+        figures=tuple(format_figure(key, record) for key in figures),
+        flags=fmt.text(record.get("flags")),
     )
 
 
@@ -460,7 +646,7 @@ def _summary(measured: pd.DataFrame, runs: pd.DataFrame, order: _Order) -> Summa
         cells=len(measured),
         runs=len(runs),
         runs_ok=int((runs["status"] == "ok").sum()) if len(runs) else 0,
-        frameworks=tuple(framework_name(f) for f in frameworks),
+        frameworks=tuple(dict.fromkeys(framework_name(f) for f in frameworks)),
         models=tuple(model_name(m) for m in sorted(set(measured["model"]), key=order.model)),
         statuses=statuses,
         methods=tuple(methods),
@@ -477,11 +663,12 @@ def _failures(runs: pd.DataFrame, most: int = 5) -> tuple[tuple[str, str, int], 
 
 
 def _frameworks(
-    measured: pd.DataFrame, config: Mapping[str, Any], order: _Order
+    cells: pd.DataFrame, config: Mapping[str, Any], order: _Order
 ) -> list[FrameworkRow]:
     models: dict[str, set[str]] = {}
     for case in config["cases"]:
         models.setdefault(case["framework"], set()).add(case["model"])
+    measured = cells[cells["source"] == MEASURED] if config["cases"] else cells
     for framework, model in (
         measured[["framework", "model"]].drop_duplicates().itertuples(index=False)
     ):
@@ -556,7 +743,10 @@ def _run_entries(runs: pd.DataFrame) -> list[RunEntry]:
                 p95_ms=fmt.milliseconds(run.get("p95_ms")) if ok else "",
                 traces=tuple(fmt.text(run.get("trace")).split()),
                 manifest=fmt.text(run.get("manifest")),
-                detail=fmt.shorten(fmt.text(run.get("status_detail"))),
+                detail=fmt.shorten(
+                    fmt.text(run.get("status_detail")) or fmt.text(run.get("outlier_detail"))
+                ),
+                outlier=run.get("outlier") is True,
             )
         )
     return entries

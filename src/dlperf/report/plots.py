@@ -35,6 +35,8 @@ class PlotLabels:
     y: str
     legend: str
     ideal: str = ""
+    ceiling: str = "{column}"  # the communication ceiling's legend entry, per column
+    note: str = ""  # what the error bars or lines are, printed under the axes
 
 
 def _known_family(families: tuple[str, ...]) -> tuple[str, str] | None:
@@ -91,8 +93,11 @@ def _rc(lang: str) -> Any:  # matplotlib types rc keys as Literals
 
 def _frame(group: Group) -> pd.DataFrame:
     return pd.DataFrame(
-        [(p.column, p.devices, p.throughput, p.speedup) for p in group.points],
-        columns=["column", "devices", "throughput", "speedup"],
+        [
+            (p.column, p.devices, p.throughput, p.speedup, p.low, p.high, p.ceiling)
+            for p in group.points
+        ],
+        columns=["column", "devices", "throughput", "speedup", "low", "high", "ceiling"],
     )
 
 
@@ -104,9 +109,14 @@ def _palette(group: Group) -> dict[str, tuple[float, float, float]]:
 
 def _figure() -> Figure:
     # Fixed margins: a layout engine measures every text box and costs most of a plot's time.
-    fig = Figure(figsize=(7.5, 4.2))
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.12, top=0.9)
+    fig = Figure(figsize=(7.5, 4.4))
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.9)
     return fig
+
+
+def _note(fig: Figure, text: str) -> None:
+    if text:
+        fig.text(0.01, 0.01, text, fontsize="x-small", color="dimgray", ha="left", va="bottom")
 
 
 def _save(fig: Figure, path: Path) -> Path:
@@ -117,54 +127,71 @@ def _save(fig: Figure, path: Path) -> Path:
 
 
 def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Path | None:
-    """Bars: x = device count, hue = framework (and baseline), y = median samples/s."""
+    """Bars: x = device count, one bar per column, y = median samples/s; error bars = min-max."""
     frame = _frame(group)
     if frame.empty:
         return None
     hue_order = [c.label for c in group.columns if c.label in set(frame["column"])]
-    # Device counts are categories here; matplotlib would log that at INFO for every plot.
-    logging.getLogger("matplotlib.category").setLevel(logging.WARNING)
+    devices = sorted(set(frame["devices"]))
+    palette = _palette(group)
+    width = 0.8 / len(hue_order)
     with mpl.rc_context(_rc(lang)):
+        sns.set_style("whitegrid", rc=_rc(lang))
         fig = _figure()
         ax = fig.subplots()
-        sns.barplot(
-            data=frame,
-            x="devices",
-            y="throughput",
-            hue="column",
-            hue_order=hue_order,
-            palette=_palette(group),
-            order=sorted(set(frame["devices"])),
-            errorbar=None,
-            ax=ax,
-        )
+        for i, label in enumerate(hue_order):
+            mine = frame[frame["column"] == label].set_index("devices")
+            xs = [devices.index(d) - 0.4 + width * (i + 0.5) for d in mine.index]
+            ax.bar(xs, mine["throughput"], width=width, color=palette[label], label=label)
+            spread = mine.dropna(subset=["low", "high"])
+            if len(spread):
+                ax.errorbar(
+                    [devices.index(d) - 0.4 + width * (i + 0.5) for d in spread.index],
+                    spread["throughput"],
+                    yerr=[
+                        spread["throughput"] - spread["low"],
+                        spread["high"] - spread["throughput"],
+                    ],
+                    fmt="none",
+                    ecolor="black",
+                    elinewidth=1,
+                    capsize=3,
+                )
+        ax.set_xticks(range(len(devices)), [str(d) for d in devices])
         ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y)
         ax.legend(title=labels.legend, fontsize="small")
+        _note(fig, labels.note)
         return _save(fig, path)
 
 
 def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Path | None:
-    """Speedup against device count per framework, with the ideal line (speedup = devices)."""
+    """Speedup against device count per column, the ideal line (speedup = devices) and, where
+    measured, each column's communication ceiling (dotted, in the column's colour)."""
     frame = _frame(group).dropna(subset=["speedup"])
     if frame.empty:
         return None
     hue_order = [c.label for c in group.columns if c.label in set(frame["column"])]
     devices = sorted({1, *frame["devices"]})
+    palette = _palette(group)
     with mpl.rc_context(_rc(lang)):
+        sns.set_style("whitegrid", rc=_rc(lang))
         fig = _figure()
         ax = fig.subplots()
         ax.plot(devices, devices, linestyle="--", color="gray", label=labels.ideal)
-        sns.lineplot(
-            data=frame,
-            x="devices",
-            y="speedup",
-            hue="column",
-            hue_order=hue_order,
-            palette=_palette(group),
-            marker="o",
-            errorbar=None,
-            ax=ax,
-        )
+        for label in hue_order:
+            mine = frame[frame["column"] == label].sort_values("devices")
+            ax.plot(mine["devices"], mine["speedup"], marker="o", color=palette[label], label=label)
+            ceiling = mine.dropna(subset=["ceiling"])
+            if len(ceiling):
+                ax.plot(
+                    ceiling["devices"],
+                    ceiling["ceiling"],
+                    linestyle=":",
+                    marker="_",
+                    color=palette[label],
+                    label=labels.ceiling.format(column=label),
+                )
         ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y, xticks=devices)
         ax.legend(title=labels.legend, fontsize="small")
+        _note(fig, labels.note)
         return _save(fig, path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
 import re
@@ -15,11 +16,24 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from dlperf.errors import ConfigError
 from dlperf.report import plots
+from dlperf.report.caveats import KINDS as CAVEAT_KINDS
 from dlperf.report.i18n import Translator, catalog
-from dlperf.report.load import load_cells, read_table
-from dlperf.report.model import ABSENT, Group, ReportData, build_report, framework_name, model_name
+from dlperf.report.latency import PERCENTILES, LatencyTable, latency_tables
+from dlperf.report.load import load_cells, load_tables, read_table
+from dlperf.report.model import (
+    ABSENT,
+    PRECISION_NAMES,
+    Group,
+    ReportData,
+    build_report,
+    framework_name,
+    model_name,
+)
+from dlperf.report.planinfo import plan_info
 from dlperf.report.provenance import read_manifests
+from dlperf.stats import Window
 from dlperf.util import atomic_write_text
 
 log = logging.getLogger(__name__)
@@ -52,16 +66,27 @@ def render_reports(
     outputs: Sequence[Path],
     generated_at: datetime | str | None = None,
     plots_dir: Path | None = None,
+    steps_path: Path | None = None,
+    plan_path: Path | None = None,
 ) -> list[Path]:
     """Write every output (report.<lang>.<md|html>) and the plots; return the files written.
 
     Plots go to `plots_dir` (default: results/plots beside the report folder); the Markdown links to
     them by relative path, the HTML embeds them, so it stands alone.
     """
+    data = load_report_data(
+        config, Path(cells_path), Path(runs_path), generated_at, steps_path, plan_path
+    )
+    return write_reports(data, outputs, plots_dir)
+
+
+def write_reports(
+    data: ReportData, outputs: Sequence[Path], plots_dir: Path | None = None
+) -> list[Path]:
+    """Render one data model to every output named report.<lang>.<md|html>, with its plots."""
     targets = [parse_target(Path(p)) for p in outputs]
     if not targets:
         return []
-    data = load_report_data(config, Path(cells_path), Path(runs_path), generated_at)
     plots_dir = plots_dir or targets[0].path.parent.parent / "plots"
     written: list[Path] = []
     plot_files = {}
@@ -83,6 +108,8 @@ def load_report_data(
     cells_path: Path,
     runs_path: Path,
     generated_at: datetime | str | None = None,
+    steps_path: Path | None = None,
+    plan_path: Path | None = None,
 ) -> ReportData:
     """Read the tables, baselines and manifests and build the report's one data model."""
     cells = load_cells(cells_path, config["baselines"])
@@ -92,7 +119,40 @@ def load_report_data(
         else pd.DataFrame(columns=["cell_id", "repeat", "status", "status_detail", "manifest"])
     )
     manifests = read_manifests(runs["manifest"]) if "manifest" in runs.columns else {}
-    return build_report(config, cells, runs, manifests, timestamp(generated_at))
+    latency = []
+    if steps_path is not None and steps_path.is_file():
+        window = Window(int(config["window"]["warmup"]), int(config["window"]["measure"]))
+        latency = latency_tables(cells, runs, pd.read_csv(steps_path, sep="\t"), window)
+    plan = None
+    if plan_path is not None and plan_path.is_file():
+        found = json.loads(plan_path.read_text())
+        plan = plan_info(found) if found else None
+    return build_report(
+        config, cells, runs, manifests, timestamp(generated_at), latency=latency, plan=plan
+    )
+
+
+def report_from_tables(
+    tables: Sequence[Path], out: Path, name: str | None = None, generated_at: str | None = None
+) -> list[Path]:
+    """`dlperf report`: the en/zh md/html report of cells tables alone, nothing run."""
+    if not tables:
+        raise ConfigError("dlperf report: give at least one cells table")
+    for path in tables:
+        if not Path(path).is_file():
+            raise ConfigError(f"dlperf report: {path}: no such cells table")
+    cells = load_tables([Path(p) for p in tables])
+    title = name or ", ".join(Path(p).name for p in tables)
+    config: dict[str, Any] = {
+        "name": title,
+        "report": {"title": title, "footnotes": {}},
+        "baselines": [],
+        "cases": [],
+    }
+    runs = pd.DataFrame(columns=["cell_id", "repeat", "status", "status_detail", "manifest"])
+    data = build_report(config, cells, runs, {}, timestamp(generated_at))
+    outputs = [out / f"report.{lang}.{ext}" for lang in ("en", "zh") for ext in FORMATS]
+    return write_reports(data, outputs, out / "plots")
 
 
 def timestamp(value: datetime | str | None) -> str:
@@ -103,16 +163,26 @@ def timestamp(value: datetime | str | None) -> str:
 
 
 def group_title(group: Group, t: Translator) -> str:
-    title = t(
+    return t(
         "group.title",
         model=group.model_name,
         precision=group.precision_name,
         batch_size=group.batch_size,
     )
-    if group.xla:
-        title += t("group.xla")
-    if group.variant != "default":
-        title += t("group.variant", variant=group.variant)
+
+
+def latency_title(table: LatencyTable, t: Translator) -> str:
+    title = t(
+        "latency.title",
+        framework=framework_name(table.framework),
+        model=model_name(table.model),
+        precision=PRECISION_NAMES.get(table.precision, table.precision),
+        batch_size=table.batch_size,
+    )
+    if table.xla:
+        title += " w/XLA"
+    if table.variant != "default":
+        title += t("group.variant", variant=table.variant)
     return title
 
 
@@ -130,6 +200,8 @@ def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[s
                 y=t(f"plot.{kind}"),
                 legend=t("plot.legend"),
                 ideal=t("plot.ideal"),
+                ceiling=t("plot.ceiling"),
+                note=t(f"plot.{kind}_note"),
             )
             path = draw(group, labels, lang, plots_dir / f"{group.slug}.{kind}.{lang}.png")
             if path is not None:
@@ -184,11 +256,45 @@ def status_word(status: str, t: Translator) -> str:
     return t(f"status.{status}") if t.has(f"status.{status}") else status
 
 
+def footnote_text(note: Any, t: Translator, code: bool) -> str:
+    """A footnote in words; `code` marks ids as Markdown code."""
+
+    def ids(items: Sequence[str]) -> str:
+        return ", ".join(f"`{i}`" if code else i for i in items)
+
+    if note.kind == "status":
+        return t(
+            "results.footnote_status",
+            cell=ids(note.cell_ids[:1]),
+            status=status_word(note.status, t),
+            reason=note.text or t("results.no_reason"),
+        )
+    if note.kind == "fallback":
+        return t(
+            "results.footnote_fallback",
+            oom_batch=note.oom_batch,
+            layouts=", ".join(note.layouts),
+            shown_batch=note.shown_batch,
+            cells=ids(note.cell_ids),
+        )
+    if note.kind == "note":
+        return t("results.footnote_note", text=note.text)
+    return t("results.footnote_config", text=note.text, cells=ids(note.cell_ids))
+
+
 def summary_text(data: ReportData, t: Translator) -> str:
     s = data.summary
     if not s.cells:
         return t("summary.no_cells")
     statuses = [t("summary.status_item", status=status_word(k, t), count=n) for k, n in s.statuses]
+    if not s.runs and data.options is None:
+        return t(
+            "summary.text_tables",
+            cells=s.cells,
+            frameworks=t("list_sep").join(s.frameworks),
+            models=t("list_sep").join(s.models),
+            statuses=t("list_sep").join(statuses),
+        )
     text = t(
         "summary.text",
         cells=s.cells,
@@ -232,6 +338,11 @@ def render_text(
         method_names=methods or [t("none")],
         cell_text=lambda cell: cell_text(cell, t),
         group_title=lambda group: group_title(group, t),
+        latency_title=lambda table: latency_title(table, t),
+        percentiles=PERCENTILES,
+        figure_header=lambda key: t(f"figure.{key}"),
+        footnote_text=lambda note, code: footnote_text(note, t, code),
+        caveat_kinds=[k for k in CAVEAT_KINDS if any(c.kind == k for c in data.caveats)],
         status_word=lambda status: status_word(status, t),
         model_name=model_name,
         framework_name=framework_name,

@@ -6,7 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
 
+from dlperf import flops
 from dlperf.logline import emit as log  # noqa: F401  (the workloads' one writer of dlperf lines)
 
 
@@ -27,6 +32,28 @@ def workload_parser(
     p.add_argument("--threads", type=int, default=0, help="CPU threads per rank; 0: cores / ranks")
     p.add_argument("--memory-limit-gb", type=float, default=0, help="cap address space (CPU runs)")
     p.add_argument("--model-config", default="{}", help=model_config_help)
+    p.add_argument(
+        "--calibrate-s",
+        type=float,
+        default=0.5,
+        help="seconds of matrix products measuring this device's peak (rank 0; 0: none)",
+    )
+    p.add_argument(
+        "--comm-probe-iters",
+        type=int,
+        default=5,
+        help="all-reduces of the gradients' size before training, timed (0: none)",
+    )
+    p.add_argument(
+        "--power-interval-s", type=float, default=0.1, help="NVML sampling period (0: none)"
+    )
+    p.add_argument(
+        "--explain",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="FLOPs, peak, all-reduce probe and NVML lines (--no-explain: only steps and memory; "
+        "benchmarks/explain_overhead.py compares the two)",
+    )
     return p
 
 
@@ -43,3 +70,141 @@ def start_rank(args: argparse.Namespace) -> tuple[int, int, int, int]:
         int(env.get("LOCAL_RANK", 0)),
         int(env.get("LOCAL_WORLD_SIZE", 1)),
     )
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MiB (ru_maxrss is KiB on Linux): every workload's
+    `dlperf-memory rank=R peak_rss_mb=X [peak_allocated_mb=Y]` line at the end of its run."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def log_stated_flops(
+    rank: int,
+    args: argparse.Namespace,
+    math: str,
+    bert: flops.BertShape | None = None,
+    depths: tuple[int, ...] = (3, 4, 6, 3),
+    mlm_head_on_all_tokens: bool = False,
+) -> None:
+    """The `dlperf-flops` line of a workload without a FLOP counter: dlperf.flops' stated
+    formulas for the model it built (ResNet-50 v1.5 with these depths; BERT of this shape)."""
+    if not args.explain:
+        return
+    if args.model == "resnet50":
+        per_sample = flops.resnet50_training_flops_per_sample(
+            args.image_size, args.num_classes, depths
+        )
+    else:
+        shape = bert or flops.BertShape()
+        per_sample = flops.bert_pretraining_flops_per_sample(
+            shape, args.seq_len, args.max_predictions, mlm_head_on_all_tokens
+        )
+    log(
+        "flops", rank=rank, per_sample=f"{per_sample:.6g}", math=math, method="formula_dlperf.flops"
+    )
+
+
+def log_measured_peak(
+    rank: int,
+    args: argparse.Namespace,
+    math: str,
+    matmul_of: Callable[[int], Callable[[], Any]],
+    sync: Callable[[], Any],
+    gpu: str = "none",
+) -> None:
+    """The `dlperf-peak` line: this device's matrix products in `math` precision, timed with the
+    framework's own product (`matmul_of(n)` returns one of n x n matrices). A precision the
+    framework cannot multiply in on this device gives no line (MFU is then n/a)."""
+    if args.calibrate_s <= 0 or not args.explain:
+        return
+    n = 8192 if gpu != "none" else 1024
+    try:
+        tflops = flops.time_matmuls(matmul_of(n), sync, n, args.calibrate_s)
+    except Exception as err:  # e.g. no bf16 matmul kernel on this CPU
+        print(f"dlperf: no {math} peak measured: {type(err).__name__}: {err}", flush=True)
+        return
+    log("peak", rank=rank, math=math, measured_tflops=f"{tflops:.4g}", gpu=gpu.replace(" ", "_"))
+
+
+class PowerSampler:
+    """NVML power, energy counter and used memory of this rank's GPU, sampled in a thread every
+    `interval` seconds from start() to stop(), then written as `dlperf-power` lines (one per
+    sample; the tables keep those inside the measured window). Without NVML (a CPU run, no
+    nvidia-ml-py, no driver) one line says why, and energy is n/a with that reason."""
+
+    def __init__(self, rank: int, device_index: int | None, interval: float) -> None:
+        self.rank, self.interval = rank, max(interval, 0.01)
+        self.off = interval <= 0  # not asked for: no thread, no line
+        self.samples: list[tuple[float, float, float | None, float]] = []
+        self.reason = ""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._read: Callable[[], tuple[float, float | None, float]] | None = None
+        self.gpu = "none"
+        if self.off:
+            return
+        if device_index is None:
+            self.reason = "no NVML power counter: a CPU run"
+            return
+        try:
+            import pynvml  # nvidia-ml-py
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(_nvml_index(device_index))
+        except Exception as err:  # no module, no driver, no such device: say which
+            self.reason = f"no NVML power counter: {type(err).__name__}: {err}"
+            return
+        self.gpu = str(device_index)
+        self._read = lambda: _nvml_read(pynvml, handle)
+
+    def start(self) -> PowerSampler:
+        if self._read is not None:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        assert self._read is not None
+        while not self._stop.is_set():
+            watts, energy_mj, used_mb = self._read()
+            self.samples.append((time.time(), watts, energy_mj, used_mb))
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        if self.off:
+            return
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if not self.samples:
+            log("power", rank=self.rank, gpu="none", reason=self.reason or "no sample taken")
+        for t, watts, energy_mj, used_mb in self.samples:
+            energy = {"energy_mj": f"{energy_mj:.0f}"} if energy_mj is not None else {}
+            log(
+                "power",
+                rank=self.rank,
+                gpu=self.gpu,
+                t=f"{t:.3f}",
+                watts=f"{watts:.1f}",
+                used_mb=f"{used_mb:.1f}",
+                **energy,
+            )
+
+
+def _nvml_index(device_index: int) -> int:
+    """NVML numbers every GPU of the node; CUDA numbers the visible ones."""
+    visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if device_index < len(visible) and visible[device_index].strip().isdigit():
+        return int(visible[device_index])
+    return device_index
+
+
+def _nvml_read(pynvml: object, handle: object) -> tuple[float, float | None, float]:
+    nvml: Any = pynvml
+    watts = nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
+    try:  # total energy since the driver loaded (Volta and newer): exact, not sampled
+        energy_mj: float | None = float(nvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+    except Exception:
+        energy_mj = None
+    used_mb = nvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20
+    return watts, energy_mj, used_mb

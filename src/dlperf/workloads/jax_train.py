@@ -1,12 +1,11 @@
 """Built-in JAX workload: ResNet50 v1.5 or BERT-base pretraining on synthetic data, models from KerasHub.
 
 The models are KerasHub's own definitions running on Keras 3's JAX backend, built from
-hyperparameters without any download: `keras_hub.models.ResNetImageClassifier` over a
-`ResNetBackbone` with bottleneck blocks [3, 4, 6, 3] (the stride sits in the 3x3 convolution, so
-this is ResNet-50 v1.5), and `keras_hub.models.BertBackbone` (BERT-base) under KerasHub's
-`MaskedLMHead` (tied to the token embedding, as `BertMaskedLM` builds it) plus a 2-way
-next-sentence head on the pooled output. The training step is plain JAX over Keras' stateless
-API (`model.stateless_call`, `optimizer.stateless_apply`), as the Keras guide for JAX writes it.
+hyperparameters without any download by dlperf.workloads.keras_models (shared with the
+TensorFlow workload): ResNet-50 v1.5 (`ResNetImageClassifier`) and BERT-base (`BertBackbone`
+with KerasHub's `MaskedLMHead` and a next-sentence head). The training step is plain JAX over
+Keras' stateless API (`model.stateless_call`, `optimizer.stateless_apply`), as the Keras guide for
+JAX writes it.
 
 Data parallel as DistributedDataParallel does it: every process holds one device and its own
 batch, and `jax.shard_map` runs the step per device with an explicit `pmean` of the gradients (and
@@ -33,69 +32,31 @@ import sys
 import time
 from typing import Any
 
-from dlperf.workloads.common import log, start_rank, workload_parser
-
-# transformers' BertConfig names (what the pytorch adapter's model_config takes) -> KerasHub's.
-BERT_NAMES = {
-    "vocab_size": "vocabulary_size",
-    "num_hidden_layers": "num_layers",
-    "num_attention_heads": "num_heads",
-    "hidden_size": "hidden_dim",
-    "intermediate_size": "intermediate_dim",
-    "max_position_embeddings": "max_sequence_length",
-    "type_vocab_size": "num_segments",
-    "hidden_dropout_prob": "dropout",
-}
-BERT_BASE = {
-    "vocabulary_size": 30522,
-    "num_layers": 12,
-    "num_heads": 12,
-    "hidden_dim": 768,
-    "intermediate_dim": 3072,
-    "dropout": 0.1,
-    "max_sequence_length": 512,
-    "num_segments": 2,
-}
-# transformers' ResNetConfig names -> KerasHub's ResNetBackbone arguments.
-RESNET_NAMES = {
-    "depths": "stackwise_num_blocks",
-    "embedding_size": "input_conv_filters",
-}
-RESNET50_V15 = {
-    "input_conv_filters": [64],
-    "input_conv_kernel_sizes": [7],
-    "stackwise_num_filters": [64, 128, 256, 512],
-    "stackwise_num_blocks": [3, 4, 6, 3],
-    "stackwise_num_strides": [1, 2, 2, 2],
-    "block_type": "bottleneck_block",
-    "use_pre_activation": False,
-}
+from dlperf.workloads.common import (
+    PowerSampler,
+    log,
+    log_measured_peak,
+    peak_rss_mb,
+    start_rank,
+    workload_parser,
+)
+from dlperf.workloads.keras_models import (
+    MODEL_CONFIG_HELP,
+    build_model,
+    log_config,
+    log_flops,
+    model_hyperparameters,
+    synthetic_batch,
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = workload_parser(
         __doc__.splitlines()[0],
         precision_help="amp: Keras mixed_bfloat16 policy (bf16 compute, fp32 weights)",
-        model_config_help="JSON overrides of the model's hyperparameters: KerasHub argument names, or the transformers config names the pytorch adapter takes (e.g. num_hidden_layers)",
+        model_config_help=MODEL_CONFIG_HELP,
     )
     return p.parse_args(argv)
-
-
-def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    """The KerasHub backbone arguments: the full-size defaults with the overrides applied."""
-    names, base = (RESNET_NAMES, RESNET50_V15) if model == "resnet50" else (BERT_NAMES, BERT_BASE)
-    config = dict(base)
-    for key, value in overrides.items():
-        key = names.get(key, key)
-        if key not in base:
-            known = sorted(set(base) | set(names))
-            raise SystemExit(
-                f"dlperf: unknown {model} model_config key {key!r} (known: {', '.join(known)})"
-            )
-        if key == "input_conv_filters" and isinstance(value, int):
-            value = [value]
-        config[key] = value
-    return config
 
 
 def setup_platform(args: argparse.Namespace, local_rank: int, local_world: int) -> None:
@@ -117,72 +78,6 @@ def setup_platform(args: argparse.Namespace, local_rank: int, local_world: int) 
         first = (local_rank * share) % len(cores)
         mine = [cores[(first + i) % len(cores)] for i in range(min(share, len(cores)))]
         os.sched_setaffinity(0, mine)
-
-
-def build_model(args: argparse.Namespace, config: dict[str, Any]) -> Any:
-    import keras
-    import keras_hub
-
-    if args.model == "resnet50":
-        backbone = keras_hub.models.ResNetBackbone(
-            **config, image_shape=(args.image_size, args.image_size, 3)
-        )
-        return keras_hub.models.ResNetImageClassifier(
-            backbone=backbone, num_classes=args.num_classes, activation=None
-        )
-    backbone = keras_hub.models.BertBackbone(**config)
-    init = keras.initializers.TruncatedNormal(stddev=0.02)  # BERT's initializer
-    # The masked-LM head as keras_hub.models.BertMaskedLM builds it, plus BERT's NSP head.
-    mlm_head = keras_hub.layers.MaskedLMHead(
-        vocabulary_size=backbone.vocabulary_size,
-        token_embedding=backbone.token_embedding,
-        intermediate_activation="gelu",
-        kernel_initializer=init,
-        dtype=backbone.dtype_policy,
-        name="mlm_head",
-    )
-    nsp_head = keras.layers.Dense(
-        2, kernel_initializer=init, dtype=backbone.dtype_policy, name="nsp_head"
-    )
-    inputs = {
-        **backbone.input,
-        "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions"),
-    }
-    outputs = backbone(backbone.input)
-    return keras.Model(
-        inputs=inputs,
-        outputs={
-            "mlm": mlm_head(outputs["sequence_output"], inputs["mask_positions"]),
-            "nsp": nsp_head(outputs["pooled_output"]),
-        },
-        name="bert_pretraining",
-    )
-
-
-def synthetic_batch(args: argparse.Namespace, config: dict[str, Any], rank: int) -> tuple[Any, Any]:
-    """One fixed batch of this rank (numpy); the same arrays are fed every step."""
-    import numpy as np
-
-    rng = np.random.default_rng(1234 + rank)
-    b = args.batch_size
-    if args.model == "resnet50":
-        pixels = rng.standard_normal((b, args.image_size, args.image_size, 3), dtype=np.float32)
-        return pixels, rng.integers(0, args.num_classes, (b,), dtype=np.int32)
-    s, vocab = args.seq_len, config["vocabulary_size"]
-    p = min(args.max_predictions, s)
-    token_ids = rng.integers(0, vocab, (b, s), dtype=np.int32)
-    positions = rng.random((b, s)).argsort(axis=1)[:, :p].astype(np.int32)
-    x = {
-        "token_ids": token_ids,
-        "segment_ids": np.broadcast_to((np.arange(s) >= s // 2).astype(np.int32), (b, s)).copy(),
-        "padding_mask": np.ones((b, s), dtype=np.int32),
-        "mask_positions": positions,
-    }
-    y = {
-        "mlm": np.take_along_axis(token_ids, positions, axis=1),
-        "nsp": rng.integers(0, 2, (b,), dtype=np.int32),
-    }
-    return x, y
 
 
 def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -> Any:
@@ -247,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = [m for m in ("jax", "keras", "keras_hub") if importlib.util.find_spec(m) is None]
     if missing:
         raise SystemExit(
-            f"dlperf: the jax workload needs {', '.join(missing)}: pip install 'dlperf[jax]' "
-            "and pip install --no-deps keras-hub==0.32.0"
+            f"dlperf: the jax workload needs {', '.join(missing)}: it runs in the environment "
+            "the workflow builds from envs/jax.txt (and envs/jax.excludes.txt)"
         )
     setup_platform(args, local_rank, local_world)
 
@@ -267,7 +162,6 @@ def main(argv: list[str] | None = None) -> int:
             local_device_ids=None if args.device == "cpu" else [local_rank],
         )
     import keras
-    import keras_hub
 
     # One device per process: on a node where a process sees several (a 1n1g run with all the
     # node's GPUs visible), it uses its first.
@@ -315,19 +209,39 @@ def main(argv: list[str] | None = None) -> int:
     step = make_step(args, model, optimizer, mesh)
 
     if rank == 0:
-        log(
-            "config",
-            model=args.model,
-            params=model.count_params(),
+        log_config(
+            args,
+            model,
+            config,
             device=device.platform,
             amp_dtype="bfloat16" if use_amp else "none",
             world_size=world,
             xla="jit",
             jax=jax.__version__,
-            keras=keras.__version__,
-            keras_hub=keras_hub.__version__,
-            model_config=json.dumps(config, sort_keys=True, separators=(",", ":")),
         )
+        math = "bf16" if use_amp else "fp32"
+        log_flops(args, config, math)
+        last: list[Any] = []  # JAX dispatches asynchronously: the sync waits for the last product
+
+        def matmul_of(n: int) -> Any:
+            import jax.numpy as jnp
+
+            dtype = jnp.bfloat16 if use_amp else jnp.float32
+            keys = jax.random.split(jax.random.key(0))
+            a, b = (jax.device_put(jax.random.normal(k, (n, n), dtype), device) for k in keys)
+            product = jax.jit(jnp.matmul)
+            return lambda: last.__setitem__(slice(None), [product(a, b)])
+
+        def sync() -> None:
+            jax.block_until_ready(last)
+
+        gpu = device.device_kind if device.platform == "gpu" else "none"
+        log_measured_peak(rank, args, math, matmul_of, sync, gpu)
+    power = PowerSampler(
+        rank,
+        local_rank if device.platform == "gpu" else None,
+        args.power_interval_s if args.explain else 0,
+    ).start()
     for i in range(1, args.steps + 1):
         start = time.time()
         state, loss = step(state, x, y)
@@ -343,6 +257,14 @@ def main(argv: list[str] | None = None) -> int:
             end=f"{end:.6f}",
             loss=f"{loss_value:.4f}",
         )
+    power.stop()
+    stats = (device.memory_stats() or {}) if device.platform == "gpu" else {}
+    gpu_peak = (
+        {"peak_allocated_mb": f"{stats['peak_bytes_in_use'] / 2**20:.1f}"}
+        if "peak_bytes_in_use" in stats
+        else {}
+    )
+    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
     if world > 1:
         jax.distributed.shutdown()
     return 0

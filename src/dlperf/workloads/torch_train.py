@@ -22,7 +22,9 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from dlperf.workloads.common import log, start_rank, workload_parser
+from dlperf import flops
+from dlperf.ceiling import measure_allreduce_busbw
+from dlperf.workloads.common import PowerSampler, log, peak_rss_mb, start_rank, workload_parser
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -81,6 +83,52 @@ def synthetic_batch(
     }
 
 
+def math_dtype(args: argparse.Namespace, device: torch.device) -> str:
+    """The precision the model's matrix products run in (the peak MFU is taken against)."""
+    if args.precision == "amp":
+        return "fp16" if device.type == "cuda" else "bf16"
+    if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0):
+        # PyTorch's defaults: cuDNN convolutions may use TF32, cuBLAS matmuls may not
+        tf32 = (
+            torch.backends.cudnn.allow_tf32
+            if args.model == "resnet50"
+            else torch.backends.cuda.matmul.allow_tf32
+        )
+        return "tf32" if tf32 else "fp32"
+    return "fp32"
+
+
+def counted_flops_per_sample(model: nn.Module, batch: dict[str, torch.Tensor]) -> float:
+    """Forward + backward FLOPs per sample, counted by torch's FlopCounterMode on one step of two
+    of the run's own samples (FLOPs grow linearly with the batch; two, since batch norm needs
+    more than one value per channel): matrix products and convolutions, 2 per multiply-add."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    few = {k: v[:2] for k, v in batch.items()}
+    counter = FlopCounterMode(display=False)
+    with counter:
+        model(**few).loss.backward()
+    model.zero_grad(set_to_none=True)
+    return float(counter.get_total_flops()) / len(next(iter(few.values())))
+
+
+def formula_flops_per_sample(args: argparse.Namespace, model_config: dict[str, Any]) -> float:
+    """dlperf.flops' stated formula for the same model, where it describes it (else nan)."""
+    if args.model == "bert_base":
+        shape = flops.BertShape.from_config(model_config)
+        return flops.bert_pretraining_flops_per_sample(
+            shape, args.seq_len, args.max_predictions, mlm_head_on_all_tokens=True
+        )
+    resnet50 = {
+        "depths": [3, 4, 6, 3],
+        "hidden_sizes": [256, 512, 1024, 2048],
+        "embedding_size": 64,
+    }
+    if all(model_config.get(k) == v for k, v in resnet50.items()):
+        return flops.resnet50_training_flops_per_sample(args.image_size, args.num_classes)
+    return float("nan")
+
+
 def pick_device(choice: str, local_rank: int) -> torch.device:
     if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
         if not torch.cuda.is_available():
@@ -106,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     model.to(device)
     if device.type == "cuda" and args.model == "resnet50":
         model = model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
+    plain = model  # FLOPs are counted on the module itself, not its compiled or DDP wrapper
     if args.compile:
         model = torch.compile(model)  # type: ignore[assignment]
     ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
@@ -130,11 +179,54 @@ def main(argv: list[str] | None = None) -> int:
             world_size=world,
             torch=torch.__version__,
             cuda=torch.version.cuda or "none",
+            cudnn=torch.backends.cudnn.version() or "none",
+            nccl=".".join(map(str, torch.cuda.nccl.version())) if device.type == "cuda" else "none",
             gpu=torch.cuda.get_device_name(device).replace(" ", "_")
             if device.type == "cuda"
             else "none",
             model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
         )
+    math = math_dtype(args, device)
+    if rank == 0 and args.explain:
+        log(
+            "flops",
+            rank=rank,
+            per_sample=f"{counted_flops_per_sample(plain, batch):.6g}",
+            math=math,
+            method="counted_FlopCounterMode",
+            formula=f"{formula_flops_per_sample(args, model_config):.6g}",
+        )
+        if args.calibrate_s > 0:  # on as many threads as this rank trains with
+            peak = flops.measure_gemm_peak_tflops(math, str(device), args.calibrate_s)
+            log(
+                "peak",
+                rank=rank,
+                math=math,
+                measured_tflops=f"{peak:.4g}",
+                gpu=torch.cuda.get_device_name(device).replace(" ", "_")
+                if device.type == "cuda"
+                else "none",
+            )
+    if world > 1 and args.comm_probe_iters > 0 and args.explain:
+        grad_bytes = sum(p.numel() * p.element_size() for p in plain.parameters())
+        probe = measure_allreduce_busbw(grad_bytes, iters=args.comm_probe_iters, warmup=1)
+        if rank == 0:
+            log(
+                "comm",
+                rank=rank,
+                backend=probe.backend,
+                world=probe.world_size,
+                bytes=probe.size_bytes,
+                iters=probe.iterations,
+                time_per_op_s=f"{probe.time_per_op_s:.6g}",
+                busbw_gb_s=f"{probe.busbw_bytes_per_s / 1e9:.6g}",
+            )
+    power = PowerSampler(
+        rank,
+        device.index if device.type == "cuda" else None,
+        args.power_interval_s if args.explain else 0,
+    )
+    power.start()
     for step in range(1, args.steps + 1):
         start = time.time()
         with torch.autocast(device.type, dtype=amp_dtype, enabled=use_amp):
@@ -156,12 +248,13 @@ def main(argv: list[str] | None = None) -> int:
             end=f"{time.time():.6f}",
             loss=f"{loss_value:.4f}",
         )
-    if device.type == "cuda":
-        log(
-            "memory",
-            rank=rank,
-            peak_allocated_mb=f"{torch.cuda.max_memory_allocated() / 2**20:.1f}",
-        )
+    power.stop()
+    gpu_peak = (
+        {"peak_allocated_mb": f"{torch.cuda.max_memory_allocated() / 2**20:.1f}"}
+        if device.type == "cuda"
+        else {}
+    )
+    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
     if world > 1:
         dist.destroy_process_group()
     return 0

@@ -33,9 +33,11 @@ from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream._common import RunFacts
 from dlperf.parse.upstream.dllogger import (
     parse_dle_pytorch_bert,
+    parse_dle_pytorch_bert_current,
     parse_dle_pytorch_rn50,
     parse_dle_tf1_bert,
     parse_dle_tf1_rn50,
+    parse_dle_tf1_rn50_benchmark,
 )
 from dlperf.parse.upstream.misc import (
     parse_hugectr,
@@ -50,7 +52,7 @@ from dlperf.parse.upstream.mxnet import (
 )
 from dlperf.parse.upstream.oneflow import parse_oneflow_bert, parse_oneflow_cnn, parse_oneflow_wdl
 from dlperf.parse.upstream.paddle import parse_paddle_cv, parse_paddle_nlp_bert
-from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_rn50
+from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
 
 Parser = Callable[[list[Path], RunFacts], ParseResult]
 
@@ -61,6 +63,8 @@ PARSERS: dict[str, Parser] = {
     "dle_pytorch_rn50": parse_dle_pytorch_rn50,
     "dle_pytorch_bert": parse_dle_pytorch_bert,
     "dle_tf1_rn50": parse_dle_tf1_rn50,
+    "dle_pytorch_bert_current": parse_dle_pytorch_bert_current,
+    "dle_tf1_rn50_benchmark": parse_dle_tf1_rn50_benchmark,
     "dle_tf1_bert": parse_dle_tf1_bert,
     "dle_mxnet_rn50": parse_dle_mxnet_rn50,
     "gluoncv_rn50": parse_gluoncv_rn50,
@@ -69,6 +73,7 @@ PARSERS: dict[str, Parser] = {
     "paddle_nlp_bert": parse_paddle_nlp_bert,
     "tf2_rn50": parse_tf2_rn50,
     "tf2_bert": parse_tf2_bert,
+    "tf2_orbit": parse_tf2_orbit,
     "pytorch_examples": parse_pytorch_examples,
     "mindspore": parse_mindspore,
     "hugectr": parse_hugectr,

@@ -1,6 +1,6 @@
 """NVIDIA DeepLearningExamples (dllogger) sources: PyTorch RN50/BERT, TF1 RN50/BERT.
 
-All four print `DLL {YYYY-MM-DD HH:MM:SS.ffffff} - {step} {key} : {value}  ...` and speak for the
+All of them print `DLL {YYYY-MM-DD HH:MM:SS.ffffff} - {step} {key} : {value}  ...` and speak for the
 whole job, so one table drives them: each line is timed by its dllogger timestamp (microseconds,
 written when the step's line is logged) and covers the iterations its counter advanced since the
 previous line. Their printed rates are not used: TF1 BERT's is an average since the previous print,
@@ -38,6 +38,7 @@ class DllSource:
     needed: str  # a field every progress line carries as a number
     family: tuple[str, ...]  # field names (or prefixes) of a progress line; others: other records
     rank_field: str | None = None  # a field naming the rank that printed (TF1 BERT with Horovod)
+    skipped_field: str | None = None  # steps the printed counter left out (skipped AMP steps)
 
 
 def _claim(step_prefix: str) -> re.Pattern[str]:
@@ -59,12 +60,32 @@ SOURCES = {
         "step_loss",
         ("average_loss", "step_loss", "learning_rate"),
     ),
+    # DLE master's run_pretraining.py (a0781f8): the counter is `dynamic_optimizer_step`, optimizer
+    # steps minus those the GradScaler skipped (inf/nan), so it stands still while AMP finds its
+    # loss scale; `skipped_steps` (the skips so far) added back gives the iterations run.
+    "dle_pytorch_bert_current": DllSource(
+        "DLE PyTorch BERT `Training Epoch: e Training Iteration: i  average_loss`",
+        _claim(r"Training Epoch: \d+ Training Iteration:"),
+        re.compile(r"Training Epoch: (?P<epoch>\d+) Training Iteration: (?P<counter>\d+)(?=\s|$)"),
+        "average_loss",
+        ("average_loss", "learning_rate", "skipped_steps"),
+        skipped_field="skipped_steps",
+    ),
     "dle_tf1_rn50": DllSource(
         "DLE TF1 RN50 `(epoch, step) imgs_per_sec`",
         _claim(r"\(\d"),
         re.compile(r"\((?:(?P<epoch>\d+),\s*)?(?:\d+,\s*)*(?P<counter>\d+),?\)(?=\s|$)"),
         "imgs_per_sec",
         ("imgs_per_sec", "cross_entropy", "l2_loss", "total_loss", "learning_rate"),
+    ),
+    # The last TF1 ConvNets (9de48bc) in `--mode=training_benchmark`: BenchmarkLoggingHook prints
+    # `(0, current_step) total_ips : {ips}`, the hook's own 0-based step count after its warm-up.
+    "dle_tf1_rn50_benchmark": DllSource(
+        "DLE TF1 RN50 benchmark `(0, step) total_ips`",
+        _claim(r"\(\d"),
+        re.compile(r"\((?:(?P<epoch>\d+),\s*)?(?:\d+,\s*)*(?P<counter>\d+),?\)(?=\s|$)"),
+        "total_ips",
+        ("total_ips",),
     ),
     "dle_tf1_bert": DllSource(
         "DLE TF1 BERT `Iteration: i  throughput_train`",
@@ -104,6 +125,8 @@ def _reader(source: DllSource):
         )
         epoch = int(step["epoch"]) if step.groupdict().get("epoch") else None
         counter = int(step["counter"])
+        if source.skipped_field:
+            counter += int(_number(fields, source.skipped_field))
         return Row(
             line, counter, counter=counter, key=(epoch, counter), rank=rank, time_s=stamp_of(m[1])
         )
@@ -148,9 +171,31 @@ def parse_dle_pytorch_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     return _parse("dle_pytorch_bert", logs, facts, final, notes)
 
 
+def parse_dle_pytorch_bert_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """DLE master's BERT: `average_loss`, `learning_rate`, `skipped_steps` every log_freq steps;
+    the iterations run are the printed counter plus skipped_steps. The final step prints only
+    `final_loss` (not a progress line); the run's `training_sequences_per_second` is kept as a note.
+    """
+    notes: list[str] = []
+
+    def final(line: Line) -> None:
+        if m := FINAL_BERT.match(line.text):
+            notes.append(
+                f"the source's own training_sequences_per_second (whole run) = {float(m[1])}"
+            )
+
+    return _parse("dle_pytorch_bert_current", logs, facts, final, notes)
+
+
 def parse_dle_tf1_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
     """The training hook hides the first 20 steps: the counter starts above 20."""
     return _parse("dle_tf1_rn50", logs, facts)
+
+
+def parse_dle_tf1_rn50_benchmark(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`--mode=training_benchmark`: one `total_ips` line per display_every steps, counted from 0
+    after the hook's warm-up (the adapter sets it to 0). Only Horovod rank 0 logs."""
+    return _parse("dle_tf1_rn50_benchmark", logs, facts)
 
 
 def parse_dle_tf1_bert(logs: list[Path], facts: RunFacts) -> ParseResult:

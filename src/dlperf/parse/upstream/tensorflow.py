@@ -1,4 +1,5 @@
-"""TensorFlow models r2.3 sources: ResNet50 (Keras TimeHistory) and BERT (absl `Train Step`)."""
+"""TensorFlow models sources: r2.3's ResNet50 (Keras TimeHistory) and BERT (absl `Train Step`),
+and the current Model Garden trainers (orbit's Controller: `train | step: N | steps/sec: r`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dlperf.parse.upstream._common import (
     collect,
     global_result,
     match,
+    stamps_or,
 )
 
 RN50_CLAIM = re.compile(r"^TimeHistory:")
@@ -23,6 +25,9 @@ RN50 = re.compile(
 )
 BERT_CLAIM = re.compile(r"^Train Step:")
 BERT = re.compile(r"^Train Step: (\d+)/(\d+)(?=\s|$)")
+ORBIT_CLAIM = re.compile(r"^train \| step:")
+ORBIT_START = re.compile(r"^train \| step:\s*\d+ \| training until step \d+")
+ORBIT = re.compile(rf"^train \| step:\s*(\d+) \| steps/sec:\s*({NUM}) \|")
 
 
 def parse_tf2_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
@@ -61,3 +66,31 @@ def parse_tf2_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
 
     rows = collect(logs, BERT_CLAIM, read, notes)
     return global_result(logs, rows, facts, Method.TIMESTAMPS, notes, "TF2 BERT `Train Step:`")
+
+
+def parse_tf2_orbit(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """tensorflow/models' current trainers (official/vision/train.py, official/nlp/train.py):
+    orbit's Controller logs `train | step: {global step:6d} | steps/sec: {rate:6.1f} | output: ...`
+    after every steps_per_loop steps, job-wide, through absl (stderr, stamped) and print (stdout,
+    bare), so each line usually appears twice. The stamped copies are kept and timed by their absl
+    prefix; with no stamped copy at all, a record lasts its steps / the printed steps/sec (one
+    decimal: coarse)."""
+    notes: list[str] = []
+
+    def read(line: Line) -> Row | None:
+        if ORBIT_START.match(line.text):
+            return None  # `train | step: 0 | training until step N...`, before the first step
+        m = match(ORBIT, line, "`train | step: <n> | steps/sec: <r> | output: ...`")
+        step, rate = int(m[1]), float(m[2])
+        return Row(line, step, counter=step, key=step, step_time_s=1 / rate if rate > 0 else None)
+
+    rows = collect(logs, ORBIT_CLAIM, read, notes)
+    stamped = [row for row in rows if row.line.stamp is not None]
+    if stamped and len(stamped) < len(rows):
+        notes.append(
+            f"dropped {len(rows) - len(stamped)} unstamped copies (orbit prints each line to "
+            "stdout as well as through absl)"
+        )
+        rows = stamped
+    method = stamps_or(rows, Method.STEP_TIMES, notes, "steps/sec (one decimal)")
+    return global_result(logs, rows, facts, method, notes, "TF2 orbit `train | step:`")

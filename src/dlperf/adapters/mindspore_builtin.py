@@ -1,0 +1,61 @@
+"""The built-in MindSpore workload (dlperf.workloads.mindspore_train): MindCV and MindFormers models
+on MindSpore 2.7, one task per device, in its own environment (envs/mindspore.txt).
+
+The xla column is MindSpore's execution mode: GRAPH_MODE (the whole training step compiled into one
+graph) against PYNATIVE_MODE. Data parallel goes through MindSpore's dynamic cluster, whose
+scheduler the rank-0 task starts itself, so every layout runs, on CPU too (MCCL).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.builtin import BuiltinWorkload
+
+
+class MindSporeBuiltin(BuiltinWorkload):
+    name: ClassVar[str] = "mindspore_builtin"
+    display_name: ClassVar[str] = "MindSpore 2 (dlperf built-in, MindCV/MindFormers models)"
+    version: ClassVar[str] = (
+        "dlperf workload; mindspore 2.7.2 + mindcv 0.3.0 + mindformers 1.3.2 models"
+    )
+    module: ClassVar[str] = "dlperf.workloads.mindspore_train"
+    requirements: ClassVar[str | None] = "envs/mindspore.txt"
+    environment: ClassVar[str] = "envs/mindspore.txt"
+    amp_on_cpu_note: ClassVar[str] = (
+        "measures no mixed-precision hardware (MindSpore's amp runs float16 there: its CPU "
+        "Conv2D has no bfloat16 kernel)"
+    )
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(
+            "mindspore-lab/mindcv",
+            "mindcv/models/resnet.py (resnet50: Bottleneck with the stride in its 3x3 "
+            "convolution, ResNet-50 v1.5)",
+            "PyPI mindcv 0.3.0",
+        ),
+        "bert_base": ModelSource(
+            "mindspore-lab/mindformers",
+            "mindformers/models/bert/bert.py (BertForPreTraining: masked-LM and next-sentence "
+            "heads, BertLoss)",
+            "PyPI mindformers 1.3.2",
+        ),
+    }
+    features: ClassVar[tuple[str, ...]] = (
+        "GRAPH_MODE as XLA (PYNATIVE_MODE without)",
+        "data parallel (dynamic cluster; MCCL on CPU, NCCL on GPU)",
+        "AMP (float16 + static loss scale: auto_mixed_precision O2 on ResNet, "
+        "MindFormers compute_dtype on BERT)",
+    )
+    oom_patterns: ClassVar[tuple[str, ...]] = (
+        *Adapter.oom_patterns,
+        # MindSpore's memory pools: "RuntimeError: Allocate output memory failed, alloc node:...",
+        # "[ERROR] DEVICE ... AllocDeviceMem] malloc memory failed." on CPU (under
+        # --memory-limit-gb too), "Device(id:0) memory isn't enough and alloc failed" on GPU.
+        r"Allocate (output |workspace )?memory failed",
+        r"malloc memory failed",
+        r"memory isn't enough",
+    )
+
+    def extra_flags(self, ctx: TaskContext) -> list[str]:
+        return ["--graph-mode"] if ctx.cell.xla else []

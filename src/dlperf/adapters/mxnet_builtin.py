@@ -1,0 +1,51 @@
+"""The built-in MXNet workload (dlperf.workloads.mxnet_train): GluonCV and GluonNLP models on MXNet 1.9.
+
+One task per device. The xla column is Gluon's hybridize() (a static graph) against imperative
+execution; data parallel goes through a dist_sync KVStore whose ps-lite scheduler and server the
+rank-0 task starts itself, so every layout runs, on CPU too.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.builtin import BuiltinWorkload
+
+
+class MXNetBuiltin(BuiltinWorkload):
+    name: ClassVar[str] = "mxnet"
+    display_name: ClassVar[str] = "MXNet (dlperf built-in, GluonCV/GluonNLP models)"
+    version: ClassVar[str] = (
+        "dlperf workload; mxnet 1.9.1 + gluoncv 0.10.5.post0 + gluonnlp 0.10.0 models"
+    )
+    module: ClassVar[str] = "dlperf.workloads.mxnet_train"
+    amp_on_cpu_note: ClassVar[str] = "runs bf16 through oneDNN's float32 fallback"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(
+            "dmlc/gluon-cv",
+            "gluoncv/model_zoo/resnetv1b.py (ResNetV1b, BottleneckV1b [3, 4, 6, 3] as "
+            "resnet50_v1b: ResNet-50 v1.5)",
+            "PyPI gluoncv 0.10.5.post0",
+        ),
+        "bert_base": ModelSource(
+            "dmlc/gluon-nlp",
+            "src/gluonnlp/model/bert.py (BERTModel over BERTEncoder, bert_12_768_12 "
+            "hyperparameters, masked-LM decoder + NSP classifier)",
+            "v0.10.0",
+        ),
+    }
+    environment: ClassVar[str] = "envs/mxnet.txt"
+    requirements: ClassVar[str | None] = "envs/mxnet.txt"
+    features: ClassVar[tuple[str, ...]] = (
+        "hybridize() as XLA",
+        "data parallel (KVStore dist_sync, ps-lite)",
+        "AMP (mxnet.contrib.amp: float16 on GPU, bfloat16 on CPU)",
+    )
+    oom_patterns: ClassVar[tuple[str, ...]] = (
+        *Adapter.oom_patterns,
+        r"Failed to allocate CPU Memory",  # MXNet's CPU storage, under --memory-limit-gb too
+    )
+
+    def extra_flags(self, ctx: TaskContext) -> list[str]:
+        return ["--hybridize"] if ctx.cell.xla else []  # hybridize() is MXNet's XLA column

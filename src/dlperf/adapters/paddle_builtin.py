@@ -1,0 +1,47 @@
+"""The built-in PaddlePaddle workload (dlperf.workloads.paddle_train), one task per device, in its
+own environment (envs/paddlepaddle.txt). Its `xla` column is paddle.jit.to_static."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.builtin import BuiltinWorkload
+
+
+class PaddleBuiltin(BuiltinWorkload):
+    name: ClassVar[str] = "paddlepaddle"
+    display_name: ClassVar[str] = "PaddlePaddle (dlperf built-in)"
+    version: ClassVar[str] = "dlperf workload; paddlepaddle 3.3.1 + paddlenlp 2.8.1 models"
+    module: ClassVar[str] = "dlperf.workloads.paddle_train"
+    requirements: ClassVar[str | None] = "envs/paddlepaddle.txt"
+    environment: ClassVar[str] = "envs/paddlepaddle.txt"
+    amp_on_cpu_note: ClassVar[str] = (
+        "measures no mixed-precision hardware (Paddle's O1 autocast has no CPU bf16 kernels "
+        "to pick there)"
+    )
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(
+            "PaddlePaddle/Paddle",
+            "python/paddle/vision/models/resnet.py (resnet50: ResNet-50 v1.5)",
+            "v3.3.1",
+        ),
+        "bert_base": ModelSource(
+            "PaddlePaddle/PaddleNLP",
+            "paddlenlp/transformers/bert/modeling.py (BertForPretraining, BertPretrainingCriterion)",
+            "v2.8.1",
+        ),
+    }
+    features: ClassVar[tuple[str, ...]] = (
+        "paddle.jit.to_static as XLA",
+        "data parallel (paddle.DataParallel; gloo on CPU, NCCL on GPU)",
+        "AMP (auto_cast O1: bf16 on CPU, fp16 + GradScaler on GPU)",
+    )
+    oom_patterns: ClassVar[tuple[str, ...]] = (
+        *Adapter.oom_patterns,
+        r"ResourceExhausted",  # Paddle's allocators: "(ResourceExhausted) Fail to alloc memory"
+        r"Fail to alloc memory",
+    )
+
+    def extra_flags(self, ctx: TaskContext) -> list[str]:
+        return ["--to-static"] if ctx.cell.xla else []

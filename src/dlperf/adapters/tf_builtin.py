@@ -1,0 +1,57 @@
+"""The built-in TensorFlow 2 workload (dlperf.workloads.tf_train): the KerasHub models the JAX
+workload trains, on Keras 3's TensorFlow backend, in its own environment (envs/tensorflow.txt).
+
+One task per device. The xla column is `tf.function(jit_compile=True)` of the forward and backward
+pass against the same tf.function without it; data parallel is MultiWorkerMirroredStrategy
+(ring all-reduce over gRPC on CPU, NCCL on GPU), so every layout runs, on CPU too.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.adapters.upstream import node_hosts
+
+
+class TensorFlowBuiltin(BuiltinWorkload):
+    name: ClassVar[str] = "tensorflow"
+    display_name: ClassVar[str] = "TensorFlow 2 (dlperf built-in, KerasHub models)"
+    version: ClassVar[str] = (
+        "dlperf workload; tensorflow 2.21 + keras 3.15 (TensorFlow backend) + keras-hub 0.32 models"
+    )
+    module: ClassVar[str] = "dlperf.workloads.tf_train"
+    amp_on_cpu_note: ClassVar[str] = (
+        "measures no mixed-precision hardware (TensorFlow's CPU kernels compute bf16 through fp32)"
+    )
+    models: ClassVar[dict[str, ModelSource]] = {
+        "resnet50": ModelSource(
+            "keras-team/keras-hub",
+            "keras_hub/src/models/resnet (ResNetImageClassifier on ResNetBackbone: ResNet-50 v1.5)",
+            "v0.32.0",
+        ),
+        "bert_base": ModelSource(
+            "keras-team/keras-hub",
+            "keras_hub/src/models/bert (BertBackbone: BERT-base, MaskedLMHead + NSP head)",
+            "v0.32.0",
+        ),
+    }
+    environment: ClassVar[str] = "envs/tensorflow.txt"
+    requirements: ClassVar[str | None] = "envs/tensorflow.txt"
+    features: ClassVar[tuple[str, ...]] = (
+        "tf.function(jit_compile=True) as XLA",
+        "data parallel (MultiWorkerMirroredStrategy; ring over gRPC on CPU, NCCL on GPU)",
+        "AMP (Keras mixed_bfloat16 on CPU, mixed_float16 + LossScaleOptimizer on GPU)",
+    )
+    oom_patterns: ClassVar[tuple[str, ...]] = (
+        *Adapter.oom_patterns,  # ResourceExhaustedError among them
+        r"OOM when allocating",  # TensorFlow's allocators, CPU (under --memory-limit-gb) and GPU
+        r"RESOURCE_EXHAUSTED",
+    )
+
+    def extra_flags(self, ctx: TaskContext) -> list[str]:
+        flags = ["--jit-compile"] if ctx.cell.xla else []
+        if ctx.nodes > 1:  # TF_CONFIG names every worker's host: the nodes, node 0 first
+            flags += ["--worker-hosts", ",".join(node_hosts(ctx))]
+        return flags

@@ -1,0 +1,131 @@
+"""Per-iteration latency as the PyTorch DDP benchmark prints it (pytorch/benchmarks
+distributed/ddp/benchmark.py): sec/iter and samples/s at p50/p75/p90/p95, one row per layout,
+with a "no DDP" row at 1 device from the cells of variant `noddp`.
+
+Computed from the steps table: the window steps of each ok run; per step, the slowest rank's
+time (the step is done when every rank is); the percentiles pool the steps of all ok runs of the
+cell (as the benchmark pools its measurements). samples/s = the samples of all ranks in a step /
+that percentile's time: the whole job's rate (the benchmark prints one rank's: divide by devices).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+import pandas as pd
+
+from dlperf.matrix import Layout
+from dlperf.parse.records import Method, ParseError, StepRecord
+from dlperf.report import fmt
+from dlperf.stats import (
+    Window,
+    percentiles,
+    rank_window,  # the window's own durations, one owner
+)
+
+PERCENTILES = (50, 75, 90, 95)
+NO_DDP = "noddp"
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    layout: str
+    devices: int
+    no_ddp: bool
+    runs: int  # ok runs pooled
+    steps: int  # window steps pooled
+    sec_per_iter: tuple[str, ...]  # one per PERCENTILES
+    samples_per_s: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LatencyTable:
+    framework: str
+    model: str
+    precision: str
+    xla: bool
+    batch_size: str
+    variant: str  # "default" (with its noddp row) or another variant's own table
+    rows: tuple[LatencyRow, ...]
+
+
+_RECORD_FIELDS = [f.name for f in fields(StepRecord)]
+
+
+def step_times(steps: pd.DataFrame, method: str, window: Window) -> list[tuple[float, float]]:
+    """(seconds, samples of all ranks) per window step of one run: the slowest rank's time."""
+    per_rank: list[tuple[list[float], list[float]]] = []
+    for _, rank_steps in steps.sort_values(["rank", "line"]).groupby("rank"):
+        records = [
+            StepRecord(**{k: _none(r[k]) for k in _RECORD_FIELDS})
+            for r in rank_steps.to_dict("records")
+        ]
+        _, _, ms, selected = rank_window(records, window, Method(method))
+        per_rank.append(([m / 1000 for m in ms], [r.samples / r.steps for r in selected]))
+    if not per_rank:
+        return []
+    length = min(len(seconds) for seconds, _ in per_rank)
+    return [(max(s[i] for s, _ in per_rank), sum(n[i] for _, n in per_rank)) for i in range(length)]
+
+
+def _none(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _row(
+    cell: dict[str, Any], runs: pd.DataFrame, steps: pd.DataFrame, window: Window
+) -> LatencyRow | None:
+    ok = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["status"] == "ok")]
+    pooled: list[tuple[float, float]] = []
+    used = 0
+    for run in ok.to_dict("records"):
+        mine = steps[(steps["cell_id"] == cell["cell_id"]) & (steps["repeat"] == run["repeat"])]
+        try:
+            times = step_times(mine, str(run["method"]), window)
+        except (ParseError, ValueError):
+            continue  # its figure came from the same records: a mismatch means another window
+        if times:
+            pooled += times
+            used += 1
+    if not pooled:
+        return None
+    seconds = percentiles([s for s, _ in pooled], PERCENTILES)
+    samples = sorted(n for _, n in pooled)[len(pooled) // 2]  # per step; constant in practice
+    values = [seconds[f"p{q}_ms"] for q in PERCENTILES]  # percentiles() is unit-free
+    return LatencyRow(
+        layout=cell["layout"],
+        devices=int(cell["devices"]),
+        no_ddp=cell["variant"] == NO_DDP,
+        runs=used,
+        steps=len(pooled),
+        sec_per_iter=tuple(f"{v:.3f}" for v in values),
+        samples_per_s=tuple(fmt.throughput(samples / v) for v in values),
+    )
+
+
+def latency_tables(
+    cells: pd.DataFrame, runs: pd.DataFrame, steps: pd.DataFrame, window: Window
+) -> list[LatencyTable]:
+    """One table per framework, model, precision, xla, batch size (and variant other than noddp)."""
+    if not len(steps) or not len(runs):
+        return []
+    measured = cells[(cells["source"] == "measured") & (cells["status"] == "ok")].copy()
+    measured["table_variant"] = measured["variant"].replace(NO_DDP, "default")
+    keys = ["framework", "model", "precision", "xla", "batch_size", "table_variant"]
+    tables = []
+    for key, frame in measured.groupby(keys, sort=False):
+        ordered = sorted(
+            frame.to_dict("records"),
+            key=lambda c: (Layout.parse(c["layout"]).devices, c["variant"] != NO_DDP, c["layout"]),
+        )
+        rows = [r for c in ordered if (r := _row(c, runs, steps, window)) is not None]
+        if rows:
+            framework, model, precision, xla, batch_size, variant = key
+            tables.append(
+                LatencyTable(
+                    framework, model, precision, bool(xla), str(batch_size), variant, tuple(rows)
+                )
+            )
+    return tables

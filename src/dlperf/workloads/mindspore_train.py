@@ -1,0 +1,326 @@
+"""Built-in MindSpore workload: ResNet-50 v1.5 (MindCV) or BERT-base pretraining (MindFormers).
+
+The models are MindSpore's own model libraries' Cells, built from configs without any download:
+MindCV's `resnet50` (`mindcv.models.create_model("resnet50", pretrained=False)`: the stride of a
+bottleneck sits in its 3x3 convolution, ResNet-50 v1.5) with softmax cross-entropy, and
+MindFormers' `BertForPreTraining` (`mindformers.models.bert`, the model_zoo BERT of MindSpore's
+DLPerf runs: masked-LM head tied to the word embedding, next-sentence head, `BertLoss`), whose
+`BertConfig` defaults are BERT-base. MindNLP's BERT does not run on any MindSpore with a Python
+3.11 wheel (see docs/frameworks.md), hence MindFormers.
+
+The training step is one `nn.TrainOneStepCell` (forward, GradOperation, gradient all-reduce,
+optimizer); BERT clips the global gradient norm inside it. The `xla` column is MindSpore's
+execution mode: GRAPH_MODE (--graph-mode) compiles that whole cell into one graph, PYNATIVE_MODE
+dispatches it operator by operator from Python.
+
+amp: float16 with a static loss scale (MindSpore's FixedLossScaleManager, 1024), on CPU and GPU
+alike: `mindspore.amp.auto_mixed_precision(..., "O2")` on ResNet (BatchNorm stays float32), and
+MindFormers' own `compute_dtype` on BERT (its Dense layers in float16, LayerNorm and softmax in
+float32). Not bfloat16: MindSpore's CPU Conv2D has no bfloat16 kernel ("Select CPU operator[Conv2D]
+fail! Unsupported data type"), and MindFormers' BertConfig knows only float16 and float32.
+
+Data parallel: one process per device over MindSpore's dynamic cluster. Rank 0 starts the
+scheduler (MS_ROLE=MS_SCHED at MASTER_ADDR:MASTER_PORT) as its child; every rank is a worker
+(MS_ROLE=MS_WORKER, MS_NODE_ID=RANK) and calls `init()`: MCCL on CPU, NCCL on GPU. The parallel
+mode DATA_PARALLEL gives TrainOneStepCell its DistributedGradReducer (mean of the gradients).
+
+Runs in its own environment (envs/mindspore.txt); imports nothing of dlperf but the line writer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from dlperf.flops import BertShape
+from dlperf.workloads.common import (
+    PowerSampler,
+    log,
+    log_measured_peak,
+    log_stated_flops,
+    peak_rss_mb,
+    start_rank,
+    workload_parser,
+)
+
+ENVIRONMENT = "envs/mindspore.txt"
+# MindFormers' BertConfig takes transformers' names; these define the network (the rest of it is
+# about parallelism, checkpoints and inference). Its own default max_position_embeddings is 128:
+# BERT-base's 512 is set unless the model_config says otherwise.
+BERT_ARCHITECTURE = (
+    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+    "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob",
+    "max_position_embeddings", "type_vocab_size", "initializer_range", "post_layernorm_residual",
+    "use_relative_positions", "seq_length", "batch_size",
+)  # fmt: skip
+BERT_BASE_POSITIONS = 512
+AMP_LOSS_SCALE = 1024.0  # float16: a static loss scale (MindSpore's FixedLossScaleManager)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = workload_parser(
+        __doc__.splitlines()[0],
+        precision_help="amp: float16 with a static loss scale (O2 on ResNet, compute_dtype on BERT)",
+        model_config_help="JSON overrides of the model: for bert_base MindFormers' BertConfig "
+        "(transformers' names, e.g. num_hidden_layers), for resnet50 none",
+    )
+    p.add_argument(
+        "--graph-mode", action="store_true", help="GRAPH_MODE, one compiled step (the xla column)"
+    )
+    return p.parse_args(argv)
+
+
+def scheduler_env(world: int) -> dict[str, str]:
+    """MindSpore's dynamic cluster of `world` workers whose scheduler listens at
+    MASTER_ADDR:MASTER_PORT."""
+    return {
+        "MS_SCHED_HOST": os.environ.get("MASTER_ADDR", "127.0.0.1"),
+        "MS_SCHED_PORT": os.environ.get("MASTER_PORT", "29500"),
+        "MS_WORKER_NUM": str(world),
+    }
+
+
+# The scheduler: init() with MS_ROLE=MS_SCHED serves the workers' rendezvous and returns once
+# every worker has unregistered, which a worker does only as its process ends (MindSpore's C++
+# teardown; release() does not). So rank 0 never waits for it: the scheduler outlives its parent
+# by a moment, and a watchdog ends it if it has not exited 60 s after rank 0 is gone.
+SCHEDULER = """
+import os, threading, time
+parent = os.getppid()
+def orphaned():
+    while os.getppid() == parent:
+        time.sleep(1)
+    time.sleep(60)
+    os._exit(0)
+threading.Thread(target=orphaned, daemon=True).start()
+from mindspore.communication import init
+init()
+"""
+
+
+def start_scheduler(cluster_env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", SCHEDULER],
+        env={**os.environ, **cluster_env, "MS_ROLE": "MS_SCHED", "OMP_NUM_THREADS": "1"},
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def bert_config(overrides: dict[str, Any], args: argparse.Namespace, compute: str) -> Any:
+    from mindformers.models.bert import BertConfig
+
+    unknown = sorted(set(overrides) - set(BERT_ARCHITECTURE))
+    if unknown:
+        raise SystemExit(
+            f"dlperf: unknown bert_base model_config key {unknown[0]!r} (known: "
+            f"{', '.join(sorted(BERT_ARCHITECTURE))}; transformers' BertConfig names)"
+        )
+    settings = {"max_position_embeddings": BERT_BASE_POSITIONS} | overrides
+    return BertConfig(
+        **settings,
+        batch_size=args.batch_size,
+        seq_length=args.seq_len,
+        compute_dtype=compute,
+        checkpoint_name_or_path="",  # built from the config: never a download
+    )
+
+
+def build_network(args: argparse.Namespace, ms: Any, amp: bool) -> tuple[Any, dict[str, Any]]:
+    """(the network with its loss: a Cell of the batch's tensors, the exact model config)."""
+    from mindspore import nn
+
+    overrides = json.loads(args.model_config)
+    if args.model == "resnet50":
+        if overrides:
+            raise SystemExit(f"dlperf: resnet50 takes no model_config keys: {sorted(overrides)}")
+        from mindcv.models import create_model
+
+        backbone = create_model("resnet50", num_classes=args.num_classes, pretrained=False)
+        if amp:
+            backbone = ms.amp.auto_mixed_precision(backbone, "O2", dtype=ms.float16)
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        config = {"arch": "mindcv.models.resnet50", "num_classes": args.num_classes}
+        return nn.WithLossCell(backbone, loss), config
+    from mindformers.models.bert import BertForPreTraining
+
+    config = bert_config(overrides, args, "float16" if amp else "float32")
+    network = BertForPreTraining(config)
+    exact = {k: getattr(config, k) for k in BERT_ARCHITECTURE}
+    exact["compute_dtype"] = str(config.compute_dtype)
+    return network, exact | {"model_type": "bert"}
+
+
+def train_step_cell(nn: Any, ops: Any, network: Any, optimizer: Any, clip: float, scale: float):
+    """TrainOneStepCell with a static loss scale (undone before the update) and global-norm
+    clipping of the summed gradients."""
+
+    class TrainStep(nn.TrainOneStepCell):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            super().__init__(network, optimizer, sens=scale)
+            self.clip, self.scale = clip, scale
+
+        def construct(self, *inputs: Any) -> Any:
+            loss = self.network(*inputs)
+            sens = ops.fill(loss.dtype, loss.shape, self.sens)
+            grads = self.grad(self.network, self.weights)(*inputs, sens)
+            grads = self.grad_reducer(grads)
+            if self.scale != 1.0:
+                grads = tuple(g / self.scale for g in grads)
+            if self.clip > 0:
+                grads = ops.clip_by_global_norm(grads, self.clip)
+            return ops.depend(loss, self.optimizer(grads))
+
+    return TrainStep()
+
+
+def synthetic_batch(args: argparse.Namespace, vocab: int, rank: int, ms: Any) -> list[Any]:
+    """One fixed batch of this rank (Tensors); the same batch is fed every step."""
+    import numpy as np
+
+    rng = np.random.default_rng(1234 + rank)
+    b = args.batch_size
+    if args.model == "resnet50":
+        pixels = rng.standard_normal((b, 3, args.image_size, args.image_size), dtype=np.float32)
+        labels = rng.integers(0, args.num_classes, (b,)).astype(np.int32)
+        return [ms.Tensor(pixels), ms.Tensor(labels)]
+    s, k = args.seq_len, min(args.max_predictions, args.seq_len)
+    input_ids = rng.integers(0, vocab, (b, s)).astype(np.int32)
+    positions = np.sort(np.argsort(rng.random((b, s)), axis=1)[:, :k], axis=1).astype(np.int32)
+    return [
+        ms.Tensor(input_ids),
+        ms.Tensor(np.ones((b, s), np.int32)),  # input mask: everything attended
+        ms.Tensor(np.broadcast_to(np.arange(s) >= s // 2, (b, s)).astype(np.int32)),
+        ms.Tensor(rng.integers(0, 2, (b, 1)).astype(np.int32)),  # next-sentence labels
+        ms.Tensor(positions),
+        ms.Tensor(np.take_along_axis(input_ids, positions, axis=1)),  # masked-LM labels
+        ms.Tensor(np.ones((b, k), np.float32)),  # masked-LM weights
+    ]
+
+
+def versions() -> dict[str, str]:
+    return {m: importlib.metadata.version(m) for m in ("mindspore", "mindcv", "mindformers")}
+
+
+def train(args: argparse.Namespace, rank: int, world: int) -> None:
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    on_gpu = args.device == "cuda"
+    ms.set_context(mode=ms.GRAPH_MODE if args.graph_mode else ms.PYNATIVE_MODE)
+    ms.set_device("GPU" if on_gpu else "CPU")
+    if world > 1:
+        from mindspore.communication import init
+
+        init()  # MCCL on CPU, NCCL on GPU
+        ms.set_auto_parallel_context(
+            parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True, device_num=world
+        )
+    ms.set_seed(0)
+    use_amp = args.precision == "amp"
+    network, config = build_network(args, ms, use_amp)
+    if args.model == "resnet50":
+        optimizer = nn.Momentum(
+            network.trainable_params(), learning_rate=0.1, momentum=0.9, weight_decay=5e-5
+        )
+        clip = 0.0
+    else:
+        optimizer = nn.AdamWeightDecay(
+            network.trainable_params(), learning_rate=1e-4, weight_decay=0.01
+        )
+        clip = args.clip_grad_norm
+    scale = AMP_LOSS_SCALE if use_amp else 1.0
+    step_cell = train_step_cell(nn, ops, network, optimizer, clip, scale)
+    step_cell.set_train()
+    batch = synthetic_batch(args, config.get("vocab_size", 0), rank, ms)
+    if rank == 0:
+        log(
+            "config",
+            model=args.model,
+            params=sum(int(p.size) for p in network.trainable_params()),
+            device="cuda" if on_gpu else "cpu",
+            amp_dtype="float16" if use_amp else "none",
+            loss_scale=scale,
+            world_size=world,
+            mode="GRAPH_MODE" if args.graph_mode else "PYNATIVE_MODE",
+            threads=os.environ["OMP_NUM_THREADS"],
+            **versions(),
+            model_config=json.dumps(config, sort_keys=True, separators=(",", ":")),
+        )
+        math = "fp16" if use_amp else "fp32"
+        shape = BertShape.from_config(config) if args.model == "bert_base" else None
+        log_stated_flops(rank, args, math, shape)  # MindFormers' MLM head: masked positions only
+        dtype = ms.float16 if use_amp else ms.float32
+
+        def matmul_of(n: int) -> Any:
+            a, b = (ms.Tensor(ms.numpy.randn(n, n), dtype) for _ in range(2))
+            return lambda: ops.matmul(a, b)
+
+        log_measured_peak(
+            rank, args, math, matmul_of, ms.runtime.synchronize, "gpu" if on_gpu else "none"
+        )
+    power = PowerSampler(
+        rank,
+        int(os.environ.get("LOCAL_RANK", 0)) if on_gpu else None,
+        args.power_interval_s if args.explain else 0,
+    ).start()
+    for step in range(1, args.steps + 1):
+        start = time.time()
+        loss = step_cell(*batch)
+        loss_value = loss.asnumpy().item()  # waits for the device: the step's end
+        log(
+            "step",
+            rank=rank,
+            step=step,
+            samples=args.batch_size,
+            start=f"{start:.6f}",
+            end=f"{time.time():.6f}",
+            loss=f"{loss_value:.4f}",
+        )
+    power.stop()
+    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    rank, world, local_rank, local_world = start_rank(args)
+    missing = [m for m in ("mindspore", "mindcv", "mindformers") if not importlib.util.find_spec(m)]
+    if missing:
+        raise SystemExit(
+            f"dlperf: the mindspore workload needs {', '.join(missing)}: it runs in the environment "
+            f"the workflow builds from {ENVIRONMENT}"
+        )
+    threads = args.threads or max(1, (os.cpu_count() or 1) // local_world)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ log: errors only
+    # MindFormers writes its own log files under ./output/log of the working directory (the
+    # repository's root in a workflow run): keep them out of it
+    outside = os.path.join(tempfile.gettempdir(), f"dlperf-mindformers-{os.getuid()}")
+    os.environ.setdefault("LOCAL_DEFAULT_PATH", outside)
+    os.environ.setdefault("LOG_MF_PATH", os.path.join(outside, "log"))
+    scheduler = None
+    if world > 1:
+        cluster_env = scheduler_env(world)
+        if rank == 0:
+            scheduler = start_scheduler(cluster_env)
+        os.environ.update(cluster_env, MS_ROLE="MS_WORKER", MS_NODE_ID=str(rank))
+    if args.device == "cuda":
+        os.environ.setdefault("CUDA_VISIBLE_DEVICES", str(local_rank))
+    try:
+        train(args, rank, world)
+    except BaseException:
+        if scheduler:  # the run is lost: no waiting for peers
+            scheduler.kill()
+        raise
+    return 0  # the scheduler exits once this worker has unregistered, as this process ends
+
+
+if __name__ == "__main__":
+    sys.exit(main())

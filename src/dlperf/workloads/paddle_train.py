@@ -1,0 +1,244 @@
+"""Built-in PaddlePaddle workload: ResNet-50 v1.5 or BERT-base pretraining on synthetic data.
+
+Models come from Paddle's own libraries, built from configs without any download:
+paddle.vision.models.resnet50 (the 3x3 convolution of a bottleneck has the stride: v1.5) and
+PaddleNLP's BertForPretraining with BertPretrainingCriterion (MLM + NSP heads, BertConfig's
+defaults are BERT-base). The `xla` column is Paddle's dynamic-to-static compilation
+(paddle.jit.to_static of the model); AMP is paddle.amp.auto_cast O1, bfloat16 on a CPU and float16
+with a GradScaler on a GPU. Data parallel: paddle.DataParallel over paddle.distributed, gloo on a
+CPU and NCCL on GPUs, one process per device; the harness's RANK/WORLD_SIZE/MASTER_* become
+Paddle's PADDLE_TRAINER_* variables (rank i at MASTER_PORT + i).
+
+Runs in its own environment (envs/paddlepaddle.txt); imports nothing of dlperf but the line writer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from dlperf.flops import BertShape
+from dlperf.workloads.common import (
+    PowerSampler,
+    log,
+    log_measured_peak,
+    log_stated_flops,
+    peak_rss_mb,
+    start_rank,
+    workload_parser,
+)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = workload_parser(
+        __doc__.splitlines()[0],
+        precision_help="amp: auto_cast O1, bfloat16 on CPU, float16 with a GradScaler on GPU",
+        model_config_help="JSON overrides of PaddleNLP's BertConfig (e.g. a smaller BERT for a CPU)",
+    )
+    p.add_argument("--to-static", action="store_true", help="paddle.jit.to_static (the xla column)")
+    return p.parse_args(argv)
+
+
+def setup_process(args: argparse.Namespace, rank: int, world: int, local_world: int) -> None:
+    """Threads, log noise and Paddle's distributed variables: set before paddle is imported."""
+    threads = args.threads or max(1, (os.cpu_count() or 1) // local_world)
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    os.environ.setdefault("GLOG_minloglevel", "2")
+    if world > 1:
+        host, port = os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ["MASTER_PORT"])
+        endpoints = [f"{host}:{port + i}" for i in range(world)]
+        os.environ |= {
+            "PADDLE_TRAINER_ID": str(rank),
+            "PADDLE_TRAINERS_NUM": str(world),
+            "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
+            "PADDLE_CURRENT_ENDPOINT": endpoints[rank],
+            "PADDLE_RANK_IN_NODE": os.environ.get("LOCAL_RANK", "0"),
+            "PADDLE_DISTRI_BACKEND": "nccl" if args.device == "cuda" else "gloo",
+        }
+
+
+# What defines the network in PaddleNLP's BertConfig (the rest of it is about text generation)
+BERT_ARCHITECTURE = (
+    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+    "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob",
+    "max_position_embeddings", "type_vocab_size", "initializer_range", "pad_token_id",
+    "layer_norm_eps", "pool_act", "fuse",
+)  # fmt: skip
+
+
+def build_model(args: argparse.Namespace, paddle: Any) -> tuple[Any, Any, dict[str, Any]]:
+    """(model, loss function of (model outputs, batch), the exact model config)."""
+    overrides = json.loads(args.model_config)
+    if args.model == "resnet50":
+        from paddle.vision.models import resnet50
+
+        model = resnet50(num_classes=args.num_classes, **overrides)
+        loss = paddle.nn.CrossEntropyLoss()
+        config = {"arch": "paddle.vision.models.resnet50", "depth": 50}
+        return (
+            model,
+            lambda out, batch: loss(out, batch["labels"]),
+            config
+            | {
+                "num_classes": args.num_classes,
+                **overrides,
+            },
+        )
+    from paddlenlp.transformers import BertConfig, BertForPretraining, BertPretrainingCriterion
+
+    bert_config = BertConfig(**overrides)
+    model = BertForPretraining(bert_config)
+    criterion = BertPretrainingCriterion(bert_config.vocab_size)
+
+    def pretraining_loss(out: Any, batch: dict[str, Any]) -> Any:
+        prediction_scores, seq_relationship_score = out[0], out[1]
+        return criterion(
+            prediction_scores,
+            seq_relationship_score,
+            batch["masked_lm_labels"],
+            batch["next_sentence_labels"],
+            batch["masked_lm_scale"],
+        )
+
+    config = {k: getattr(bert_config, k) for k in BERT_ARCHITECTURE} | {"model_type": "bert"}
+    return model, pretraining_loss, config
+
+
+def synthetic_batch(args: argparse.Namespace, vocab: int, paddle: Any) -> dict[str, Any]:
+    """One fixed batch on the device; the same tensors are fed every step (no input pipeline)."""
+    import numpy as np
+
+    rng = np.random.default_rng(1234 + int(os.environ.get("RANK", 0)))
+    b = args.batch_size
+    if args.model == "resnet50":
+        pixels = rng.standard_normal((b, 3, args.image_size, args.image_size), dtype=np.float32)
+        labels = rng.integers(0, args.num_classes, (b, 1))
+        return {"inputs": [paddle.to_tensor(pixels)], "labels": paddle.to_tensor(labels)}
+    s, k = args.seq_len, min(args.max_predictions, args.seq_len)
+    input_ids = rng.integers(0, vocab, (b, s))
+    positions = np.argsort(rng.random((b, s)), axis=1)[:, :k]
+    flat = (positions + np.arange(b)[:, None] * s).reshape(-1)  # PaddleNLP's flat positions
+    masked_labels = input_ids.reshape(-1)[flat].reshape(-1, 1)
+    return {
+        "inputs": [
+            paddle.to_tensor(input_ids),
+            paddle.to_tensor((np.arange(s) >= s // 2).astype(np.int64)[None].repeat(b, 0)),
+            None,  # position ids: the default
+            None,  # attention mask: everything attended
+            paddle.to_tensor(flat),
+        ],
+        "masked_lm_labels": paddle.to_tensor(masked_labels),
+        "next_sentence_labels": paddle.to_tensor(rng.integers(0, 2, (b, 1))),
+        "masked_lm_scale": float(b * k),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    rank, world, local_rank, local_world = start_rank(args)
+    setup_process(args, rank, world, local_world)
+    try:
+        import paddle
+    except ImportError as err:
+        raise SystemExit(
+            f"dlperf: the paddlepaddle workload needs paddle ({err}): it runs in the environment "
+            "the workflow builds from envs/paddlepaddle.txt"
+        ) from None
+    on_gpu = args.device == "cuda" or (args.device == "auto" and paddle.is_compiled_with_cuda())
+    if args.device == "cuda" and not paddle.is_compiled_with_cuda():
+        raise SystemExit("dlperf: --device cuda but this paddle build has no CUDA")
+    paddle.set_device(f"gpu:{local_rank}" if on_gpu else "cpu")
+    if world > 1:
+        paddle.distributed.init_parallel_env()
+    paddle.seed(0)
+    model, loss_fn, model_config = build_model(args, paddle)
+    if args.to_static:
+        model = paddle.jit.to_static(model)
+    trained = paddle.DataParallel(model) if world > 1 else model
+    if args.model == "resnet50":
+        optimizer = paddle.optimizer.Momentum(
+            learning_rate=0.1, momentum=0.9, weight_decay=5e-5, parameters=model.parameters()
+        )
+    else:
+        clip = (
+            paddle.nn.ClipGradByGlobalNorm(args.clip_grad_norm) if args.clip_grad_norm > 0 else None
+        )
+        optimizer = paddle.optimizer.AdamW(
+            learning_rate=1e-4, weight_decay=0.01, parameters=model.parameters(), grad_clip=clip
+        )
+    use_amp = args.precision == "amp"
+    amp_dtype = "float16" if on_gpu else "bfloat16"
+    scaler = paddle.amp.GradScaler(enable=use_amp and on_gpu)
+    batch = synthetic_batch(args, model_config.get("vocab_size", 0), paddle)
+    if rank == 0:
+        log(
+            "config",
+            model=args.model,
+            params=sum(int(p.numel()) for p in model.parameters()),
+            device="cuda" if on_gpu else "cpu",
+            amp_dtype=amp_dtype if use_amp else "none",
+            world_size=world,
+            paddle=paddle.__version__,
+            paddlenlp=_version("paddlenlp"),
+            cuda=paddle.version.cuda() if on_gpu else "none",
+            to_static=args.to_static,
+            model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
+        )
+        math = ("fp16" if on_gpu else "bf16") if use_amp else "fp32"
+        shape = BertShape.from_config(model_config) if args.model == "bert_base" else None
+        log_stated_flops(rank, args, math, shape)  # PaddleNLP's MLM head: masked positions only
+        dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(math, "float32")
+
+        def matmul_of(n: int) -> Any:
+            a, b = (paddle.randn([n, n]).astype(dtype) for _ in range(2))
+            return lambda: paddle.matmul(a, b)
+
+        gpu = paddle.device.cuda.get_device_name() if on_gpu else "none"
+        sync = paddle.device.synchronize if on_gpu else lambda: None  # CPU kernels: synchronous
+        log_measured_peak(rank, args, math, matmul_of, sync, gpu)
+    power = PowerSampler(
+        rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
+    ).start()
+    for step in range(1, args.steps + 1):
+        start = time.time()
+        with paddle.amp.auto_cast(enable=use_amp, level="O1", dtype=amp_dtype):
+            loss = loss_fn(trained(*batch["inputs"]), batch)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.clear_grad()
+        loss_value = float(loss)  # waits for the device: the timestamp below is the step's end
+        log(
+            "step",
+            rank=rank,
+            step=step,
+            samples=args.batch_size,
+            start=f"{start:.6f}",
+            end=f"{time.time():.6f}",
+            loss=f"{loss_value:.4f}",
+        )
+    power.stop()
+    gpu_peak = (
+        {"peak_allocated_mb": f"{paddle.device.cuda.max_memory_allocated() / 2**20:.1f}"}
+        if on_gpu
+        else {}
+    )
+    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
+    return 0
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "none"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""Built-in TensorFlow 2 workload: ResNet-50 v1.5 or BERT-base pretraining on synthetic data, KerasHub models.
+
+The models are the same KerasHub definitions the JAX workload trains (dlperf.workloads.keras_models:
+ResNet-50 v1.5 as `ResNetImageClassifier`, BERT-base as `BertBackbone` with KerasHub's
+`MaskedLMHead` and a next-sentence head), here on Keras 3's TensorFlow backend
+(KERAS_BACKEND=tensorflow). The training step is a custom TensorFlow loop, as TensorFlow's guide
+for tf.distribute writes it: `tf.GradientTape` over `model(x, training=True)`, the gradients
+all-reduced, then `optimizer.apply`.
+
+The xla column: the forward and backward pass are one `tf.function(jit_compile=True)` (XLA);
+xla off is the same `tf.function` without jit_compile (TensorFlow's graph executor, op by op).
+
+amp: Keras' mixed_bfloat16 policy on a CPU; mixed_float16 with a `LossScaleOptimizer` (dynamic
+loss scaling) on a GPU. Weights stay float32; the loss is computed in float32.
+
+Data parallel: one process per device under `tf.distribute.MultiWorkerMirroredStrategy`, its
+TF_CONFIG built from the harness's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (worker i listens on
+MASTER_PORT + 1 + i of its node's host; --worker-hosts names the hosts when there are several
+nodes). Every worker feeds its own batch; the gradients of the loss (divided by the number of
+workers) are summed by one batched all-reduce (ring over gRPC on CPU, NCCL on GPU), then every
+worker applies the same update. BatchNorm's moving statistics stay per worker.
+
+Every rank prints one line per step, in the format of dlperf.parse.builtin:
+
+    dlperf-step rank=0 step=12 samples=32 start=1763780000.123456 end=1763780000.234567 loss=6.9
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from dlperf.workloads.common import (
+    PowerSampler,
+    log,
+    log_measured_peak,
+    peak_rss_mb,
+    start_rank,
+    workload_parser,
+)
+from dlperf.workloads.keras_models import (
+    MODEL_CONFIG_HELP,
+    build_model,
+    log_config,
+    log_flops,
+    model_hyperparameters,
+    synthetic_batch,
+)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = workload_parser(
+        __doc__.splitlines()[0],
+        precision_help="amp: Keras mixed_bfloat16 on CPU, mixed_float16 + loss scaling on GPU",
+        model_config_help=MODEL_CONFIG_HELP,
+    )
+    p.add_argument(
+        "--jit-compile", action="store_true", help="tf.function(jit_compile=True): the xla column"
+    )
+    p.add_argument(
+        "--worker-hosts",
+        default="",
+        help="host of every node, node 0 first, comma-separated (default: MASTER_ADDR, one node)",
+    )
+    return p.parse_args(argv)
+
+
+def tf_config(args: argparse.Namespace, rank: int, world: int, local_world: int) -> dict[str, Any]:
+    """MultiWorkerMirroredStrategy's cluster: worker i on its node's host, MASTER_PORT + 1 + i."""
+    hosts = [h for h in args.worker_hosts.split(",") if h] or [
+        os.environ.get("MASTER_ADDR", "127.0.0.1")
+    ]
+    port = int(os.environ.get("MASTER_PORT", "29500"))
+    workers = [
+        f"{hosts[min(i // local_world, len(hosts) - 1)]}:{port + 1 + i}" for i in range(world)
+    ]
+    return {"cluster": {"worker": workers}, "task": {"type": "worker", "index": rank}}
+
+
+def setup_process(args: argparse.Namespace, rank: int, world: int, local_world: int) -> None:
+    """The Keras backend, TensorFlow's log level and TF_CONFIG: set before tensorflow is imported."""
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    if os.environ["KERAS_BACKEND"] != "tensorflow":
+        raise SystemExit(
+            f"dlperf: KERAS_BACKEND={os.environ['KERAS_BACKEND']}; this workload needs tensorflow"
+        )
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # no INFO lines; warnings and errors stay
+    if world > 1:
+        os.environ["TF_CONFIG"] = json.dumps(tf_config(args, rank, world, local_world))
+    else:
+        os.environ.pop("TF_CONFIG", None)
+
+
+def pick_device(args: argparse.Namespace, tf: Any, local_rank: int, local_world: int) -> bool:
+    """Make this process see one GPU (its local rank's) or none, and set its CPU threads.
+    Returns whether it trains on a GPU."""
+    gpus = tf.config.list_physical_devices("GPU")
+    if args.device == "cuda" and not gpus:
+        raise SystemExit("dlperf: --device cuda but TensorFlow sees no GPU (tensorflow-cpu?)")
+    on_gpu = bool(gpus) and args.device != "cpu"
+    if on_gpu:
+        mine = gpus[local_rank] if local_rank < len(gpus) else gpus[0]
+        tf.config.set_visible_devices([mine], "GPU")
+        tf.config.experimental.set_memory_growth(mine, True)
+    else:
+        tf.config.set_visible_devices([], "GPU")
+    threads = args.threads or max(1, (os.cpu_count() or 1) // local_world)
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(min(2, threads + 1))
+    return on_gpu
+
+
+def make_step(args: argparse.Namespace, tf: Any, strategy: Any, model: Any, optimizer: Any) -> Any:
+    """One training step over the fixed batch: a tf.function returning this worker's loss."""
+    replicas = strategy.num_replicas_in_sync
+
+    def xent(logits: Any, labels: Any) -> Any:
+        logits = tf.cast(logits, tf.float32)
+        return tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        )
+
+    def gradients(x: Any, y: Any) -> tuple[Any, Any]:
+        with tf.GradientTape() as tape:
+            out = model(x, training=True)
+            if args.model == "resnet50":
+                loss = xent(out, y)
+            else:
+                loss = xent(out["mlm"], y["mlm"]) + xent(out["nsp"], y["nsp"])
+            # the all-reduce sums: each worker's share of the mean; scaled up under fp16
+            scaled = optimizer.scale_loss(loss / replicas)
+        return loss, tape.gradient(scaled, model.trainable_variables)
+
+    compute = tf.function(gradients, jit_compile=args.jit_compile)
+
+    def replica_step(x: Any, y: Any) -> tuple[Any, Any]:
+        loss, grads = compute(x, y)
+        if replicas > 1:  # one batched collective for all the gradients, as DDP's buckets
+            grads = tf.distribute.get_replica_context().all_reduce("sum", grads)
+        return loss, grads
+
+    @tf.function
+    def step(x: Any, y: Any) -> Any:
+        loss, grads = strategy.run(replica_step, args=(x, y))
+        # In cross-replica context, so the optimizer all-reduces nothing again; the clipping of
+        # BERT's global norm and loss scaling act on the summed gradients.
+        optimizer.apply(grads, model.trainable_variables)
+        return loss
+
+    return step
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    rank, world, local_rank, local_world = start_rank(args)
+    missing = [
+        m for m in ("tensorflow", "keras", "keras_hub") if importlib.util.find_spec(m) is None
+    ]
+    if missing:
+        raise SystemExit(
+            f"dlperf: the tensorflow workload needs {', '.join(missing)}: it runs in the "
+            "environment the workflow builds from envs/tensorflow.txt"
+        )
+    setup_process(args, rank, world, local_world)
+
+    import keras
+    import tensorflow as tf
+
+    on_gpu = pick_device(args, tf, local_rank, local_world)
+    if world > 1:
+        implementation = (
+            tf.distribute.experimental.CommunicationImplementation.NCCL
+            if on_gpu
+            else tf.distribute.experimental.CommunicationImplementation.RING
+        )
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(
+            communication_options=tf.distribute.experimental.CommunicationOptions(
+                implementation=implementation
+            )
+        )
+    else:
+        strategy = tf.distribute.get_strategy()
+    use_amp = args.precision == "amp"
+    amp_dtype = ("float16" if on_gpu else "bfloat16") if use_amp else "none"
+    keras.config.set_dtype_policy(f"mixed_{amp_dtype}" if use_amp else "float32")
+    keras.utils.set_random_seed(0)  # the same initial weights on every worker
+
+    config = model_hyperparameters(args.model, json.loads(args.model_config))
+    with strategy.scope():
+        model = build_model(args, config)
+        if args.model == "resnet50":
+            optimizer = keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, weight_decay=5e-5)
+        else:
+            optimizer = keras.optimizers.AdamW(
+                learning_rate=1e-4,
+                weight_decay=0.01,
+                global_clipnorm=args.clip_grad_norm if args.clip_grad_norm > 0 else None,
+            )
+        if use_amp and on_gpu:
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+        optimizer.build(model.trainable_variables)
+    step = make_step(args, tf, strategy, model, optimizer)
+    device = "/GPU:0" if on_gpu else "/CPU:0"
+    with tf.device(device):  # the batch lives on the device: no input pipeline is timed
+        x, y = tf.nest.map_structure(tf.constant, synthetic_batch(args, config, rank))
+
+    if rank == 0:
+        log_config(
+            args,
+            model,
+            config,
+            device="cuda" if on_gpu else "cpu",
+            amp_dtype=amp_dtype,
+            world_size=world,
+            xla="jit_compile" if args.jit_compile else "none",
+            tensorflow=tf.__version__,
+            cuda=tf.sysconfig.get_build_info().get("cuda_version", "none") if on_gpu else "none",
+        )
+        math = {"float16": "fp16", "bfloat16": "bf16"}.get(amp_dtype, "fp32")
+        log_flops(args, config, math)
+
+        last: list[Any] = []  # the sync reads the last product back (GPU ops run async)
+
+        def matmul_of(n: int) -> Any:
+            dtype = {"fp16": tf.float16, "bf16": tf.bfloat16}.get(math, tf.float32)
+            with tf.device(device):
+                a, b = (tf.cast(tf.random.normal((n, n)), dtype) for _ in range(2))
+            return lambda: last.__setitem__(slice(None), [tf.linalg.matmul(a, b)])
+
+        def sync() -> None:  # tf.test.experimental.sync_devices fails under multi-worker
+            if last:
+                last[0][0, 0].numpy()
+
+        gpu = (
+            tf.config.experimental.get_device_details(tf.config.get_visible_devices("GPU")[0]).get(
+                "device_name", "gpu"
+            )
+            if on_gpu
+            else "none"
+        )
+        log_measured_peak(rank, args, math, matmul_of, sync, gpu)
+    power = PowerSampler(
+        rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
+    ).start()
+    for i in range(1, args.steps + 1):
+        start = time.time()
+        loss = step(x, y)
+        loss_value = float(loss)  # waits for the step: the timestamp below is its end
+        log(
+            "step",
+            rank=rank,
+            step=i,
+            samples=args.batch_size,
+            start=f"{start:.6f}",
+            end=f"{time.time():.6f}",
+            loss=f"{loss_value:.4f}",
+        )
+    power.stop()
+    gpu_peak = (
+        {
+            "peak_allocated_mb": f"{tf.config.experimental.get_memory_info('GPU:0')['peak'] / 2**20:.1f}"
+        }
+        if on_gpu
+        else {}
+    )
+    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""`batch_size: max`: the search's rule on a memory model, then for real (tests/test_maxbatch_workflow)."""
+
+from __future__ import annotations
+
+from dlperf.maxbatch import Probe, SearchResult, SearchSettings, load_result, search
+
+
+def memory(limit: int, other: dict[int, str] | None = None, whole_run: int | None = None):
+    """A probe that fits up to `limit` (a whole run: up to `whole_run`), with some batch sizes
+    ending otherwise. `tried` lists the probes, confirmations as ("confirm", size)."""
+    tried: list = []
+
+    def probe(batch: int, full_length: bool) -> Probe:
+        tried.append(("confirm", batch) if full_length else batch)
+        if other and batch in other:
+            return Probe(batch, other[batch], "exit code 1; last line: boom")
+        fits = batch <= (whole_run if full_length and whole_run else limit)
+        return Probe(batch, "ok" if fits else "oom", "" if fits else "oom", "", full_length)
+
+    return probe, tried
+
+
+def test_doubles_until_oom_then_bisects_to_the_exact_largest():
+    probe, tried = memory(72)
+    result = search(probe, SearchSettings(start=1, ceiling=4096))
+    assert (result.status, result.batch_size) == ("ok", 72)
+    # 1..64 fit, 128 does not; then 96, 80 oom, 72 ok, 76, 74, 73 oom: 72 and 73 are 1 apart
+    assert tried == [1, 2, 4, 8, 16, 32, 64, 128, 96, 80, 72, 76, 74, 73, ("confirm", 72)]
+    statuses = ["ok"] * 7 + ["oom"] * 3 + ["ok"] + ["oom"] * 3 + ["ok"]
+    assert [p.status for p in result.probes] == statuses
+    assert [p.full_length for p in result.probes] == [False] * 14 + [True]
+    assert result.detail == "72 fits, 73 runs out of memory"
+
+
+def test_granularity_stops_the_bisection_early():
+    probe, tried = memory(75)
+    result = search(probe, SearchSettings(start=16, ceiling=4096, granularity=8))
+    assert tried == [16, 32, 64, 128, 96, 80, 72, ("confirm", 72)]  # 72 fits, 80 does not
+    assert result.batch_size == 72
+    assert result.detail == "72 fits, 80 runs out of memory (granularity 8)"
+
+
+def test_every_probe_fitting_stops_at_the_ceiling():
+    probe, tried = memory(10_000)
+    result = search(probe, SearchSettings(start=16, ceiling=100))
+    assert tried == [16, 32, 64, 100]  # nothing ran out of memory: nothing to confirm
+    assert (result.status, result.batch_size) == ("ok", 100)
+    assert "up to the ceiling" in result.detail
+
+
+def test_the_first_probe_out_of_memory_makes_the_cell_oom():
+    probe, tried = memory(4)
+    result = search(probe, SearchSettings(start=8))
+    assert tried == [8]
+    assert (result.status, result.batch_size) == ("oom", None)
+    assert "batch size 8 (max_batch_search.start) already runs out of memory" in result.detail
+
+
+def test_a_probe_that_fails_otherwise_ends_the_search_with_its_status():
+    probe, tried = memory(72, other={96: "failed"})
+    result = search(probe, SearchSettings(start=32))
+    assert tried == [32, 64, 128, 96]
+    assert (result.status, result.batch_size) == ("failed", None)
+    assert result.detail == (
+        "the probe at batch size 96 ended failed: exit code 1; last line: boom"
+    )
+    probe, _ = memory(72, other={32: "skipped"})
+    assert search(probe, SearchSettings(start=32)).status == "skipped"
+
+
+def test_a_confirmation_out_of_memory_steps_down_to_the_next_size_that_fit():
+    # probes fit up to 72, but a whole run only up to 40: 72 and 64 fail their confirmation
+    probe, tried = memory(72, whole_run=40)
+    result = search(probe, SearchSettings(start=16, granularity=8))
+    assert tried == [16, 32, 64, 128, 96, 80, 72, ("confirm", 72), ("confirm", 64), ("confirm", 32)]
+    assert (result.status, result.batch_size) == ("ok", 32)
+    assert result.detail == "32 fits, 64 runs out of memory (granularity 8)"
+    probe, tried = memory(72, whole_run=8)
+    result = search(probe, SearchSettings(start=16, granularity=8))
+    confirmations = [t for t in tried if isinstance(t, tuple)]
+    assert confirmations == [("confirm", s) for s in (72, 64, 32, 16)]  # every size that fit
+    assert (result.status, result.batch_size) == ("oom", None)
+    assert "no batch size from max_batch_search.start runs a whole run (16 oom)" in result.detail
+
+
+def test_result_round_trips_and_a_missing_one_is_failed(tmp_path):
+    import json
+
+    result = SearchResult("ok", 72, "72 fits", [Probe(64, "ok", "", "m.json", True)])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(result.to_dict()))
+    assert load_result(path) == result
+    missing = load_result(tmp_path / "none.json")
+    assert missing.status == "failed" and missing.batch_size is None
+    assert "none.json" in missing.detail

@@ -1,0 +1,123 @@
+"""`batch_size: max` for real: the workflow finds it by probe runs that really run out of memory
+(the workload's memory_limit_gb caps its address space), caches it, and trains at it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from workflow_helpers import ROOT, planned_jobs, snakemake, write_config
+
+pytestmark = pytest.mark.integration
+CELL = "pytorch.resnet50.fp32.noxla.bmax.1n1g"
+# On this tiny ResNet at 128x128 each sample costs about 1.3 MB of address space, so 1.1 GB holds
+# about 240 samples; how many exactly moves with what the interpreter has loaded (a venv with other
+# packages shifted it by 80), and a step that hits the cap near it may die by SIGSEGV in native
+# code rather than report it. So the search's sizes stay a factor of 1.4 clear of it on both sides:
+# doubling from 11, 176 fits and 352 does not, and granularity 176 leaves nothing to bisect (the
+# bisection is checked in test_maxbatch.py); a whole run at 176 confirms it.
+# glibc's tunables make the address space track live memory: per-thread arenas reserve 64 MB of it
+# each, and a dynamic mmap threshold lets freed blocks pile up in the heap from step to step.
+SUITE = {
+    "name": "maxbatch",
+    "repeats": 1,
+    "window": {"warmup": 1, "measure": 2},
+    "device": "cpu",
+    "time_limit_min": 3,
+    "report": {"languages": ["en"]},
+    "max_batch_search": {"start": 11, "ceiling": 1024, "granularity": 176, "probe_steps": 3},
+    "site": {"env": {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": "65536"}},
+    "cases": [
+        {
+            "framework": "pytorch",
+            "model": "resnet50",
+            "batch_size": ["max"],
+            "layouts": ["1n1g"],
+            "options": {
+                "image_size": 128,
+                "num_classes": 10,
+                "threads": 1,
+                "memory_limit_gb": 1.1,
+                "model_config": {
+                    "depths": [1, 1, 1, 1],
+                    "hidden_sizes": [16, 32, 64, 128],
+                    "embedding_size": 16,
+                },
+            },
+        }
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("maxbatch")
+    write_config(workdir, SUITE)
+    snakemake(workdir, "--cores", "2", "--configfile", "config.yaml")
+    return workdir
+
+
+def test_the_search_resolves_max_by_real_out_of_memory_probes(searched):
+    result = json.loads((searched / f"results/maxbatch/{CELL}.json").read_text())
+    found = result["batch_size"]
+    assert result["status"] == "ok"
+    probes = [p for p in result["probes"] if not p["full_length"]]
+    doubling = [11, 22, 44, 88, 176, 352]
+    assert [p["batch_size"] for p in probes[:6]] == doubling  # doubling from start
+    assert [p["status"] for p in probes[:6]] == ["ok"] * 5 + ["oom"]
+    assert probes[6:] == []  # 352 - 176 is within the granularity: nothing to bisect
+    ok = {p["batch_size"] for p in probes if p["status"] == "ok"}
+    oom = {p["batch_size"] for p in probes if p["status"] == "oom"}
+    assert max(ok) < min(oom) <= max(ok) + 176
+    # confirmed by a whole run: the largest that fit, or (should that one run out of memory over
+    # a whole run) the next that fit below it
+    confirmations = [(p["batch_size"], p["status"]) for p in result["probes"] if p["full_length"]]
+    assert confirmations[-1] == (found, "ok") and found in ok
+    assert all(status == "oom" and size > found for size, status in confirmations[:-1])
+    assert confirmations[0][0] == max(ok)
+    for probe in result["probes"]:  # each probe a real run, its status in its own manifest
+        manifest = json.loads((searched / probe["manifest"]).read_text())
+        assert manifest["status"] == probe["status"]
+        assert manifest["batch_size_resolved"] == probe["batch_size"]
+        log = (searched / probe["manifest"]).with_name("rank0.log").read_text()
+        if probe["status"] == "oom":
+            assert "can't allocate memory" in log
+        else:
+            steps = 3 if not probe["full_length"] else 1 + 2 + 2
+            assert log.count(f"samples={probe['batch_size']} ") == steps
+
+
+def test_the_runs_train_at_the_size_found_and_the_tables_say_so(searched):
+    found = json.loads((searched / f"results/maxbatch/{CELL}.json").read_text())["batch_size"]
+    manifest = json.loads((searched / f"results/runs/{CELL}/r1/manifest.json").read_text())
+    assert manifest["batch_size_resolved"] == found
+    command = manifest["tasks"][0]["command"]
+    assert command[command.index("--batch-size") + 1] == str(found)
+    runs = pd.read_csv(searched / "results/tables/runs.tsv", sep="\t").set_index("cell_id")
+    cells = pd.read_csv(searched / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
+    assert runs.loc[CELL, "batch_size"] == "max" and runs.loc[CELL, "batch_size_resolved"] == found
+    assert runs.loc[CELL, "status"] == "ok"
+    assert runs.loc[CELL, "window_samples"] == 2 * found
+    assert cells.loc[CELL, "batch_size_resolved"] == found and cells.loc[CELL, "status"] == "ok"
+
+
+def test_the_search_is_cached_and_redone_only_when_the_cell_changes(searched, tmp_path):
+    assert planned_jobs(searched, "--configfile", "config.yaml") == {}
+    wider = yaml.safe_load((searched / "config.yaml").read_text())
+    wider["cases"][0]["options"]["memory_limit_gb"] = 1.5
+    (searched / "wider.yaml").write_text(yaml.safe_dump(wider))
+    jobs = planned_jobs(searched, "--configfile", "wider.yaml")
+    assert jobs["find_max_batch"] == [f"cell={CELL}"] and len(jobs["run_cell"]) == 1
+    reported = yaml.safe_load((searched / "config.yaml").read_text())
+    reported["report"]["title"] = "another title"
+    (searched / "title.yaml").write_text(yaml.safe_dump(reported))
+    assert "find_max_batch" not in planned_jobs(searched, "--configfile", "title.yaml")
+
+
+def test_a_suite_without_max_cells_plans_no_search(tmp_path):
+    shutil.copy(ROOT / "tests/data/tiny.yaml", tmp_path / "config.yaml")
+    assert "find_max_batch" not in planned_jobs(tmp_path, "--configfile", "config.yaml")

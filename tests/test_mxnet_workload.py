@@ -1,0 +1,320 @@
+"""The built-in MXNet workload (GluonCV / GluonNLP models on MXNet 1.9) and its adapter `mxnet`.
+
+MXNet needs numpy<1.24, so it never shares dlperf's environment: the end-to-end tests run the
+workload in the environment the workflow builds from envs/mxnet.txt. The unit tests need no MXNet.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from workflow_helpers import framework_python, workload_env
+
+from dlperf.adapters import TaskContext, get_adapter
+from dlperf.matrix import Cell, Layout
+from dlperf.parse.builtin import parse_builtin_logs
+from dlperf.workloads import mxnet_train
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_BERT = (
+    '{"num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 2,'
+    ' "intermediate_size": 128, "vocab_size": 512, "max_position_embeddings": 32}'
+)
+TINY = {
+    "resnet50": [
+        "--image-size", "32", "--num-classes", "10", "--model-config", '{"depths": [1, 1, 1, 1]}',
+    ],
+    "bert_base": ["--seq-len", "16", "--max-predictions", "4", "--model-config", TINY_BERT],
+}  # fmt: skip
+# Trainable parameters, by hand. ResNet v1b, depths [1, 1, 1, 1], 10 classes: stem conv 7x7x3x64
+# + BN 2x64; per stage (in, planes p): 1x1 in*p, 3x3 9p^2, 1x1 4p^2, downsample 4p*in, BNs 2p+2p+8p+8p.
+STEM = 7 * 7 * 3 * 64 + 2 * 64
+STAGES = sum(
+    i * p + 9 * p * p + 4 * p * p + 4 * p * i + 20 * p
+    for i, p in ((64, 64), (256, 128), (512, 256), (1024, 512))
+)
+RESNET_TINY_PARAMS = STEM + STAGES + 2048 * 10 + 10
+# BERT, 1 layer, hidden 64, FFN 128, vocab 512, 32 positions: embeddings (+ LayerNorm), the layer
+# (QKV + output projections, FFN, 2 LayerNorms), pooler, MLM transform + LayerNorm + output bias
+# (its weight is the word embedding), NSP classifier.
+EMBEDDINGS = 512 * 64 + 32 * 64 + 2 * 64 + 2 * 64
+LAYER = 4 * (64 * 64 + 64) + (64 * 128 + 128) + (128 * 64 + 64) + 2 * 2 * 64
+BERT_TINY_PARAMS = EMBEDDINGS + LAYER + (64 * 64 + 64) + (64 * 64 + 64 + 2 * 64 + 512) + 130
+
+
+@pytest.fixture
+def mxnet_python() -> str:
+    return framework_python("mxnet")
+
+
+def workload(python: str, model: str, steps: int, *extra: str) -> list[str]:
+    return [
+        python, "-u", "-m", "dlperf.workloads.mxnet_train", "--model", model,
+        "--batch-size", "2", "--steps", str(steps), "--device", "cpu", *TINY[model], *extra,
+    ]  # fmt: skip
+
+
+def run_env(**extra: str) -> dict[str, str]:
+    return workload_env(**extra)
+
+
+def run_logged(command: list[str], log: Path, **env: str) -> int:
+    with open(log, "w") as out:
+        return subprocess.run(
+            command, stdout=out, stderr=subprocess.STDOUT, env=run_env(**env), timeout=300
+        ).returncode
+
+
+def config_fields(text: str) -> dict[str, str]:
+    from dlperf import logline
+
+    lines = [logline.parse_line(line) for line in text.splitlines()]
+    return next(fields for kind, fields in filter(None, lines) if kind == "config")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# ------------------------------------------------------------------------ workload, end to end
+
+
+def test_resnet_imperative_fp32(mxnet_python: str, tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log"
+    code = run_logged(workload(mxnet_python, "resnet50", 3, "--threads", "1"), log)
+    text = log.read_text()
+    assert code == 0, text[-3000:]
+    config = config_fields(text)
+    assert config["model"] == "resnet50" and config["device"] == "cpu"
+    assert config["params"] == str(RESNET_TINY_PARAMS) == "8036426"
+    assert config["graph"] == "imperative" and config["amp_dtype"] == "none"
+    assert config["world_size"] == "1" and config["kvstore"] == "none"
+    assert config["mxnet"] == "1.9.1" and config["gluoncv"] == "0.10.5.post0"
+    assert config["model_config"] == '{"depths":[1,1,1,1]}'
+    records = parse_builtin_logs([log]).records
+    assert [r.step for r in records] == [1, 2, 3]
+    assert {r.rank for r in records} == {0} and all(r.samples == 2 for r in records)
+    assert all(r.time_s >= r.start_s for r in records)
+    assert records[1].start_s >= records[0].time_s
+    assert "dlperf-memory rank=0 peak_rss_mb=" in text
+
+
+def test_bert_hybridized_amp(mxnet_python: str, tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log"
+    command = workload(mxnet_python, "bert_base", 3, "--hybridize", "--precision", "amp")
+    code = run_logged(command, log)
+    text = log.read_text()
+    if "avx512" not in Path("/proc/cpuinfo").read_text():  # oneDNN's bf16 kernels need it
+        assert code == 1 and "need AVX-512" in text, text[-3000:]
+        return
+    assert code == 0, text[-3000:]
+    config = config_fields(text)
+    assert config["params"] == str(BERT_TINY_PARAMS) == "77634"
+    assert config["graph"] == "hybridized" and config["amp_dtype"] == "bfloat16"
+    assert config["gluonnlp"] == "0.10.0"
+    assert config["model_config"] == (
+        '{"dropout":0.1,"embed_size":64,"hidden_size":128,"max_length":32,"num_heads":2,'
+        '"num_layers":1,"token_type_vocab_size":2,"units":64,"vocab_size":512,"word_embed":null}'
+    )
+    records = parse_builtin_logs([log]).records
+    assert [r.step for r in records] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("model", ["resnet50", "bert_base"])
+def test_two_processes_over_dist_sync(model: str, mxnet_python: str, tmp_path: Path) -> None:
+    """Rank 0 starts ps-lite's scheduler and server; both ranks log every step, and all exit.
+    (ResNet: its convolution weights must reach the KVStore in the default layout, not oneDNN's.)"""
+    port = str(free_port())
+    procs, logs = [], []
+    for rank in range(2):
+        logs.append(tmp_path / f"rank{rank}.log")
+        env = run_env(
+            RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE="2",
+            MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
+        )  # fmt: skip
+        with open(logs[-1], "w") as out:
+            command = workload(mxnet_python, model, 3)
+            procs.append(subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env))
+    codes = [p.wait(timeout=300) for p in procs]
+    assert codes == [0, 0], "\n".join(log.read_text()[-2000:] for log in logs)
+    config = config_fields(logs[0].read_text())
+    assert config["world_size"] == "2" and config["kvstore"] == "dist_sync"
+    assert config["threads"] == "1"  # 2 ranks share the cores: os.cpu_count() // 2 each, or 1
+    records = parse_builtin_logs(logs).records
+    assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
+    assert all("dlperf-memory rank=" in log.read_text() for log in logs)
+
+
+GRADIENT_SUM = """
+import os
+from dlperf.workloads.mxnet_train import (
+    GradientSum, parameter_server_env, start_parameter_server, stop_parameter_server,
+)
+rank = int(os.environ["RANK"])
+ps_env = parameter_server_env(2)
+children = start_parameter_server(ps_env) if rank == 0 else []
+os.environ.update(ps_env, DMLC_ROLE="worker")
+import mxnet as mx
+dense = mx.gluon.nn.Dense(2, in_units=3, use_bias=False)
+dense.initialize(mx.init.Constant(10.0 * (rank + 1)))  # different on each worker
+params = list(dense.collect_params().values())
+kv = mx.kv.create("dist_sync")
+total = GradientSum(kv, params)
+for step in (1, 2):
+    for p in params:
+        p.grad()[:] = (rank + 1) * step
+    total()
+    print("grads", sorted({float(v) for p in params for v in p.grad().asnumpy().ravel()}))
+print("weights", sorted({float(v) for p in params for v in p.data().asnumpy().ravel()}))
+del total, kv
+stop_parameter_server(children, timeout_s=30)
+"""
+
+
+def test_gradient_sum_broadcasts_weights_and_sums_gradients(
+    mxnet_python: str, tmp_path: Path
+) -> None:
+    """Every worker starts from one worker's weights, then gets the sum of all workers'
+    gradients, step after step. (Gluon's Trainer, which uses one key for both, can hand a worker
+    its peers' summed gradients as initial weights: the reason for GradientSum.)"""
+    env = run_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1")
+    workers = [
+        subprocess.Popen(
+            [mxnet_python, "-c", GRADIENT_SUM],
+            env=env | {"RANK": str(rank)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for rank in (0, 1)
+    ]
+    outputs = [w.communicate(timeout=120)[0] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], outputs
+    lines = [[line for line in out.splitlines() if line.startswith(("grads", "weights"))]
+             for out in outputs]  # fmt: skip
+    # rank r sets its gradients to (r + 1) * step: the sum is 3 * step on both
+    assert lines[0][:2] == lines[1][:2] == ["grads [3.0]", "grads [6.0]"]
+    assert lines[0][2] == lines[1][2] in ("weights [10.0]", "weights [20.0]")
+
+
+def test_out_of_memory_is_the_oom_status(mxnet_python: str, tmp_path: Path) -> None:
+    """--memory-limit-gb caps the address space: MXNet's allocation fails, the run exits
+    non-zero, and the adapter reads its log as out of memory (the task's `oom` status)."""
+    log = tmp_path / "rank0.log"
+    command = workload(mxnet_python, "resnet50", 2, "--memory-limit-gb", "1.5")
+    command[command.index("--batch-size") + 1] = "64"
+    command[command.index("--image-size") + 1] = "224"
+    code = run_logged(command, log)
+    text = log.read_text()
+    assert code != 0 and "dlperf-step" not in text
+    assert get_adapter("mxnet").is_oom(text), text[-2000:]
+
+
+# ------------------------------------------------------------------------------ without MXNet
+
+
+def test_missing_mxnet_names_the_environment_file(tmp_path: Path) -> None:
+    if any(
+        (Path(p) / "mxnet").exists() for p in sys.path if p and Path(p).is_dir()
+    ):  # pragma: no cover - dlperf's own environment never has MXNet
+        pytest.skip("this interpreter has mxnet")
+    log = tmp_path / "rank0.log"
+    code = run_logged(workload(sys.executable, "bert_base", 1), log)
+    assert code == 1
+    assert "envs/mxnet.txt" in log.read_text() and "mxnet" in log.read_text()
+
+
+def test_bert_config_takes_transformers_names() -> None:
+    base = {"num_layers": 12, "units": 768, "hidden_size": 3072, "num_heads": 12}
+    base |= {"max_length": 512, "dropout": 0.1, "embed_size": 768, "token_type_vocab_size": 2}
+    config = mxnet_train.model_config(
+        "bert_base",
+        {"num_hidden_layers": 2, "hidden_size": 256, "intermediate_size": 1024, "vocab_size": 99},
+        base,
+    )
+    assert config == base | {
+        "num_layers": 2, "units": 256, "embed_size": 256, "hidden_size": 1024, "vocab_size": 99,
+    }  # fmt: skip
+    assert mxnet_train.model_config("bert_base", {}, base)["vocab_size"] == 30522
+    with pytest.raises(SystemExit, match="unknown bert_base model_config key 'units'"):
+        mxnet_train.model_config("bert_base", {"units": 256}, base)
+
+
+def test_resnet_config_is_its_depths() -> None:
+    assert mxnet_train.model_config("resnet50", {}, {}) == {"depths": [3, 4, 6, 3]}
+    assert mxnet_train.model_config("resnet50", {"depths": [1, 2, 1, 1]}, {}) == {
+        "depths": [1, 2, 1, 1]
+    }
+    with pytest.raises(SystemExit, match="unknown resnet50 model_config key 'width'"):
+        mxnet_train.model_config("resnet50", {"width": 2}, {})
+    with pytest.raises(SystemExit, match="depths must be 4 numbers"):
+        mxnet_train.model_config("resnet50", {"depths": [3, 4]}, {})
+
+
+def test_parameter_server_listens_at_the_master(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MASTER_ADDR", "10.0.0.7")
+    monkeypatch.setenv("MASTER_PORT", "29611")
+    assert mxnet_train.parameter_server_env(4) == {
+        "DMLC_PS_ROOT_URI": "10.0.0.7",
+        "DMLC_PS_ROOT_PORT": "29611",
+        "DMLC_NUM_SERVER": "1",
+        "DMLC_NUM_WORKER": "4",
+    }
+
+
+TWO_DEVICES = Layout(1, 2)
+
+
+def cell(xla: bool = False, precision: str = "fp32", layout: Layout = TWO_DEVICES) -> Cell:
+    return Cell("mxnet", "resnet50", precision, xla, 8, layout)
+
+
+def context(c: Cell) -> TaskContext:
+    adapter = get_adapter("mxnet")
+    return TaskContext(
+        cell=c, options=adapter.resolved_options({"image_size": 32}), steps=12, device="cpu",
+        rank=1, node_rank=0, nodes=1, gpus_per_node=2, master_addr="127.0.0.1",
+        master_port=29500, run_dir=Path("."), python="/venvs/mxnet/bin/python",
+    )  # fmt: skip
+
+
+def test_adapter_command_hybridizes_for_xla() -> None:
+    adapter = get_adapter("mxnet")
+    command = adapter.command(context(cell(xla=True)))
+    assert command[:4] == ["/venvs/mxnet/bin/python", "-u", "-m", "dlperf.workloads.mxnet_train"]
+    assert command[-1] == "--hybridize"
+    flags = dict(zip(command[4:-1:2], command[5:-1:2], strict=True))
+    assert flags["--model"] == "resnet50" and flags["--batch-size"] == "8"
+    assert flags["--steps"] == "12" and flags["--image-size"] == "32"
+    assert "--hybridize" not in adapter.command(context(cell(xla=False)))
+    assert adapter.requirements == "envs/mxnet.txt"
+    assert (ROOT / adapter.requirements).is_file()
+
+
+def test_adapter_runs_every_layout_and_xla(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dlperf.adapters import builtin
+
+    adapter = get_adapter("mxnet")
+    options = adapter.resolved_options({})
+    for xla in (False, True):
+        for layout in (Layout(1, 1), Layout(1, 2), Layout(2, 8)):
+            assert adapter.skip_reason(cell(xla, layout=layout), options) is None
+    monkeypatch.setattr(builtin, "has_cuda_hint", lambda: False)
+    monkeypatch.setattr(builtin, "cpu_has_native_bf16", lambda: False)
+    reason = adapter.skip_reason(cell(precision="amp"), options) or ""
+    assert "without native bf16" in reason and "oneDNN" in reason
+    assert adapter.skip_reason(cell(precision="amp"), options | {"amp_on_cpu": "run"}) is None
+    monkeypatch.setattr(builtin, "cpu_has_native_bf16", lambda: True)
+    assert adapter.skip_reason(cell(precision="amp"), options) is None
+
+
+def test_adapter_recognises_mxnet_out_of_memory() -> None:
+    adapter = get_adapter("mxnet")
+    assert adapter.is_oom("mxnet.base.MXNetError: Failed to allocate CPU Memory")
+    assert not adapter.is_oom("MXNetError: Check failed: assign(&dattr, vec.at(i))")

@@ -1,0 +1,74 @@
+"""The workloads' NVML sampler (dlperf.workloads.common.PowerSampler) without a GPU: a stand-in
+pynvml module answers as NVML does, and the lines it writes are read back by the tables' parser.
+On a GPU node the real nvidia-ml-py answers instead (../shared/gpu)."""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+
+import pytest
+
+from dlperf import logline
+from dlperf.workloads.common import PowerSampler
+
+
+def fake_nvml(watts: float = 350.0, fail: Exception | None = None) -> types.ModuleType:
+    nvml = types.ModuleType("pynvml")
+    opened: list[int] = []
+
+    def init() -> None:
+        if fail:
+            raise fail
+
+    def handle(index: int) -> int:
+        opened.append(index)
+        return index
+
+    start = time.time()
+    nvml.nvmlInit = init  # type: ignore[attr-defined]
+    nvml.nvmlDeviceGetHandleByIndex = handle  # type: ignore[attr-defined]
+    nvml.nvmlDeviceGetPowerUsage = lambda h: int(watts * 1000)  # type: ignore[attr-defined]
+    nvml.nvmlDeviceGetTotalEnergyConsumption = (  # type: ignore[attr-defined]
+        lambda h: int((time.time() - start) * watts * 1000)
+    )
+    nvml.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(used=3 * 2**30)  # type: ignore[attr-defined]
+    nvml.opened = opened  # type: ignore[attr-defined]
+    return nvml
+
+
+def lines(capsys) -> list[dict[str, str]]:
+    parsed = [logline.parse_line(line) for line in capsys.readouterr().out.splitlines()]
+    return [fields for kind, fields in filter(None, parsed) if kind == logline.POWER]
+
+
+def test_samples_the_ranks_own_gpu_through_cuda_visible_devices(monkeypatch, capsys):
+    nvml = fake_nvml()
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    sampler = PowerSampler(rank=1, device_index=1, interval=0.01).start()
+    time.sleep(0.2)
+    sampler.stop()
+    assert nvml.opened == [5]  # CUDA's device 1 is NVML's 5
+    samples = lines(capsys)
+    assert len(samples) >= 5  # at 100 Hz for 0.2 s, with 4x slack for a loaded machine
+    assert {s["rank"] for s in samples} == {"1"} and {s["gpu"] for s in samples} == {"1"}
+    assert {s["watts"] for s in samples} == {"350.0"} and samples[0]["used_mb"] == "3072.0"
+    t = [float(s["t"]) for s in samples]
+    energy = [float(s["energy_mj"]) for s in samples]
+    assert t == sorted(t) and energy == sorted(energy)
+    rate = (energy[-1] - energy[0]) / 1000 / (t[-1] - t[0])  # J/s of the counter: the watts
+    assert rate == pytest.approx(350.0, rel=0.25)
+
+
+def test_a_cpu_run_or_a_missing_driver_says_why(monkeypatch, capsys):
+    PowerSampler(rank=0, device_index=None, interval=0.1).start().stop()
+    assert lines(capsys) == [
+        {"rank": "0", "gpu": "none", "reason": "no NVML power counter: a CPU run"}
+    ]
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml(fail=OSError("libnvidia-ml.so.1 missing")))
+    PowerSampler(rank=0, device_index=0, interval=0.1).start().stop()
+    (line,) = lines(capsys)
+    assert line["gpu"] == "none"
+    assert line["reason"] == "no NVML power counter: OSError: libnvidia-ml.so.1 missing"

@@ -1,0 +1,63 @@
+"""Adaptive repeats: the decision after k runs of a cell (dlperf.repeats.decide)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_tables import WINDOW, rank_log, write_run
+
+from dlperf.config import load
+from dlperf.errors import ConfigError
+from dlperf.repeats import decide
+
+CELL_ID = "pytorch.resnet50.fp32.noxla.b4.1n2g"
+
+
+def runs(tmp_path, seconds):
+    """Runs of two ranks x 4 samples per step: throughput 8 / s each."""
+    return [
+        write_run(
+            tmp_path,
+            {"rank0.log": rank_log(0, step_s=s), "rank1.log": rank_log(1, step_s=s)},
+            repeat=k,
+        )
+        for k, s in enumerate(seconds, 1)
+    ]
+
+
+def test_more_while_the_median_ci_is_wider_than_the_target(tmp_path):
+    manifests = runs(tmp_path, [8 / 100, 8 / 110, 8 / 90])  # 100, 110, 90 samples/s
+    # n = 3 at level 0.5: order statistics 1 and 3 -> (90, 110), coverage 0.75; width 20 %
+    wide = decide(CELL_ID, manifests, WINDOW, {"max": 5, "ci_width_pct": 10, "level": 0.5})
+    assert wide.more and wide.runs == 3 and wide.ok_runs == 3
+    assert wide.rel_ci_width == pytest.approx(0.2, rel=1e-4)
+    assert wide.ci_level == pytest.approx(0.75)
+    assert "CI width 20.00% of the median > target 10.00%" == wide.reason
+    narrow = decide(CELL_ID, manifests, WINDOW, {"max": 5, "ci_width_pct": 25, "level": 0.5})
+    assert not narrow.more and "<= target 25.00%" in narrow.reason
+
+
+def test_never_beyond_max_and_never_for_a_cell_without_ok_runs(tmp_path):
+    manifests = runs(tmp_path, [8 / 100, 8 / 110, 8 / 90])
+    capped = decide(CELL_ID, manifests, WINDOW, {"max": 3, "ci_width_pct": 1, "level": 0.5})
+    assert not capped.more and "the most adaptive_repeats.max allows" in capped.reason
+    for manifest in manifests:
+        data = json.loads(manifest.read_text()) | {"status": "oom"}
+        manifest.write_text(json.dumps(data))
+    none_ok = decide(CELL_ID, manifests, WINDOW, {"max": 9, "ci_width_pct": 1})
+    assert not none_ok.more and none_ok.ok_runs == 0 and "no ok run" in none_ok.reason
+
+
+def test_max_below_repeats_is_a_config_error_naming_the_key(tmp_path):
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "repeats: 5\nadaptive_repeats: {max: 3, ci_width_pct: 5}\n"
+        "cases: [{framework: pytorch, model: resnet50, batch_size: [2], layouts: [1n1g]}]\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"suite.yaml:2: adaptive_repeats.max: 3 is below repeats"
+    ):
+        load(suite)
+    suite.write_text(suite.read_text().replace("max: 3", "max: 5"))
+    assert load(suite)["adaptive_repeats"] == {"max": 5, "ci_width_pct": 5, "level": 0.95}

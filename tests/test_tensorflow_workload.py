@@ -1,0 +1,143 @@
+"""The built-in TensorFlow 2 workload (KerasHub models on Keras 3's TensorFlow backend) and its
+adapter `tensorflow`, run for real in the environment the workflow builds from envs/tensorflow.txt."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+from workflow_helpers import framework_python, workload_env
+
+from dlperf import logline
+from dlperf.adapters import TaskContext, get_adapter
+from dlperf.matrix import Cell, Layout
+from dlperf.parse.builtin import parse_builtin_logs
+from dlperf.workloads import tf_train
+
+TINY = {
+    "resnet50": [
+        "--image-size", "32", "--num-classes", "10",
+        "--model-config", '{"stackwise_num_blocks": [1, 1, 1, 1]}',
+    ],
+    "bert_base": [
+        "--seq-len", "16", "--max-predictions", "4", "--model-config",
+        '{"num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 2,'
+        ' "intermediate_size": 128, "vocab_size": 512, "max_position_embeddings": 32}',
+    ],
+}  # fmt: skip
+# count_params() of these toy models: the same on the JAX backend (the same KerasHub models)
+PARAMS = {"resnet50": "8055754", "bert_base": "77634"}
+
+
+def workload(model: str, *flags: str, batch: int = 2, steps: int = 3) -> list[str]:
+    return [
+        framework_python("tensorflow"), "-u", "-m", "dlperf.workloads.tf_train",
+        "--model", model, "--batch-size", str(batch), "--steps", str(steps), "--device", "cpu",
+        *TINY[model], *flags,
+    ]  # fmt: skip
+
+
+def config_line(log: Path) -> dict[str, str]:
+    lines = [logline.parse_line(line) for line in log.read_text().splitlines()]
+    return next(fields for kind, fields in filter(None, lines) if kind == logline.CONFIG)
+
+
+def run(command: list[str], log: Path, **env: str) -> int:
+    with open(log, "w") as out:
+        return subprocess.run(
+            command, stdout=out, stderr=subprocess.STDOUT, env=workload_env(**env), timeout=300
+        ).returncode
+
+
+@pytest.mark.parametrize(("model", "flags"), [("resnet50", []), ("bert_base", ["--jit-compile"])])
+def test_workload_lines_parse(model: str, flags: list[str], tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log"
+    assert run(workload(model, "--threads", "1", *flags), log) == 0, log.read_text()[-3000:]
+    parsed = parse_builtin_logs([log])
+    assert [r.step for r in parsed.records] == [1, 2, 3]
+    assert {r.samples for r in parsed.records} == {2} and {r.rank for r in parsed.records} == {0}
+    config = config_line(log)
+    assert (config["tensorflow"], config["keras"], config["keras_hub"]) == (
+        "2.21.0",
+        "3.15.1",
+        "0.32.0",
+    )
+    assert config["device"] == "cpu" and config["amp_dtype"] == "none"
+    assert config["xla"] == ("jit_compile" if flags else "none")
+    assert config["params"] == PARAMS[model]
+    if model == "bert_base":
+        assert '"num_layers":1' in config["model_config"]
+    else:
+        assert '"stackwise_num_blocks":[1,1,1,1]' in config["model_config"]
+    assert "dlperf-memory rank=0 peak_rss_mb=" in log.read_text()
+
+
+def test_two_processes_train_data_parallel_with_multiworkermirroredstrategy(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # the workers listen on port + 1 and port + 2
+    command = workload("bert_base")
+    logs = [tmp_path / f"rank{r}.log" for r in range(2)]
+    procs = []
+    for rank, log in enumerate(logs):
+        env = workload_env(
+            RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE="2",
+            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+        )  # fmt: skip
+        with open(log, "w") as out:
+            procs.append(subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env))
+    assert [p.wait(timeout=300) for p in procs] == [0, 0], logs[0].read_text()[-2000:]
+    records = parse_builtin_logs(logs).records
+    assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
+    assert config_line(logs[0])["world_size"] == "2"
+
+
+def test_out_of_memory_is_recognised(tmp_path: Path) -> None:
+    """A batch past a 3 GiB address-space cap: TensorFlow's CPU allocator refuses a tensor."""
+    log = tmp_path / "rank0.log"
+    command = [
+        framework_python("tensorflow"), "-u", "-m", "dlperf.workloads.tf_train",
+        "--model", "resnet50", "--batch-size", "64", "--steps", "2", "--device", "cpu",
+        "--threads", "1", "--memory-limit-gb", "3", "--num-classes", "10",
+        "--model-config", '{"stackwise_num_blocks": [1, 1, 1, 1]}',
+    ]  # fmt: skip
+    assert run(command, log) != 0
+    text = log.read_text()
+    assert "OOM when allocating tensor" in text, text[-1500:]
+    assert get_adapter("tensorflow").is_oom(text)
+
+
+def test_tf_config_names_every_worker() -> None:
+    args = argparse.Namespace(worker_hosts="node0,node1")
+    config = tf_train.tf_config(args, rank=3, world=4, local_world=2)
+    assert config == {
+        "cluster": {"worker": ["node0:29501", "node0:29502", "node1:29503", "node1:29504"]},
+        "task": {"type": "worker", "index": 3},
+    }
+
+
+def test_adapter_command_and_features() -> None:
+    adapter = get_adapter("tensorflow")
+    cell = Cell("tensorflow", "bert_base", "fp32", True, 8, Layout(1, 2))
+    ctx = TaskContext(
+        cell=cell, options=adapter.resolved_options({}), steps=12, device="cpu", rank=0,
+        node_rank=0, nodes=1, gpus_per_node=2, master_addr="127.0.0.1", master_port=29500,
+        run_dir=Path("."), python="/envs/tf/bin/python",
+    )  # fmt: skip
+    command = adapter.command(ctx)
+    assert command[:4] == ["/envs/tf/bin/python", "-u", "-m", "dlperf.workloads.tf_train"]
+    assert command[-1] == "--jit-compile"
+    off = Cell("tensorflow", "bert_base", "fp32", False, 8, Layout(1, 2))
+    assert "--jit-compile" not in adapter.command(ctx.__class__(**{**ctx.__dict__, "cell": off}))
+    two_nodes = ctx.__class__(
+        **{**ctx.__dict__, "cell": off, "nodes": 2, "hosts": ("node0", "node1")}
+    )
+    assert adapter.command(two_nodes)[-2:] == ["--worker-hosts", "node0,node1"]
+    assert adapter.requirements == "envs/tensorflow.txt"
+    assert adapter.skip_reason(cell, ctx.options) is None  # every layout runs, xla on and off
+    assert adapter.is_oom(
+        "RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[64,56,56,256] and type float"
+    )

@@ -1,0 +1,317 @@
+"""Option `release` of the upstream adapters: DLPerf v1.0's pins stay the default, byte for byte;
+another release changes the command, launcher, container and parser, and what a run measures.
+
+The argument names asserted for release `current` were read from NVIDIA/DeepLearningExamples at
+729963dd47e7c8bd462ad10bfac7a7b0b604e6dd: PyTorch/Classification/ConvNets/main.py (+ configs.yml,
+image_classification/models/resnet.py), PyTorch/LanguageModeling/BERT/run_pretraining.py (+
+scripts/run_pretraining.sh) and TensorFlow/Classification/ConvNets/utils/cmdline_helper.py (+
+resnet50v1.5/training/training_perf.sh).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_adapters import check_layout, context, fixture_cell, has, run_folder
+
+from dlperf.adapters import REGISTRY, get_adapter
+from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
+from dlperf.errors import ConfigError
+from dlperf.matrix import Cell, Layout
+from dlperf.stats import Window, run_throughput
+
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+UPSTREAM = {name: cls for name, cls in REGISTRY.items() if issubclass(cls, UpstreamAdapter)}
+CURRENT = {"release": "current"}
+
+
+def case(framework: str, model: str, **options: object) -> dict:
+    return {
+        "framework": framework,
+        "model": model,
+        "precision": ["fp32", "amp"],
+        "xla": [False],
+        "batch_size": [64],
+        "layouts": ["1n1g"],
+        "options": dict(options),
+    }
+
+
+# ----------------------------------------------------------------------------- the default
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM))
+def test_default_release_is_dlperf_v1_and_left_out_of_resolved_options(name: str):
+    """Every upstream adapter takes `release`; its default (or naming it) resolves to the same
+    options as before releases existed, so DLPerf v1.0 cells measure and stay fresh as they were."""
+    adapter = get_adapter(name)
+    assert adapter.options["release"] == DEFAULT_RELEASE
+    assert "release" not in adapter.resolved_options({})
+    assert adapter.resolved_options({"release": DEFAULT_RELEASE}) == adapter.resolved_options({})
+    assert adapter.release(adapter.resolved_options({})) is None
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM))
+def test_default_release_command_is_unchanged_when_named(name: str, tmp_path: Path):
+    adapter = get_adapter(name)
+    model = next(iter(adapter.models))
+    options: dict = {"data_dir": "/data/set", "bert_config": "/data/bert_config.json"}
+    if "config_template" in adapter.options:
+        template = tmp_path / "wdl.json"
+        template.write_text('{"solver": {}, "layers": []}')
+        options["config_template"] = str(template)
+    options = {k: v for k, v in options.items() if k in adapter.options}
+    plain = adapter.command(context(adapter, model, "1n1g", 0, "fp32", False, tmp_path, options))
+    named = adapter.command(
+        context(
+            adapter, model, "1n1g", 0, "fp32", False, tmp_path, options | {"release": "dlperf_v1"}
+        )
+    )
+    assert plain == named
+
+
+def test_unknown_release_is_a_config_error_naming_the_choices():
+    with pytest.raises(ConfigError, match=r"^\.options\.release: .*dlperf_v1"):
+        get_adapter("oneflow").check_case(case("oneflow", "resnet50", release="current"))
+    with pytest.raises(ConfigError, match=r"'dlperf_v1', 'current'"):
+        get_adapter("ngc_pytorch").check_case(case("ngc_pytorch", "resnet50", release="2025"))
+
+
+def test_a_release_without_the_model_is_a_config_error():
+    with pytest.raises(ConfigError, match=r"release current has no bert_base benchmark"):
+        get_adapter("ngc_tensorflow").check_case(case("ngc_tensorflow", "bert_base", **CURRENT))
+    get_adapter("ngc_tensorflow").check_case(case("ngc_tensorflow", "resnet50", **CURRENT))
+
+
+def test_a_non_default_release_is_part_of_what_a_run_measures():
+    """rules/common.smk's measure_params holds the resolved options: `release` is among them
+    for another release (a rerun when it changes), and the cell id does not carry it."""
+    adapter = get_adapter("ngc_pytorch")
+    assert adapter.resolved_options(CURRENT)["release"] == "current"
+    assert adapter.resolved_options(CURRENT) != adapter.resolved_options({})
+    common = (Path(__file__).parents[1] / "rules" / "common.smk").read_text()
+    assert '"options": adapter.resolved_options(spec.options)' in common
+    cell = Cell("ngc_pytorch", "resnet50", "amp", False, 256, Layout(1, 8))
+    assert cell.id == "ngc_pytorch.resnet50.amp.noxla.b256.1n8g"
+
+
+# ----------------------------------------------------------------------------- NGC PyTorch
+
+
+def test_ngc_pytorch_current_release_facts():
+    adapter = get_adapter("ngc_pytorch")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "nvcr.io/nvidia/pytorch:24.03-py3"
+    assert adapter.environment_of(adapter.resolved_options({})) == adapter.environment
+    assert adapter.launch_of(options) == "torchrun"
+    assert adapter.source_of("resnet50", options).tag == "729963dd47e7c8bd462ad10bfac7a7b0b604e6dd"
+    assert adapter.parser_of("bert_base", options) == "parse_dle_pytorch_bert_current"
+    assert adapter.parser_of("resnet50", options) == "parse_dle_pytorch_rn50"
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_ngc_pytorch_current_resnet50_command(layout: str, tmp_path: Path):
+    adapter = get_adapter("ngc_pytorch")
+    for node in range(Layout.parse(layout).nodes):
+        ctx = context(adapter, "resnet50", layout, node, "amp", False, tmp_path, dict(CURRENT))
+        cmd = adapter.command(ctx)
+        assert "torch.distributed.run" in cmd and "torch.distributed.launch" not in cmd
+        check_layout(
+            "torch", [a.replace("distributed.run", "distributed.launch") for a in cmd], ctx
+        )
+        assert cmd[cmd.index("torch.distributed.run") + 6].endswith(
+            "/PyTorch/Classification/ConvNets/main.py"
+        )
+        for flag, value in [
+            ("--data-backend", "synthetic"),  # no longer `syntetic`
+            ("--batch-size", 64),
+            ("--prof", ctx.steps),
+            ("--print-freq", 1),
+            ("--momentum", 0.875),
+            ("--weight-decay", "3.0517578125e-05"),
+            ("--static-loss-scale", 128),  # configs.yml AMP; --dynamic-loss-scale is gone
+            ("--memory-format", "nhwc"),
+            ("--raport-file", f"raport_node{node}.json"),
+        ]:
+            assert has(cmd, flag, value), (flag, value, cmd)
+        assert has(cmd, "--amp") and has(cmd, "--training-only") and has(cmd, "--no-checkpoints")
+        assert not {"--dynamic-loss-scale", "-c", "--mom", "syntetic"} & set(cmd)
+    fp32 = adapter.command(
+        context(adapter, "resnet50", "1n1g", 0, "fp32", False, tmp_path, dict(CURRENT))
+    )
+    assert not {"--amp", "--static-loss-scale", "--memory-format"} & set(fp32)
+    with_data = adapter.command(
+        context(
+            adapter, "resnet50", "1n1g", 0, "fp32", False, tmp_path, CURRENT | {"data_dir": "/in"}
+        )
+    )
+    assert has(with_data, "--data-backend", "dali-cpu") and with_data[-1] == "/in"
+
+
+def test_ngc_pytorch_current_bert_command(tmp_path: Path):
+    adapter = get_adapter("ngc_pytorch")
+    options = CURRENT | {"data_dir": "/data/phase1/parquet"}
+    ctx = context(adapter, "bert_base", "1n8g", 0, "amp", False, tmp_path, options)
+    cmd = adapter.command(ctx)
+    folder = "/workspace/DeepLearningExamples/PyTorch/LanguageModeling/BERT"
+    assert f"{folder}/run_pretraining.py" in cmd and "torch.distributed.run" in cmd
+    for flag, value in [
+        ("--input_dir", "/data/phase1/parquet"),
+        ("--config_file", f"{folder}/bert_configs/base.json"),
+        ("--vocab_file", f"{folder}/vocab/vocab"),  # required by the current script
+        ("--train_batch_size", 64),
+        ("--max_seq_length", 128),
+        ("--max_predictions_per_seq", 20),
+        ("--max_steps", ctx.steps),
+        ("--num_workers", 8),
+    ]:
+        assert has(cmd, flag, value), (flag, value, cmd)
+    for flag in ("--do_train", "--skip_checkpoint", "--disable_progress_bar", "--fp16"):
+        assert flag in cmd
+    assert not any(a.startswith("--bert_model") for a in cmd)  # gone from the current script
+
+
+def test_ngc_pytorch_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("ngc_pytorch")
+    for model, fixture, expected in [
+        (
+            "resnet50",
+            FIXTURES / "dle_pytorch_rn50_current" / "1n1g_rn50_b256_amp_1.log",
+            20 * 256 / (10 * 0.086 + 10 * 0.084),
+        ),
+        (
+            "bert_base",
+            FIXTURES / "dle_pytorch_bert_current" / "1n8g_bert_b96_amp_1.log",
+            20 * 96 * 8 / (5 * 0.125 + 15 * 0.115),
+        ),
+    ]:
+        cell = fixture_cell(adapter, model, fixture)
+        (tmp_path / model).mkdir()
+        logs = run_folder(fixture, cell, tmp_path / model)
+        result = adapter.parse(logs, cell, adapter.resolved_options(CURRENT))
+        tp = run_throughput(result, Window(5, 20))
+        assert tp.throughput_samples_per_s == pytest.approx(expected, rel=1e-6), model
+
+
+# ----------------------------------------------------------------------------- NGC TensorFlow
+
+
+def test_ngc_tensorflow_current_release_is_the_last_tf1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("ngc_tensorflow")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "nvcr.io/nvidia/tensorflow:23.03-tf1-py3"
+    assert adapter.launch_of(options) == "horovodrun"
+    ctx = context(adapter, "resnet50", "2n8g", 0, "amp", True, tmp_path, dict(CURRENT))
+    cmd = adapter.command(ctx)
+    check_layout("horovodrun", cmd, ctx)
+    for flag, value in [
+        ("--mode", "training_benchmark"),
+        ("--iter_unit", "batch"),
+        ("--num_iter", ctx.steps),
+        ("--batch_size", 64),
+        ("--warmup_steps", 0),
+        ("--display_every", 1),
+        ("--static_loss_scale", 128),
+    ]:
+        assert has(cmd, flag, value), (flag, value, cmd)
+    assert {"--amp", "--xla", "--cosine_lr"} <= set(cmd)
+    assert not {"--use_tf_amp", "--use_xla", "--use_cosine_lr", "--mode=train"} & set(cmd)
+    with_dali = adapter.command(
+        context(
+            adapter,
+            "resnet50",
+            "1n1g",
+            0,
+            "fp32",
+            False,
+            tmp_path,
+            CURRENT | {"data_dir": "/d/tfrecords", "dali": True},
+        )
+    )
+    assert "--dali" in with_dali and has(with_dali, "--data_idx_dir", "/d/dali_idx")
+    assert "--use_dali" not in with_dali
+
+
+def test_ngc_tensorflow_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("ngc_tensorflow")
+    fixture = FIXTURES / "dle_tf1_rn50_benchmark" / "1n8g_rn50_b256_amp_1.log"
+    cell = fixture_cell(adapter, "resnet50", fixture)
+    result = adapter.parse(
+        run_folder(fixture, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(
+        20 * 256 * 8 / (10 * 0.090 + 10 * 0.088), rel=1e-6
+    )
+
+
+def test_the_manifest_names_the_release_that_ran():
+    from dlperf.launch.submit import _adapter_summary
+
+    adapter = get_adapter("ngc_pytorch")
+    default = _adapter_summary("ngc_pytorch", adapter.resolved_options({}))
+    assert default == {"name": "ngc_pytorch", "version": adapter.version, "launcher": "per_node"}
+    current = _adapter_summary("ngc_pytorch", adapter.resolved_options(CURRENT))
+    assert current["release"] == "current" and "NGC 24.03" in current["version"]
+    assert current["environment"] == "nvcr.io/nvidia/pytorch:24.03-py3"
+    assert "release" not in _adapter_summary("pytorch", {})
+
+
+# ----------------------------------------------------------------------------- TensorFlow models
+
+
+def test_tensorflow2_current_resnet50_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """official/vision/train.py's flags (--experiment, --mode, --model_dir, --params_override) and
+    the config fields of official/core/config_definitions.py; the batch is global."""
+    import json
+
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("tensorflow2")
+    options = CURRENT | {"data_dir": "/data/imagenet/tfrecords"}
+    ctx = context(adapter, "resnet50", "2n8g", 1, "amp", False, tmp_path, options)
+    cmd = adapter.command(ctx)
+    assert any(a.endswith("/official/vision/train.py") for a in cmd)
+    assert "--experiment=resnet_imagenet" in cmd and "--mode=train" in cmd
+    override = json.loads(
+        next(a for a in cmd if a.startswith("--params_override=")).split("=", 1)[1]
+    )
+    assert override["task"]["train_data"]["global_batch_size"] == 64 * 16
+    assert override["task"]["train_data"]["input_path"] == "/data/imagenet/tfrecords/train*"
+    assert override["runtime"]["enable_xla"] is False  # resnet_imagenet turns it on by default
+    assert override["runtime"]["mixed_precision_dtype"] == "float16"
+    assert override["runtime"]["distribution_strategy"] == "multi_worker_mirrored"
+    assert override["trainer"]["train_steps"] == ctx.steps
+    assert override["trainer"]["steps_per_loop"] == 100
+    tf_config = json.loads(next(a for a in cmd if a.startswith("TF_CONFIG=")).split("=", 1)[1])
+    assert tf_config == {
+        "cluster": {"worker": ["gpu01:29517", "gpu02:29517"]},
+        "task": {"index": 1, "type": "worker"},
+    }
+    single = adapter.command(
+        context(adapter, "resnet50", "1n1g", 0, "fp32", True, tmp_path, options)
+    )
+    assert not any(a.startswith("TF_CONFIG=") for a in single)
+
+
+def test_tensorflow2_current_needs_tfrecords_and_has_no_bert():
+    adapter = get_adapter("tensorflow2")
+    cell = Cell("tensorflow2", "resnet50", "fp32", False, 64, Layout(1, 1))
+    assert "TFRecords" in adapter.skip_reason(cell, adapter.resolved_options(CURRENT))
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT | {"data_dir": "/d"})) is None
+    with pytest.raises(ConfigError, match="release current has no bert_base"):
+        adapter.check_case(case("tensorflow2", "bert_base", **CURRENT))
+
+
+def test_tensorflow2_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("tensorflow2")
+    fixture = FIXTURES / "tf2_orbit" / "1n8g_rn50_b256_amp_1.log"
+    cell = fixture_cell(adapter, "resnet50", fixture)
+    result = adapter.parse(
+        run_folder(fixture, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    tp = run_throughput(result, Window(100, 300))
+    assert tp.throughput_samples_per_s == pytest.approx(300 * 2048 / (8.80 + 8.70 + 8.75), rel=1e-6)
