@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from dlperf import flops
 from dlperf.flops import (
     BertShape,
     bert_forward_flops_per_sequence,
@@ -126,6 +127,21 @@ def test_measured_gemm_peak_on_cpu():
     pytest.importorskip("torch")
     tflops = measure_gemm_peak_tflops("fp32", "cpu", seconds=0.2, size=256)
     assert math.isfinite(tflops) and 0 < tflops < 100
+
+
+def test_gemm_calibration_pays_its_seconds_not_twice_that(monkeypatch):
+    # a product takes 1/64 s on a fake clock: 0.5 s is 32 products (doubling batches between
+    # syncs, 1+2+4+8+16+32, would have run 63 and taken 0.98 s)
+    clock = {"now": 0.0, "calls": 0}
+
+    def matmul():
+        clock["now"] += 1 / 64
+        clock["calls"] += 1
+
+    monkeypatch.setattr(flops.time, "perf_counter", lambda: clock["now"])
+    tflops = flops.time_matmuls(matmul, lambda: None, n=1000, seconds=0.5)
+    assert clock["calls"] == 3 + 32  # 3 warm-ups, then the timed products
+    assert tflops == pytest.approx(2 * 1000**3 * 32 / 0.5 / 1e12)
 
 
 def test_mfu():

@@ -262,7 +262,8 @@ def time_matmuls(
 ) -> float:
     """TFLOP/s of `matmul` (one n x n by n x n product per call, 2 n^3 FLOPs) over about
     `seconds`, after 3 warm-up products (kernel selection, clocks); `sync` waits for the device.
-    Any framework's product: the workloads outside PyTorch pass their own."""
+    Any framework's product: the workloads outside PyTorch pass their own. Batches of products
+    between syncs grow, but never past the time left, so a run pays `seconds`, not twice that."""
     for _ in range(3):
         matmul()
     sync()
@@ -276,7 +277,8 @@ def time_matmuls(
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             return 2.0 * n**3 * done / elapsed / 1e12
-        batch = min(batch * 2, 64)
+        calls_left = math.ceil((seconds - elapsed) / (elapsed / done))
+        batch = max(1, min(batch * 2, 64, calls_left))
 
 
 def achieved_tflops(flops_per_sample: float, samples_per_s: float) -> float:
