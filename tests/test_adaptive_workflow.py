@@ -63,7 +63,8 @@ def test_a_noisy_cell_gets_more_runs_up_to_max_and_a_laxer_target_stops_it_early
     cell = tables(tmp_path, "cells.tsv").set_index("cell_id").loc[CELL]
     assert (cell.runs_planned, cell.runs_done, cell.runs_ok) == (4, 4, 4)
     assert cell.throughput_median == pytest.approx(
-        runs.throughput_samples_per_s.median(), rel=1e-5  # the table keeps 6 significant digits
+        runs.throughput_samples_per_s.median(),
+        rel=1e-5,  # the table keeps 6 significant digits
     )
     listing = json.loads((decisions / "runs.json").read_text())
     assert listing["runs"] == 4 and "adaptive_repeats.max" in listing["stopped"]
