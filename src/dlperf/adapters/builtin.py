@@ -45,7 +45,7 @@ class BuiltinWorkload(Adapter):
         "memory_limit_gb": 0,
         "max_batch_size": {"resnet50": 256, "bert_base": 96},  # what `max` means, per model
         "amp_on_cpu": "skip_without_bf16",  # or "run": bf16 on a CPU without bf16 units
-        "calibrate_s": 0.5,  # seconds of GEMMs measuring the device's peak (MFU's fallback peak)
+        "calibrate_s": 0.25,  # seconds of GEMMs measuring the device's peak (MFU's fallback peak)
         "comm_probe_iters": 5,  # all-reduces of the gradients' size timed before training
     }
     option_types: ClassVar[dict[str, dict[str, Any]]] = {

@@ -35,7 +35,7 @@ def workload_parser(
     p.add_argument(
         "--calibrate-s",
         type=float,
-        default=0.5,
+        default=0.25,
         help="seconds of matrix products measuring this device's peak (rank 0; 0: none)",
     )
     p.add_argument(
