@@ -92,6 +92,22 @@ CASES = [
         (r"time \S+", "time 16028368x"),
         r"time \d+",
     ),
+    # Release current (Oneflow-Inc/models fc7cbf8, wide_and_deep): `[rank:0] iter: i/27, loss: l,
+    # latency(ms): t | stamp`, rank 0 only. Iterations 6..25: 10 even of 31.25 ms, 10 odd of
+    # 32.5 ms; the argument list's batch_size 16384 (2048 * 8 GPUs) is the global batch
+    Case(
+        "oneflow_wdl_current",
+        ("1n8g_wdl_b2048_fp32_1.log",),
+        RunFacts(2048, 8, 1),
+        Window(5, 20),
+        Method.STEP_TIMES,
+        27,
+        (-1,),
+        20 * 16384 / (10 * 0.03125 + 10 * 0.0325),
+        20 * 16384,
+        (r"latency\(ms\): \S+", "latency(ms): nan"),
+        r"latency\(ms\): \d",
+    ),
     # iterations 6..25 (the window crosses midnight): 10 even of 0.55 s, 10 odd of 0.5 s
     Case(
         "dle_pytorch_rn50",
@@ -382,7 +398,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 21
+    assert len(PARSERS) == 22
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 

@@ -10,6 +10,7 @@ resnet50v1.5/training/training_perf.sh).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -315,3 +316,135 @@ def test_tensorflow2_current_parses_through_the_adapter(tmp_path: Path):
     )
     tp = run_throughput(result, Window(100, 300))
     assert tp.throughput_samples_per_s == pytest.approx(300 * 2048 / (8.80 + 8.70 + 8.75), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- OneFlow W&D
+
+
+WDL_SCRIPT = "/workspace/models/RecommenderSystems/wide_and_deep/train.py"
+
+
+def test_oneflow_wdl_current_release_facts():
+    """Oneflow-Inc/models at fc7cbf8 (wide_and_deep last changed 87d4561), OneFlow 0.9.0 cu118."""
+    adapter = get_adapter("oneflow_wdl")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "envs/oneflow_current.yaml"
+    assert (Path(__file__).parents[1] / "envs" / "oneflow_current.yaml").is_file()
+    assert adapter.environment_of(adapter.resolved_options({})) == "envs/oneflow.yaml"
+    assert adapter.launch_of(options) == "oneflow"
+    assert adapter.launch_of(adapter.resolved_options({})) == "native"
+    source = adapter.source_of("wide_deep", options)
+    assert (source.repo, source.path, source.tag) == (
+        "Oneflow-Inc/models",
+        "RecommenderSystems/wide_and_deep",
+        "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d",
+    )
+    assert adapter.parser_of("wide_deep", options) == "parse_oneflow_wdl_current"
+    assert adapter.parser_of("wide_deep", adapter.resolved_options({})) == "parse_oneflow_wdl"
+    assert "OneFlow 0.9.0" in adapter.version_of(options)
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_oneflow_wdl_current_command(layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """oneflow.distributed.launch (torch.distributed.launch's flags: OneFlow v0.9.0
+    python/oneflow/distributed/launch.py) runs train.py once per GPU; train.py's flags are
+    config.py's; `--batch_size` is the global batch (config.py divides it by the world size)."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("oneflow_wdl")
+    lay = Layout.parse(layout)
+    options = CURRENT | {"data_dir": "/data/wdl_ofrecord"}
+    for node in range(lay.nodes):
+        ctx = context(adapter, "wide_deep", layout, node, "fp32", False, tmp_path, options)
+        cmd = adapter.command(ctx)
+        start = cmd.index("oneflow.distributed.launch")
+        assert cmd[start - 2 : start] == ["python3", "-m"]
+        assert cmd[start + 1 : start + 7] == [
+            f"--nproc_per_node={lay.gpus_per_node}",
+            f"--nnodes={lay.nodes}",
+            f"--node_rank={node}",
+            f"--master_addr={ctx.master_addr}",
+            f"--master_port={ctx.master_port}",
+            WDL_SCRIPT,
+        ]
+        args = cmd[start + 7 :]
+        assert args == [
+            f"--batch_size={64 * lay.devices}",
+            f"--max_iter={ctx.steps}",
+            "--loss_print_every_n_iter=1",
+            "--eval_interval=0",
+            "--execution_mode=graph",
+            "--wide_vocab_size=2322444",
+            "--deep_vocab_size=2322444",
+            "--hidden_units_num=7",
+            "--deep_embedding_vec_size=32",
+            "--dataset_format=ofrecord",
+            "--data_dir=/data/wdl_ofrecord",
+            "--data_part_num=256",
+            "--data_part_name_suffix_length=5",
+            f"--model_save_dir={tmp_path / f'wdl_checkpoints_node{node}'}",
+        ]
+        # the lazy-mode layout flags are gone: config.py's argparse would reject them
+        assert not any(
+            a.startswith(("--num_nodes", "--gpu_num_per_node", "--node_ips")) for a in cmd
+        )
+    extra = CURRENT | {"data_dir": "/d", "extra_args": ["--execution_mode=eager"]}
+    cmd = adapter.command(context(adapter, "wide_deep", "1n1g", 0, "fp32", False, tmp_path, extra))
+    assert cmd[-1] == "--execution_mode=eager"  # argparse keeps the last: extra_args win
+
+
+def test_oneflow_wdl_current_needs_data_and_has_no_other_model():
+    """Its `--dataset_format=synthetic` draws the ids once from [0, 256) (models/data.py), unlike
+    Criteo: like DLPerf v1.0's W&D, a cell without data_dir is skipped with a reason."""
+    adapter = get_adapter("oneflow_wdl")
+    cell = Cell("oneflow_wdl", "wide_deep", "fp32", False, 2048, Layout(1, 8))
+    assert "data_dir" in adapter.skip_reason(cell, adapter.resolved_options(CURRENT))
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT | {"data_dir": "/d"})) is None
+    adapter.check_case(case("oneflow_wdl", "wide_deep", **CURRENT) | {"precision": ["fp32"]})
+    with pytest.raises(ConfigError, match=r"runs wide_deep in fp32 only"):
+        adapter.check_case(case("oneflow_wdl", "wide_deep", **CURRENT))
+
+
+WDL_FIXTURE = FIXTURES / "oneflow_wdl_current" / "1n8g_wdl_b2048_fp32_1.log"
+# iterations 6..25 of 16384 samples (2048 * 8 GPUs): 10 even of 31.25 ms, 10 odd of 32.5 ms
+WDL_EXPECTED = 20 * 16384 / (10 * 0.03125 + 10 * 0.0325)
+
+
+def test_oneflow_wdl_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("oneflow_wdl")
+    cell = fixture_cell(adapter, "wide_deep", WDL_FIXTURE)
+    assert (cell.batch_size, cell.layout.devices) == (2048, 8)
+    result = adapter.parse(
+        run_folder(WDL_FIXTURE, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    assert str(result.method) == "step_times" and {r.rank for r in result.records} == {-1}
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(WDL_EXPECTED, rel=1e-9)
+    assert (tp.window_first_step, tp.window_last_step) == (6, 25)
+    assert tp.step_time_ms == pytest.approx([31.25, 32.5] * 10)
+    # the first line's latency counts from the logger's creation (model and graph built since):
+    # a window that takes it in is dominated by it (iterations 1..20: setup, 4 of 36.5 ms, 8 even
+    # of 31.25 ms and 7 odd of 32.5 ms)
+    with_setup = run_throughput(result, Window(0, 20))
+    assert with_setup.throughput_samples_per_s == pytest.approx(
+        20 * 16384 / (2.8431875 + 4 * 0.0365 + 8 * 0.03125 + 7 * 0.0325), rel=1e-9
+    )
+
+
+def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
+    """Only rank 0 prints (train.py's print_ranks = [0]); an eval line (`iter: i/n, eval_auc: a`)
+    and a nan loss are read past; the argument list's global batch wins over the run facts."""
+    from dlperf.parse.upstream import PARSERS, RunFacts
+
+    lines = WDL_FIXTURE.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("[rank:0] iter: 10/"))
+    lines.insert(at + 1, "[rank:0] iter: 10/27, eval_auc: 0.7306385141234123")
+    lines[at] = re.sub(r"loss: \S+,", "loss: nan,", lines[at])
+    log = tmp_path / "node0.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["oneflow_wdl_current"]([log], RunFacts(4096, 8, 1))
+    assert len(result.records) == 27
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(WDL_EXPECTED, rel=1e-9)
+    assert any(
+        "batch_size (global batch) = 16384 but the run facts say 32768" in n for n in result.notes
+    )
