@@ -5,7 +5,10 @@ The argument names asserted for release `current` were read from NVIDIA/DeepLear
 729963dd47e7c8bd462ad10bfac7a7b0b604e6dd: PyTorch/Classification/ConvNets/main.py (+ configs.yml,
 image_classification/models/resnet.py), PyTorch/LanguageModeling/BERT/run_pretraining.py (+
 scripts/run_pretraining.sh) and TensorFlow/Classification/ConvNets/utils/cmdline_helper.py (+
-resnet50v1.5/training/training_perf.sh).
+resnet50v1.5/training/training_perf.sh). Those of `oneflow_wdl` release `current` were read from
+Oneflow-Inc/models at fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d (RecommenderSystems/wide_and_deep:
+train.py, config.py, utils/logger.py, models/data.py) and OneFlow v0.9.0's
+python/oneflow/distributed/launch.py.
 """
 
 from __future__ import annotations
