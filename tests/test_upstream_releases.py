@@ -8,7 +8,10 @@ scripts/run_pretraining.sh) and TensorFlow/Classification/ConvNets/utils/cmdline
 resnet50v1.5/training/training_perf.sh). Those of `oneflow_wdl` release `current` were read from
 Oneflow-Inc/models at fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d (RecommenderSystems/wide_and_deep:
 train.py, config.py, utils/logger.py, models/data.py) and OneFlow v0.9.0's
-python/oneflow/distributed/launch.py.
+python/oneflow/distributed/launch.py. Those of `megatron` release `current` from NVIDIA/Megatron-LM
+core_v0.19.0 (5be9626709af2722333bf54797c954c09edeada3): megatron/training/arguments.py,
+megatron/training/config/training_config.py, megatron/core/transformer/transformer_config.py,
+megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distributed.sh.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dlperf.adapters import REGISTRY, get_adapter
 from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, Layout
+from dlperf.parse.records import ParseError
 from dlperf.stats import Window, run_throughput
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -451,3 +455,79 @@ def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
     assert any(
         "batch_size (global batch) = 16384 but the run facts say 32768" in n for n in result.notes
     )
+
+
+# ----------------------------------------------------------------------------- Megatron-LM
+
+
+def test_megatron_current_release_facts():
+    adapter = get_adapter("megatron")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "nvcr.io/nvidia/pytorch:26.06-py3"
+    assert adapter.launch_of(options) == "torchrun"
+    assert adapter.launch_of(adapter.resolved_options({})) == "torch"
+    assert adapter.source_of("gpt", options).tag == "5be9626709af2722333bf54797c954c09edeada3"
+    assert adapter.parser_of("gpt", options) == "parse_megatron_current"
+    assert adapter.parser_of("gpt", adapter.resolved_options({})) == "parse_megatron"
+    assert "core_v0.19.0" in adapter.version_of(options)
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_megatron_current_command(layout: str, tmp_path: Path):
+    """pretrain_gpt.py's flags at core_v0.19.0 (megatron/training/arguments.py and the config
+    dataclasses it turns into flags); `--checkpoint-activations` now exits the script."""
+    adapter = get_adapter("megatron")
+    lay = Layout.parse(layout)
+    options = CURRENT | {"data_dir": "/data/gpt/owt_text_document"}
+    for node in range(lay.nodes):
+        ctx = context(adapter, "gpt", layout, node, "amp", False, tmp_path, options)
+        cmd = adapter.command(ctx)
+        assert cmd[:2] == ["env", "CUDA_DEVICE_MAX_CONNECTIONS=1"]
+        assert "torch.distributed.run" in cmd and "torch.distributed.launch" not in cmd
+        check_layout(
+            "torch", [a.replace("distributed.run", "distributed.launch") for a in cmd], ctx
+        )
+        assert (
+            cmd[cmd.index("torch.distributed.run") + 6] == "/workspace/Megatron-LM/pretrain_gpt.py"
+        )
+        for flag, value in [
+            ("--micro-batch-size", 64),
+            ("--global-batch-size", 64 * lay.devices),
+            ("--train-iters", ctx.steps),
+            ("--log-interval", 10),
+            ("--recompute-granularity", "full"),
+            ("--recompute-method", "uniform"),
+            ("--recompute-num-layers", 1),
+            ("--data-path", "/data/gpt/owt_text_document"),
+            ("--tokenizer-type", "GPT2BPETokenizer"),
+            ("--vocab-file", "/workspace/Megatron-LM/gpt2-vocab.json"),
+            ("--merge-file", "/workspace/Megatron-LM/gpt2-merges.txt"),
+            ("--max-position-embeddings", 2048),
+            ("--seq-length", 2048),
+        ]:
+            assert has(cmd, flag, value), (flag, value, cmd)
+        assert "--fp16" in cmd and "--log-throughput" in cmd
+        gone = ("--checkpoint-activations", "--data-impl", "--distributed-backend", "--local_rank")
+        assert not any(a.startswith(gone) for a in cmd)
+    no_recompute = CURRENT | {"data_dir": "/d", "checkpoint_activations": False}
+    cmd = adapter.command(context(adapter, "gpt", "1n1g", 0, "fp32", False, tmp_path, no_recompute))
+    assert not any(a.startswith("--recompute") for a in cmd) and "--fp16" not in cmd
+    plain = adapter.command(
+        context(adapter, "gpt", "1n1g", 0, "amp", False, tmp_path, {"data_dir": "/d"})
+    )
+    assert "--checkpoint-activations" in plain and "CUDA_DEVICE_MAX_CONNECTIONS=1" not in plain
+
+
+def test_megatron_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("megatron")
+    fixture = FIXTURES / "megatron_current" / "1n8g_gpt_b8_fp16_1.log"
+    cell = fixture_cell(adapter, "gpt", fixture)
+    logs = run_folder(fixture, cell, tmp_path)
+    result = adapter.parse(logs, cell, adapter.resolved_options(CURRENT))
+    tp = run_throughput(result, Window(20, 80))
+    # iterations 21..100: 8 lines of 10 iterations at 1480 1510 1500 1490 1530 1500 1510 1495 ms;
+    # micro batch 8 * 8 data-parallel GPUs = the logged global batch 64
+    ms = 1480 + 1510 + 1500 + 1490 + 1530 + 1500 + 1510 + 1495
+    assert tp.throughput_samples_per_s == pytest.approx(80 * 64 / (10 * ms / 1000), rel=1e-9)
+    with pytest.raises(ParseError, match="no Megatron `iteration i/n` lines"):
+        adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser

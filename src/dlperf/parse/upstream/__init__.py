@@ -24,6 +24,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - mindspore: step times (`epoch time`); R, one sink (one step with DLPerf's sink_size=1)
 - hugectr: step times (`Time(n iters)`); J, n iterations
 - megatron: step times (ms per iteration x iterations); J, log_interval iterations
+- megatron_current: as megatron; the line after the first iteration's covers the iterations since
+  it, timed by its average times all of them less the first iteration's
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from dlperf.parse.upstream.dllogger import (
 from dlperf.parse.upstream.misc import (
     parse_hugectr,
     parse_megatron,
+    parse_megatron_current,
     parse_mindspore,
     parse_pytorch_examples,
 )
@@ -86,6 +89,7 @@ PARSERS: dict[str, Parser] = {
     "mindspore": parse_mindspore,
     "hugectr": parse_hugectr,
     "megatron": parse_megatron,
+    "megatron_current": parse_megatron_current,
 }
 
 __all__ = ["PARSERS", "Parser", "RunFacts", *(f.__name__ for f in PARSERS.values())]
