@@ -92,6 +92,22 @@ CASES = [
         (r"time \S+", "time 16028368x"),
         r"time \d+",
     ),
+    # Release current (Oneflow-Inc/models fc7cbf8, wide_and_deep): `[rank:0] iter: i/27, loss: l,
+    # latency(ms): t | stamp`, rank 0 only. Iterations 6..25: 10 even of 31.25 ms, 10 odd of
+    # 32.5 ms; the argument list's batch_size 16384 (2048 * 8 GPUs) is the global batch
+    Case(
+        "oneflow_wdl_current",
+        ("1n8g_wdl_b2048_fp32_1.log",),
+        RunFacts(2048, 8, 1),
+        Window(5, 20),
+        Method.STEP_TIMES,
+        27,
+        (-1,),
+        20 * 16384 / (10 * 0.03125 + 10 * 0.0325),
+        20 * 16384,
+        (r"latency\(ms\): \S+", "latency(ms): nan"),
+        r"latency\(ms\): \d",
+    ),
     # iterations 6..25 (the window crosses midnight): 10 even of 0.55 s, 10 odd of 0.5 s
     Case(
         "dle_pytorch_rn50",
@@ -375,6 +391,23 @@ CASES = [
         (r"\(ms\): \S+", "(ms): nan"),
         r"\(ms\): \d",
     ),
+    # Release current (Megatron-LM core_v0.19.0, training.py training_log): `[datetime] iteration
+    # i/n | ...` at iteration 1 (the first-iteration line, 9000.0 ms) and every 10; line 10's
+    # average 2295.0 ms covers iterations 1..10, so 2..10 took 10 * 2295.0 - 9000.0 = 13950 ms.
+    # Window = iterations 21..100: ms/iteration 1480 1510 1500 1490 1530 1500 1510 1495
+    Case(
+        "megatron_current",
+        ("1n8g_gpt_b8_fp16_1.log",),
+        RunFacts(8, 8, 1, 2048),
+        Window(20, 80),
+        Method.STEP_TIMES,
+        12,
+        (-1,),
+        80 * 64 / (10 * (1480 + 1510 + 1500 + 1490 + 1530 + 1500 + 1510 + 1495) / 1000),
+        5120,
+        (r"\(ms\): \S+", "(ms): nan"),
+        r"\(ms\): \d",
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 ids = [case.name for case in CASES]
@@ -382,7 +415,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 21
+    assert len(PARSERS) == 23
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 
@@ -837,13 +870,42 @@ def test_dle_pytorch_bert_current_adds_skipped_steps_to_the_counter():
 
 @pytest.mark.parametrize(
     ("old", "current"),
-    [("dle_pytorch_bert", "dle_pytorch_bert_current"), ("dle_tf1_rn50", "dle_tf1_rn50_benchmark")],
+    [
+        ("dle_pytorch_bert", "dle_pytorch_bert_current"),
+        ("dle_tf1_rn50", "dle_tf1_rn50_benchmark"),
+        ("megatron", "megatron_current"),
+    ],
 )
 def test_dlperf_v1_parsers_do_not_read_the_current_lines(old: str, current: str):
-    """The current releases print other fields (no step_loss; total_ips, not imgs_per_sec): the
-    DLPerf v1.0 parser refuses their lines instead of reading them wrong."""
+    """The current releases print other fields (no step_loss; total_ips, not imgs_per_sec; a
+    stamp before Megatron's `iteration`): the DLPerf v1.0 parser refuses their lines instead of
+    reading them wrong."""
     with pytest.raises(ParseError):
         PARSERS[old](BY_NAME[current].paths(), BY_NAME[current].facts)
+
+
+def test_megatron_current_first_iteration_line_is_not_counted_twice():
+    """core_v0.19.0 logs the run's first iteration and does not reset its interval timer then:
+    iterations 2..10 last 10 * 2295.0 ms (line 10's average over 1..10) less line 1's 9000.0 ms.
+    Read as DLPerf v1.0's Megatron would (9 * 2295.0 ms) they would take 48% longer."""
+    result = BY_NAME["megatron_current"].parse()
+    first, second = result.records[:2]
+    assert (first.step, first.steps, first.samples) == (1, 1, 64)
+    assert (second.step, second.steps, second.samples) == (10, 9, 576)
+    assert second.duration_s == pytest.approx(10 * 2.295 - 9.0)
+    tp = run_throughput(result, Window(1, 19))  # iterations 2..20: lines 10 and 20
+    assert tp.throughput_samples_per_s == pytest.approx(19 * 64 / (13.95 + 10 * 1.52), rel=1e-9)
+
+
+def test_megatron_current_first_iteration_line_alone(tmp_path: Path):
+    """A run stopped before its second line: the first-iteration line is a record of its own."""
+    log = tmp_path / "gpt.log"
+    line = next(
+        row for row in raw(BY_NAME["megatron_current"].paths()[0]) if "iteration        1/" in row
+    )
+    log.write_text(line + "\n")
+    result = PARSERS["megatron_current"]([log], RunFacts(8, 8, 1, 2048))
+    assert [(r.step, r.steps, r.samples, r.duration_s) for r in result.records] == [(1, 1, 64, 9.0)]
 
 
 def test_tf2_orbit_without_absl_stamps_uses_the_printed_steps_per_sec(tmp_path: Path):

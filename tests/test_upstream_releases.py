@@ -5,11 +5,18 @@ The argument names asserted for release `current` were read from NVIDIA/DeepLear
 729963dd47e7c8bd462ad10bfac7a7b0b604e6dd: PyTorch/Classification/ConvNets/main.py (+ configs.yml,
 image_classification/models/resnet.py), PyTorch/LanguageModeling/BERT/run_pretraining.py (+
 scripts/run_pretraining.sh) and TensorFlow/Classification/ConvNets/utils/cmdline_helper.py (+
-resnet50v1.5/training/training_perf.sh).
+resnet50v1.5/training/training_perf.sh). Those of `oneflow_wdl` release `current` were read from
+Oneflow-Inc/models at fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d (RecommenderSystems/wide_and_deep:
+train.py, config.py, utils/logger.py, models/data.py) and OneFlow v0.9.0's
+python/oneflow/distributed/launch.py. Those of `megatron` release `current` from NVIDIA/Megatron-LM
+core_v0.19.0 (5be9626709af2722333bf54797c954c09edeada3): megatron/training/arguments.py,
+megatron/training/config/training_config.py, megatron/core/transformer/transformer_config.py,
+megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distributed.sh.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +26,7 @@ from dlperf.adapters import REGISTRY, get_adapter
 from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, Layout
+from dlperf.parse.records import ParseError
 from dlperf.stats import Window, run_throughput
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -315,3 +323,211 @@ def test_tensorflow2_current_parses_through_the_adapter(tmp_path: Path):
     )
     tp = run_throughput(result, Window(100, 300))
     assert tp.throughput_samples_per_s == pytest.approx(300 * 2048 / (8.80 + 8.70 + 8.75), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- OneFlow W&D
+
+
+WDL_SCRIPT = "/workspace/models/RecommenderSystems/wide_and_deep/train.py"
+
+
+def test_oneflow_wdl_current_release_facts():
+    """Oneflow-Inc/models at fc7cbf8 (wide_and_deep last changed 87d4561), OneFlow 0.9.0 cu118."""
+    adapter = get_adapter("oneflow_wdl")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "envs/oneflow_current.yaml"
+    assert (Path(__file__).parents[1] / "envs" / "oneflow_current.yaml").is_file()
+    assert adapter.environment_of(adapter.resolved_options({})) == "envs/oneflow.yaml"
+    assert adapter.launch_of(options) == "oneflow"
+    assert adapter.launch_of(adapter.resolved_options({})) == "native"
+    source = adapter.source_of("wide_deep", options)
+    assert (source.repo, source.path, source.tag) == (
+        "Oneflow-Inc/models",
+        "RecommenderSystems/wide_and_deep",
+        "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d",
+    )
+    assert adapter.parser_of("wide_deep", options) == "parse_oneflow_wdl_current"
+    assert adapter.parser_of("wide_deep", adapter.resolved_options({})) == "parse_oneflow_wdl"
+    assert "OneFlow 0.9.0" in adapter.version_of(options)
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_oneflow_wdl_current_command(layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """oneflow.distributed.launch (torch.distributed.launch's flags: OneFlow v0.9.0
+    python/oneflow/distributed/launch.py) runs train.py once per GPU; train.py's flags are
+    config.py's; `--batch_size` is the global batch (config.py divides it by the world size)."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("oneflow_wdl")
+    lay = Layout.parse(layout)
+    options = CURRENT | {"data_dir": "/data/wdl_ofrecord"}
+    for node in range(lay.nodes):
+        ctx = context(adapter, "wide_deep", layout, node, "fp32", False, tmp_path, options)
+        cmd = adapter.command(ctx)
+        start = cmd.index("oneflow.distributed.launch")
+        assert cmd[start - 2 : start] == ["python3", "-m"]
+        assert cmd[start + 1 : start + 7] == [
+            f"--nproc_per_node={lay.gpus_per_node}",
+            f"--nnodes={lay.nodes}",
+            f"--node_rank={node}",
+            f"--master_addr={ctx.master_addr}",
+            f"--master_port={ctx.master_port}",
+            WDL_SCRIPT,
+        ]
+        args = cmd[start + 7 :]
+        assert args == [
+            f"--batch_size={64 * lay.devices}",
+            f"--max_iter={ctx.steps}",
+            "--loss_print_every_n_iter=1",
+            "--eval_interval=0",
+            "--execution_mode=graph",
+            "--wide_vocab_size=2322444",
+            "--deep_vocab_size=2322444",
+            "--hidden_units_num=7",
+            "--deep_embedding_vec_size=32",
+            "--dataset_format=ofrecord",
+            "--data_dir=/data/wdl_ofrecord",
+            "--data_part_num=256",
+            "--data_part_name_suffix_length=5",
+            f"--model_save_dir={tmp_path / f'wdl_checkpoints_node{node}'}",
+        ]
+        # the lazy-mode layout flags are gone: config.py's argparse would reject them
+        assert not any(
+            a.startswith(("--num_nodes", "--gpu_num_per_node", "--node_ips")) for a in cmd
+        )
+    extra = CURRENT | {"data_dir": "/d", "extra_args": ["--execution_mode=eager"]}
+    cmd = adapter.command(context(adapter, "wide_deep", "1n1g", 0, "fp32", False, tmp_path, extra))
+    assert cmd[-1] == "--execution_mode=eager"  # argparse keeps the last: extra_args win
+
+
+def test_oneflow_wdl_current_needs_data_and_has_no_other_model():
+    """Its `--dataset_format=synthetic` draws the ids once from [0, 256) (models/data.py), unlike
+    Criteo: like DLPerf v1.0's W&D, a cell without data_dir is skipped with a reason."""
+    adapter = get_adapter("oneflow_wdl")
+    cell = Cell("oneflow_wdl", "wide_deep", "fp32", False, 2048, Layout(1, 8))
+    assert "data_dir" in adapter.skip_reason(cell, adapter.resolved_options(CURRENT))
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT | {"data_dir": "/d"})) is None
+    adapter.check_case(case("oneflow_wdl", "wide_deep", **CURRENT) | {"precision": ["fp32"]})
+    with pytest.raises(ConfigError, match=r"runs wide_deep in fp32 only"):
+        adapter.check_case(case("oneflow_wdl", "wide_deep", **CURRENT))
+
+
+WDL_FIXTURE = FIXTURES / "oneflow_wdl_current" / "1n8g_wdl_b2048_fp32_1.log"
+# iterations 6..25 of 16384 samples (2048 * 8 GPUs): 10 even of 31.25 ms, 10 odd of 32.5 ms
+WDL_EXPECTED = 20 * 16384 / (10 * 0.03125 + 10 * 0.0325)
+
+
+def test_oneflow_wdl_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("oneflow_wdl")
+    cell = fixture_cell(adapter, "wide_deep", WDL_FIXTURE)
+    assert (cell.batch_size, cell.layout.devices) == (2048, 8)
+    result = adapter.parse(
+        run_folder(WDL_FIXTURE, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    assert str(result.method) == "step_times" and {r.rank for r in result.records} == {-1}
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(WDL_EXPECTED, rel=1e-9)
+    assert (tp.window_first_step, tp.window_last_step) == (6, 25)
+    assert tp.step_time_ms == pytest.approx([31.25, 32.5] * 10)
+    # the first line's latency counts from the logger's creation (model and graph built since):
+    # a window that takes it in is dominated by it (iterations 1..20: setup, 4 of 36.5 ms, 8 even
+    # of 31.25 ms and 7 odd of 32.5 ms)
+    with_setup = run_throughput(result, Window(0, 20))
+    assert with_setup.throughput_samples_per_s == pytest.approx(
+        20 * 16384 / (2.8431875 + 4 * 0.0365 + 8 * 0.03125 + 7 * 0.0325), rel=1e-9
+    )
+
+
+def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
+    """Only rank 0 prints (train.py's print_ranks = [0]); an eval line (`iter: i/n, eval_auc: a`)
+    and a nan loss are read past; the argument list's global batch wins over the run facts."""
+    from dlperf.parse.upstream import PARSERS, RunFacts
+
+    lines = WDL_FIXTURE.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("[rank:0] iter: 10/"))
+    lines.insert(at + 1, "[rank:0] iter: 10/27, eval_auc: 0.7306385141234123")
+    lines[at] = re.sub(r"loss: \S+,", "loss: nan,", lines[at])
+    log = tmp_path / "node0.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["oneflow_wdl_current"]([log], RunFacts(4096, 8, 1))
+    assert len(result.records) == 27
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(WDL_EXPECTED, rel=1e-9)
+    assert any(
+        "batch_size (global batch) = 16384 but the run facts say 32768" in n for n in result.notes
+    )
+
+
+# ----------------------------------------------------------------------------- Megatron-LM
+
+
+def test_megatron_current_release_facts():
+    adapter = get_adapter("megatron")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "nvcr.io/nvidia/pytorch:26.06-py3"
+    assert adapter.launch_of(options) == "torchrun"
+    assert adapter.launch_of(adapter.resolved_options({})) == "torch"
+    assert adapter.source_of("gpt", options).tag == "5be9626709af2722333bf54797c954c09edeada3"
+    assert adapter.parser_of("gpt", options) == "parse_megatron_current"
+    assert adapter.parser_of("gpt", adapter.resolved_options({})) == "parse_megatron"
+    assert "core_v0.19.0" in adapter.version_of(options)
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_megatron_current_command(layout: str, tmp_path: Path):
+    """pretrain_gpt.py's flags at core_v0.19.0 (megatron/training/arguments.py and the config
+    dataclasses it turns into flags); `--checkpoint-activations` now exits the script."""
+    adapter = get_adapter("megatron")
+    lay = Layout.parse(layout)
+    options = CURRENT | {"data_dir": "/data/gpt/owt_text_document"}
+    for node in range(lay.nodes):
+        ctx = context(adapter, "gpt", layout, node, "amp", False, tmp_path, options)
+        cmd = adapter.command(ctx)
+        assert cmd[:2] == ["env", "CUDA_DEVICE_MAX_CONNECTIONS=1"]
+        assert "torch.distributed.run" in cmd and "torch.distributed.launch" not in cmd
+        check_layout(
+            "torch", [a.replace("distributed.run", "distributed.launch") for a in cmd], ctx
+        )
+        assert (
+            cmd[cmd.index("torch.distributed.run") + 6] == "/workspace/Megatron-LM/pretrain_gpt.py"
+        )
+        for flag, value in [
+            ("--micro-batch-size", 64),
+            ("--global-batch-size", 64 * lay.devices),
+            ("--train-iters", ctx.steps),
+            ("--log-interval", 10),
+            ("--recompute-granularity", "full"),
+            ("--recompute-method", "uniform"),
+            ("--recompute-num-layers", 1),
+            ("--data-path", "/data/gpt/owt_text_document"),
+            ("--tokenizer-type", "GPT2BPETokenizer"),
+            ("--vocab-file", "/workspace/Megatron-LM/gpt2-vocab.json"),
+            ("--merge-file", "/workspace/Megatron-LM/gpt2-merges.txt"),
+            ("--max-position-embeddings", 2048),
+            ("--seq-length", 2048),
+        ]:
+            assert has(cmd, flag, value), (flag, value, cmd)
+        assert "--fp16" in cmd and "--log-throughput" in cmd
+        gone = ("--checkpoint-activations", "--data-impl", "--distributed-backend", "--local_rank")
+        assert not any(a.startswith(gone) for a in cmd)
+    no_recompute = CURRENT | {"data_dir": "/d", "checkpoint_activations": False}
+    cmd = adapter.command(context(adapter, "gpt", "1n1g", 0, "fp32", False, tmp_path, no_recompute))
+    assert not any(a.startswith("--recompute") for a in cmd) and "--fp16" not in cmd
+    plain = adapter.command(
+        context(adapter, "gpt", "1n1g", 0, "amp", False, tmp_path, {"data_dir": "/d"})
+    )
+    assert "--checkpoint-activations" in plain and "CUDA_DEVICE_MAX_CONNECTIONS=1" not in plain
+
+
+def test_megatron_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("megatron")
+    fixture = FIXTURES / "megatron_current" / "1n8g_gpt_b8_fp16_1.log"
+    cell = fixture_cell(adapter, "gpt", fixture)
+    logs = run_folder(fixture, cell, tmp_path)
+    result = adapter.parse(logs, cell, adapter.resolved_options(CURRENT))
+    tp = run_throughput(result, Window(20, 80))
+    # iterations 21..100: 8 lines of 10 iterations at 1480 1510 1500 1490 1530 1500 1510 1495 ms;
+    # micro batch 8 * 8 data-parallel GPUs = the logged global batch 64
+    ms = 1480 + 1510 + 1500 + 1490 + 1530 + 1500 + 1510 + 1495
+    assert tp.throughput_samples_per_s == pytest.approx(80 * 64 / (10 * ms / 1000), rel=1e-9)
+    with pytest.raises(ParseError, match="no Megatron `iteration i/n` lines"):
+        adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser

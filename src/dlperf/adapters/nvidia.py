@@ -4,8 +4,9 @@ DLPerf v1.0 ran DeepLearningExamples at fixed commits in the NGC 20.03 container
 `torch.distributed.launch` on every node, TensorFlow 1.x and MXNet through `horovodrun` from node 0.
 
 Release `current` (option `release`, see dlperf.adapters.upstream): DeepLearningExamples' last
-commit (DLE_CURRENT) in containers that run on Hopper; what each changes is said at the adapter,
-and docs/upstream-releases.md says what was read from which file and what is not verified.
+commit (DLE_CURRENT) in containers that run on Hopper, and Megatron-LM's core_v0.19.0; what each
+changes is said at the adapter, and docs/upstream-releases.md says what was read from which file
+and what is not verified.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ NGC_PYTORCH_CURRENT = "nvcr.io/nvidia/pytorch:24.03-py3"
 # NVIDIA's last TensorFlow 1.x container: "After the current 23.03 release, TF1 will no longer
 # release monthly" (NVIDIA/tensorflow release 23.03). CUDA 12.1, so it has Hopper kernels.
 NGC_TF1_LAST = "nvcr.io/nvidia/tensorflow:23.03-tf1-py3"
+# Megatron-LM's release tag core_v0.19.0 (August 2026) and the NGC PyTorch image its CI builds
+# from (docker/.ngc_version.dev; its LTS image, docker/.ngc_version.lts, is 25.09).
+MEGATRON_CURRENT = "5be9626709af2722333bf54797c954c09edeada3"
+NGC_PYTORCH_MEGATRON = "nvcr.io/nvidia/pytorch:26.06-py3"
 
 
 class NGCPyTorch(UpstreamAdapter):
@@ -532,9 +537,33 @@ class Megatron(UpstreamAdapter):
         merge_file="",  # "" = gpt2-merges.txt in the checkout
         checkpoint_activations=True,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # Megatron Core's pretrain_gpt.py at core_v0.19.0, started by torchrun (as
+        # examples/gpt3/train_gpt3_175b_distributed.sh does). `--checkpoint-activations` now stops
+        # the script: full recompute of every layer is --recompute-granularity/-method/-num-layers.
+        # Its training_log also prints the first iteration (see parse_megatron_current).
+        "current": Release(
+            version=f"Megatron-LM core_v0.19.0 ({MEGATRON_CURRENT[:7]}, NGC PyTorch 26.06)",
+            environment=NGC_PYTORCH_MEGATRON,
+            models={"gpt": ModelSource("NVIDIA/Megatron-LM", "", MEGATRON_CURRENT)},
+            parsers={"gpt": "parse_megatron_current"},
+            launch="torchrun",
+            unverified="not run: no GPU or container here; flags read from "
+            "megatron/training/arguments.py and its config dataclasses, the log line from "
+            "megatron/training/training.py at core_v0.19.0",
+        ),
+    }
+
+    def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        env = {}
+        if self.release_name(ctx.options) == "current":
+            env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"  # as Megatron's own example scripts set it
+        return {**env, **super().workload_env(ctx)}
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o = ctx.options
+        if self.release_name(o) == "current":
+            return self.current_args(ctx)
         root = self.root(o)
         return [
             *gpt_args(ctx, self.batch_size(ctx.cell, o), oneflow=False),
@@ -548,6 +577,30 @@ class Megatron(UpstreamAdapter):
             "--save-interval=1000000",
             "--eval-interval=1000000",
             "--eval-iters=1",
+        ]
+
+    def current_args(self, ctx: TaskContext) -> list[str]:
+        """Release current: DLPerf's GPT flags under their current names. Gone: --data-impl,
+        --distributed-backend and --checkpoint-activations (full recompute per layer instead); new:
+        the tokenizer type the vocab and merge files need, and the TFLOP/s on the log line."""
+        o = ctx.options
+        root = self.root(o)
+        shared = gpt_args(ctx, self.batch_size(ctx.cell, o), oneflow=False)
+        recompute = ["--recompute-granularity=full", "--recompute-method=uniform"]
+        recompute.append("--recompute-num-layers=1")
+        return [
+            *(a for a in shared if a != "--checkpoint-activations"),
+            *(recompute if o["checkpoint_activations"] else []),
+            f"--max-position-embeddings={o['seq_len']}",
+            f"--data-path={o['data_dir']}",
+            "--tokenizer-type=GPT2BPETokenizer",
+            f"--vocab-file={o['vocab_file'] or root + '/gpt2-vocab.json'}",
+            f"--merge-file={o['merge_file'] or root + '/gpt2-merges.txt'}",
+            "--lr=0.00015",
+            "--save-interval=1000000",
+            "--eval-interval=1000000",
+            "--eval-iters=1",
+            "--log-throughput",
         ]
 
 

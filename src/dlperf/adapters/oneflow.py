@@ -2,6 +2,10 @@
 
 OneFlow (lazy mode, v0.2-v0.4) spans nodes itself: every node runs the same script with the node
 list (`--node_ips`), one process per node driving all of its GPUs.
+
+Release `current` of `oneflow_wdl` (option `release`, see dlperf.adapters.upstream): the Wide & Deep
+of Oneflow-Inc/models (OneFlow's eager/graph API, one process per GPU through
+`oneflow.distributed.launch`); docs/upstream-releases.md says what was read and what is not verified.
 """
 
 from __future__ import annotations
@@ -9,9 +13,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.upstream import UpstreamAdapter, node_hosts, upstream_options
+from dlperf.adapters.upstream import Release, UpstreamAdapter, node_hosts, upstream_options
 
 ONEFLOW_BENCHMARK = "Oneflow-Inc/OneFlow-Benchmark"
+ONEFLOW_MODELS = "Oneflow-Inc/models"
+# Oneflow-Inc/models main as read (November 2022); RecommenderSystems/wide_and_deep last changed at
+# 87d4561 (March 2022).
+MODELS_CURRENT = "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d"
 
 
 class OneFlowBenchmark(UpstreamAdapter):
@@ -137,10 +145,34 @@ class OneFlowWDL(UpstreamAdapter):
         deep_embedding_vec_size=32,
         data_part_num=256,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # Oneflow-Inc/models RecommenderSystems/wide_and_deep/train.py: one process per GPU through
+        # oneflow.distributed.launch (ranks from the environment), `--batch_size` still global, the
+        # data folder's train/ and val/ OFRecord parts; only rank 0 prints its progress line
+        # `[rank:0] iter: i/n, loss: ..., latency(ms): ... | <time>`. No new options: the vocabulary,
+        # width and data options are DLPerf v1.0's (so its cells keep their resolved options).
+        "current": Release(
+            version=f"OneFlow 0.9.0 (cu118); Oneflow-Inc/models {MODELS_CURRENT[:7]} wide_and_deep",
+            environment="envs/oneflow_current.yaml",
+            models={
+                "wide_deep": ModelSource(
+                    ONEFLOW_MODELS, "RecommenderSystems/wide_and_deep", MODELS_CURRENT
+                )
+            },
+            entry={"wide_deep": "train.py"},
+            parsers={"wide_deep": "parse_oneflow_wdl_current"},
+            launch="oneflow",
+            source_root="/workspace/models",
+            unverified="not run: no GPU here; flags and log line read from train.py, config.py and "
+            "utils/logger.py at MODELS_CURRENT, the launcher from OneFlow v0.9.0",
+        ),
+    }
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         total = self.batch_size(cell, o) * ctx.nodes * ctx.gpus_per_node
+        if self.release_name(o) == "current":
+            return self.current_args(ctx, total)
         layout = [f"--num_nodes={ctx.nodes}", f"--gpu_num_per_node={ctx.gpus_per_node}"]
         if ctx.nodes > 1:
             layout.append(f"--node_ips={','.join(node_hosts(ctx))}")
@@ -156,6 +188,28 @@ class OneFlowWDL(UpstreamAdapter):
             f"--deep_embedding_vec_size={o['deep_embedding_vec_size']}",
             f"--data_dir={o['data_dir']}",
             f"--data_part_num={o['data_part_num']}",
+        ]
+
+    def current_args(self, ctx: TaskContext, total: int) -> list[str]:
+        """Release current: train.py's flags (config.py). The layout is the launcher's; nn.Graph
+        (`--execution_mode=graph`, the mode OneFlow benchmarked) unless extra_args say otherwise;
+        no evaluation; the OFRecord parts are named part-00000 (suffix length 5)."""
+        o = ctx.options
+        return [
+            f"--batch_size={total}",
+            f"--max_iter={ctx.steps}",
+            "--loss_print_every_n_iter=1",
+            "--eval_interval=0",
+            "--execution_mode=graph",
+            f"--wide_vocab_size={o['vocab_size']}",
+            f"--deep_vocab_size={o['vocab_size']}",
+            f"--hidden_units_num={o['hidden_units_num']}",
+            f"--deep_embedding_vec_size={o['deep_embedding_vec_size']}",
+            "--dataset_format=ofrecord",
+            f"--data_dir={o['data_dir']}",
+            f"--data_part_num={o['data_part_num']}",
+            "--data_part_name_suffix_length=5",
+            f"--model_save_dir={ctx.run_dir / f'wdl_checkpoints_node{ctx.node_rank}'}",
         ]
 
 

@@ -12,6 +12,8 @@ Launch styles (every one is `Launcher.PER_NODE`: one task per node):
 - `torch`: `python -m torch.distributed.launch` on every node (master address and port from the job).
 - `torchrun`: `python -m torch.distributed.run` (torchrun) on every node: ranks learn LOCAL_RANK from
   the environment, not from a `--local_rank` argument (what current PyTorch scripts expect).
+- `oneflow`: `python -m oneflow.distributed.launch` on every node: a copy of PyTorch 1.8.1's
+  torch.distributed.launch with the same flags, which passes ranks in the environment only.
 - `paddle`: `python -m paddle.distributed.launch` on every node, each worker's log in its own file.
 - `horovodrun` / `mpirun`: node 0 starts every rank over ssh, as DLPerf did (`-H host:slots,...`);
   the other nodes' tasks only say so and exit. Needs password-less ssh between the nodes (in the
@@ -45,9 +47,14 @@ from dlperf.matrix import PRECISIONS, Cell
 from dlperf.parse.records import ParseError, ParseResult
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-LAUNCHES = ("native", "torch", "torchrun", "paddle", "horovodrun", "mpirun")
+LAUNCHES = ("native", "torch", "torchrun", "oneflow", "paddle", "horovodrun", "mpirun")
 RANK0_LAUNCHES = ("horovodrun", "mpirun")
-TORCH_LAUNCHERS = {"torch": "torch.distributed.launch", "torchrun": "torch.distributed.run"}
+# Launchers run as `python -m <module>` with torch.distributed.launch's flags.
+MODULE_LAUNCHERS = {
+    "torch": "torch.distributed.launch",
+    "torchrun": "torch.distributed.run",
+    "oneflow": "oneflow.distributed.launch",
+}
 LANGUAGE_MODELS = ("bert_base", "gpt")
 DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
 
@@ -278,7 +285,7 @@ class UpstreamAdapter(Adapter):
         variant_args = self.variants.get(ctx.cell.model, {}).get(ctx.cell.variant, ())
         args = [*self.script_args(ctx), *variant_args, *(str(a) for a in o.get("extra_args", []))]
         env = self.workload_env(ctx)
-        if launch in (*TORCH_LAUNCHERS, "paddle"):
+        if launch in (*MODULE_LAUNCHERS, "paddle"):
             argv = [*self.launcher_args(ctx, env), self.script(ctx.cell.model, o), *args]
         else:
             argv = [*self.launcher_args(ctx, env), *self.program(ctx), *args]
@@ -301,11 +308,11 @@ class UpstreamAdapter(Adapter):
         launch = self.launch_of(o)
         if launch == "native":
             return []
-        if launch in TORCH_LAUNCHERS:
+        if launch in MODULE_LAUNCHERS:
             return [
                 python,
                 "-m",
-                TORCH_LAUNCHERS[launch],
+                MODULE_LAUNCHERS[launch],
                 f"--nproc_per_node={gpus}",
                 f"--nnodes={ctx.nodes}",
                 f"--node_rank={ctx.node_rank}",

@@ -9,6 +9,8 @@ with a note). Each result records its Method and notes on what a record covers.
 
 Per source, the method and what one record covers (J: job-wide, rank -1; R: one rank's own):
 - oneflow_cnn, oneflow_bert, oneflow_wdl: timestamps (time.time() ends the line); J, one interval
+- oneflow_wdl_current: step times (`latency(ms)` x iterations); J (rank 0 prints), the iterations
+  since the previous line
 - dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
   iterations since the previous line
 - dle_mxnet_rn50: timestamps (asctime prefix), else printed rates; J, `Batch [a-b]` = b - a iters
@@ -22,6 +24,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - mindspore: step times (`epoch time`); R, one sink (one step with DLPerf's sink_size=1)
 - hugectr: step times (`Time(n iters)`); J, n iterations
 - megatron: step times (ms per iteration x iterations); J, log_interval iterations
+- megatron_current: as megatron; the line after the first iteration's covers the iterations since
+  it, timed by its average times all of them less the first iteration's
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from dlperf.parse.upstream.dllogger import (
 from dlperf.parse.upstream.misc import (
     parse_hugectr,
     parse_megatron,
+    parse_megatron_current,
     parse_mindspore,
     parse_pytorch_examples,
 )
@@ -50,7 +55,12 @@ from dlperf.parse.upstream.mxnet import (
     parse_gluoncv_rn50,
     parse_gluonnlp_bert,
 )
-from dlperf.parse.upstream.oneflow import parse_oneflow_bert, parse_oneflow_cnn, parse_oneflow_wdl
+from dlperf.parse.upstream.oneflow import (
+    parse_oneflow_bert,
+    parse_oneflow_cnn,
+    parse_oneflow_wdl,
+    parse_oneflow_wdl_current,
+)
 from dlperf.parse.upstream.paddle import parse_paddle_cv, parse_paddle_nlp_bert
 from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
 
@@ -60,6 +70,7 @@ PARSERS: dict[str, Parser] = {
     "oneflow_cnn": parse_oneflow_cnn,
     "oneflow_bert": parse_oneflow_bert,
     "oneflow_wdl": parse_oneflow_wdl,
+    "oneflow_wdl_current": parse_oneflow_wdl_current,
     "dle_pytorch_rn50": parse_dle_pytorch_rn50,
     "dle_pytorch_bert": parse_dle_pytorch_bert,
     "dle_tf1_rn50": parse_dle_tf1_rn50,
@@ -78,6 +89,7 @@ PARSERS: dict[str, Parser] = {
     "mindspore": parse_mindspore,
     "hugectr": parse_hugectr,
     "megatron": parse_megatron,
+    "megatron_current": parse_megatron_current,
 }
 
 __all__ = ["PARSERS", "Parser", "RunFacts", *(f.__name__ for f in PARSERS.values())]

@@ -1,12 +1,13 @@
-"""pytorch/examples imagenet, MindSpore model_zoo, HugeCTR and Megatron-LM."""
+"""pytorch/examples imagenet, MindSpore model_zoo, HugeCTR and Megatron-LM (DLPerf v1.0's, core_v0.19.0)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
-from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream._common import (
     NUM,
     Line,
@@ -35,6 +36,9 @@ MEGATRON = re.compile(r"^iteration\s+(\d+)/\s*(\d+)\s*\|")
 MEGATRON_MS = re.compile(rf"\belapsed time per iteration \(ms\):\s*({NUM})\s*\|")
 MEGATRON_CONSUMED = re.compile(r"\bconsumed samples:\s*(\d+)")
 MEGATRON_GBS = re.compile(r"\bglobal batch size:\s*(\d+)")
+# core_v0.19.0 prints `[datetime.now()] iteration ...` (microseconds)
+MEGATRON_STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}\] ")
+MEGATRON_CURRENT_CLAIM = re.compile(MEGATRON_STAMP.pattern + r"iteration\s+\d")
 
 
 def parse_pytorch_examples(logs: list[Path], facts: RunFacts) -> ParseResult:
@@ -126,10 +130,60 @@ def parse_megatron(logs: list[Path], facts: RunFacts) -> ParseResult:
     global batch size times its iterations for the first line; the run facts where neither is
     printed). Megatron's global batch (data-parallel size * micro batch * accumulation) wins over
     the run facts. GPT's TFLOP/s come from the per-iteration latency (stats' step_time_ms)."""
+    return _megatron(logs, facts, MEGATRON_CLAIM, None, "")
+
+
+def parse_megatron_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Megatron-LM core_v0.19.0's training_log: the same fields after a `[YYYY-MM-DD
+    HH:MM:SS.ffffff]` stamp, and one more line after the run's first iteration. That line's timer
+    and counters are not reset, so the next line's ms per iteration averages from the first
+    iteration on: its own iterations last that average times all of them, less the first
+    iteration's time (the first line's, kept as a record of one iteration)."""
+
+    def first_iteration(kept: list[Row]) -> None:
+        if len(kept) < 2:
+            return
+        first, second = kept[0], kept[1]
+        first.steps = 1
+        averaged = int(second.counter or 0) - int(first.counter or 0) + 1
+        second.duration_s = float(second.step_time_s or 0) * averaged - float(
+            first.step_time_s or 0
+        )
+        if second.duration_s <= 0:
+            raise ParseError(
+                "the line after the first iteration's leaves no time for its own iterations",
+                second.line.path,
+                second.line.lineno,
+            )
+
+    note = (
+        "the first line is the run's first iteration, whose timer Megatron does not reset: the "
+        "next line's own iterations are its average times the iterations since the first, less "
+        "the first iteration's time"
+    )
+    return _megatron(logs, facts, MEGATRON_CURRENT_CLAIM, MEGATRON_STAMP, note, first_iteration)
+
+
+def _megatron(
+    logs: list[Path],
+    facts: RunFacts,
+    claim: re.Pattern[str],
+    stamp: re.Pattern[str] | None,
+    note: str,
+    adjust: Callable[[list[Row]], None] | None = None,
+) -> ParseResult:
+    """What the Megatron-LM versions share: the fields after the claim (and `stamp`, where the
+    version prints one first), samples from the advance of consumed samples, the logged global
+    batch; `adjust` may change the kept rows once their iterations are known."""
     notes = ["timed by `elapsed time per iteration (ms)` times the interval's iterations"]
+    if note:
+        notes.append(note)
 
     def read(line: Line) -> Row:
-        m = match(MEGATRON, line, "`iteration i/n |`")
+        text = stamp.sub("", line.text, count=1) if stamp else line.text
+        m = MEGATRON.match(text)
+        if not m:
+            raise Unreadable("expected `iteration i/n |`")
         ms = MEGATRON_MS.search(line.text)
         if not ms:
             raise Unreadable("no `elapsed time per iteration (ms): <number>`")
@@ -142,6 +196,8 @@ def parse_megatron(logs: list[Path], facts: RunFacts) -> ParseResult:
         return row
 
     def finish(kept: list[Row]) -> None:
+        if adjust is not None:
+            adjust(kept)
         logged = next(
             (row.info["global_batch"] for row in kept if "global_batch" in row.info), None
         )
@@ -156,7 +212,7 @@ def parse_megatron(logs: list[Path], facts: RunFacts) -> ParseResult:
                 row.samples = row.info["global_batch"] * (row.steps or 1)
             previous = consumed
 
-    rows = collect(logs, MEGATRON_CLAIM, read, notes)
+    rows = collect(logs, claim, read, notes)
     return global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "Megatron `iteration i/n`", finish=finish
     )

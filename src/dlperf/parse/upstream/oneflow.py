@@ -1,8 +1,9 @@
-"""OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep.
+"""OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep; Oneflow-Inc/models' Wide & Deep.
 
-All three end each progress line with `time.time()`, speak for the whole job, and print their
-arguments as `key = value` header lines; the header's batch size and layout win over the run facts
-(with a note when they disagree).
+The OneFlow-Benchmark three end each progress line with `time.time()`, speak for the whole job, and
+print their arguments as `key = value` header lines; the header's batch size and layout win over the
+run facts (with a note when they disagree). Oneflow-Inc/models' W&D (release `current`) prints the
+latency per iteration instead, and its arguments as `key ..... value` lines.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ BERT_CLAIM = re.compile(r"^step: \d")
 BERT = re.compile(rf"^step: (\d+), .*throughput: ({NUM})\s+({NUM})$")
 WDL_CLAIM = re.compile(r"^\d+ time\b")
 WDL = re.compile(rf"^(\d+) time ({NUM}) loss \S+$")
+# utils/logger.py's print_metrics: `[rank:0] iter: i/n, loss: {:.16f}, latency(ms): {:.16f}` and
+# a `| %Y-%m-%d %H:%M:%S.mmm` stamp (a loss of nan is read: only the latency counts); the eval logger prints `[rank:0] iter: i/n, eval_auc: a`.
+WDL_CURRENT_CLAIM = re.compile(r"^\[rank:\d+\] iter: \d")
+WDL_CURRENT = re.compile(
+    rf"^\[rank:\d+\] iter: (\d+)/(\d+), loss: [^,\s]+, latency\(ms\): ({NUM})"
+    r" \| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$"
+)
+DOTTED_ARG = re.compile(r"^(\w+) \.+ (\S+)$")  # config.py's _print_args: `key ..... value`
 
 
 def samples_per_step(
@@ -105,4 +114,35 @@ def parse_oneflow_wdl(logs: list[Path], facts: RunFacts) -> ParseResult:
 
     return _timed(
         logs, facts, WDL_CLAIM, read, "OneFlow W&D `<iter> time`", global_key="batch_size"
+    )
+
+
+def parse_oneflow_wdl_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`[rank:0] iter: i/n, loss: l, latency(ms): t | <stamp>` every loss_print_every_n_iter
+    iterations, printed by rank 0 only (the other ranks print no progress line). i counts the
+    iterations done (from 1); t is the mean of the iterations since the previous line (the
+    logger's perf_counter between two lines, read after the loss, which waits for the device).
+    The first line's t counts from the logger's creation, before the model and graph were
+    built: the window's warm-up skips it. The argument list's `batch_size` is the global batch."""
+    notes = [
+        "timed by `latency(ms)` times the iterations since the previous line; the first line's "
+        "latency includes the setup since the logger's creation"
+    ]
+    header: dict[str, str] = {}
+
+    def read(line: Line) -> Row | None:
+        if "eval_auc:" in line.text:
+            return None  # the eval logger's line
+        m = match(WDL_CURRENT, line, "`[rank:r] iter: i/n, loss: <l>, latency(ms): <ms> | <time>`")
+        it = int(m[1])
+        return Row(line, it, counter=it, key=it, step_time_s=float(m[3]) / 1000)
+
+    def arg(line: Line) -> None:
+        if m := DOTTED_ARG.match(line.text):
+            header.setdefault(m[1], m[2])
+
+    rows = collect(logs, WDL_CURRENT_CLAIM, read, notes, arg)
+    per_step = samples_per_step(header, facts, notes, global_key="batch_size")
+    return global_result(
+        logs, rows, facts, Method.STEP_TIMES, notes, "OneFlow W&D `iter: i/n`", per_step
     )
