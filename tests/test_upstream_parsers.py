@@ -360,6 +360,23 @@ CASES = [
         (r"epoch time: \S+", "epoch time: nan"),
         r"epoch time: \d+",
     ),
+    # Release current (mindspore-ai/models gpu_resnet_benchmark.py, MyTimeMonitor): `epoch: [k/K]
+    # step: [s/S], loss is L Epoch time: X ms, per_step_time: Y ms, fps: N img/sec.` per rank,
+    # one step per sink; sink 1 (graph compile) 90 s; sinks 5..20: rank 0 16 * 200 ms, rank 1
+    # 16 * 210 ms
+    Case(
+        "mindspore_benchmark",
+        ("1n2g_rn50_b256_amp_1.log",),
+        RunFacts(256, 2, 1),
+        Window(4, 16),
+        Method.STEP_TIMES,
+        40,
+        (0, 1),
+        2 * 16 * 256 / (16 * 0.210),
+        8192,
+        (r"Epoch time: \S+", "Epoch time: nan"),
+        r"Epoch time: \d+",
+    ),
     # Iter 200..1100, Time(100 iters) summed; header batch_size = 16384 is the global batch
     Case(
         "hugectr",
@@ -415,7 +432,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 23
+    assert len(PARSERS) == 24
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 
@@ -818,6 +835,22 @@ def test_mindspore_sink_of_several_steps(tmp_path: Path):
         ]
     log.write_text("\n".join(lines) + "\n")
     result = PARSERS["mindspore"]([log], RunFacts(16, 1, 1))
+    assert [(r.step, r.steps) for r in result.records] == [(1, 10), (2, 10), (3, 10), (4, 10)]
+    tp = run_throughput(result, Window(10, 30))
+    assert tp.throughput_samples_per_s == pytest.approx(30 * 16 / 3.1)
+
+
+def test_mindspore_benchmark_sink_of_several_steps(tmp_path: Path):
+    """print_per_steps 10: a line covers round(Epoch time / per_step_time) = 10 steps, k counts
+    sinks; the printed (one rank's) fps is not used."""
+    log = tmp_path / "log"
+    lines = [
+        f"epoch: [{k}/4] step: [10/5004], loss is 6.9 Epoch time: {ms:5.3f} ms, "
+        f"per_step_time: {ms / 10:.2f} ms, fps: 1 img/sec."
+        for k, ms in enumerate([9000.0, 1000.0, 1100.0, 1000.0], 1)
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["mindspore_benchmark"]([log], RunFacts(16, 1, 1))
     assert [(r.step, r.steps) for r in result.records] == [(1, 10), (2, 10), (3, 10), (4, 10)]
     tp = run_throughput(result, Window(10, 30))
     assert tp.throughput_samples_per_s == pytest.approx(30 * 16 / 3.1)

@@ -11,7 +11,11 @@ train.py, config.py, utils/logger.py, models/data.py) and OneFlow v0.9.0's
 python/oneflow/distributed/launch.py. Those of `megatron` release `current` from NVIDIA/Megatron-LM
 core_v0.19.0 (5be9626709af2722333bf54797c954c09edeada3): megatron/training/arguments.py,
 megatron/training/config/training_config.py, megatron/core/transformer/transformer_config.py,
-megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distributed.sh.
+megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distributed.sh. Those
+of `mindspore` release `current` from mindspore-ai/models at
+eab643f51336dbf7d711f02d27e6516e5affee59: official/cv/ResNet/gpu_resnet_benchmark.py,
+config/resnet_benchmark_GPU.yaml, src/model_utils/config.py and
+scripts/run_gpu_resnet_benchmark.sh.
 """
 
 from __future__ import annotations
@@ -531,3 +535,75 @@ def test_megatron_current_parses_through_the_adapter(tmp_path: Path):
     assert tp.throughput_samples_per_s == pytest.approx(80 * 64 / (10 * ms / 1000), rel=1e-9)
     with pytest.raises(ParseError, match="no Megatron `iteration i/n` lines"):
         adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser
+
+
+# ----------------------------------------------------------------------------- MindSpore
+
+
+MS_COMMIT = "eab643f51336dbf7d711f02d27e6516e5affee59"
+MS_RESNET = "/workspace/models/official/cv/ResNet"
+
+
+def test_mindspore_current_release_facts():
+    """mindspore-ai/models at eab643f: official/cv/ResNet/gpu_resnet_benchmark.py."""
+    adapter = get_adapter("mindspore")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.release(options).models["resnet50"].tag == MS_COMMIT
+    assert adapter.parser_of("resnet50", options) == "parse_mindspore_benchmark"
+    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_mindspore"
+    with pytest.raises(ConfigError, match="release current has no bert_base"):
+        adapter.check_case(case("mindspore", "bert_base", **CURRENT))
+    cell = Cell("mindspore", "resnet50", "amp", False, 64, Layout(1, 1))
+    assert "ImageFolder" in adapter.skip_reason(cell, options)
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT | {"data_dir": "/d"})) is None
+
+
+def test_mindspore_current_resnet50_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The flags are keys of config/resnet_benchmark_GPU.yaml (src/model_utils/config.py makes
+    every key a flag, booleans read by ast.literal_eval), as scripts/run_gpu_resnet_benchmark.sh
+    passes them under mpirun; the script has no step limit, so stop_after wraps it on node 0."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("mindspore")
+    options = CURRENT | {"data_dir": "/data/imagenet/train"}
+    ctx = context(adapter, "resnet50", "2n8g", 0, "amp", False, tmp_path, options)
+    cmd = adapter.command(ctx)
+    assert cmd[1:3] == ["-m", "dlperf.adapters.stop_after"]
+    assert cmd[cmd.index("--pattern") + 1] == r"epoch: \[(?P<step>\d+)/\d+\] step: \["
+    assert cmd[cmd.index("--step") + 1] == str(ctx.steps)
+    assert cmd[cmd.index("--lines") + 1] == "16"  # every rank prints, node 0's mpirun tags them
+    mpirun = cmd.index("mpirun")
+    assert cmd[cmd.index("-np") + 1] == "16" and mpirun < cmd.index("-np")
+    script = f"{MS_RESNET}/gpu_resnet_benchmark.py"
+    assert cmd[cmd.index(script) + 1 :] == [
+        f"--config_path={MS_RESNET}/config/resnet_benchmark_GPU.yaml",
+        "--data_path=/data/imagenet/train",
+        "--device_target=GPU",
+        "--run_distribute=True",
+        "--batch_size=64",
+        "--dtype=fp16",
+        "--mode_name=GRAPH",
+        "--print_per_steps=1",
+        "--save_ckpt=False",
+        f"--output_dir={tmp_path / 'mindspore_output_node0'}",
+    ]
+    other = adapter.command(
+        context(adapter, "resnet50", "2n8g", 1, "amp", False, tmp_path, options)
+    )
+    assert "mpirun" not in other and "dlperf.adapters.stop_after" not in other
+    single = adapter.command(
+        context(adapter, "resnet50", "1n1g", 0, "fp32", False, tmp_path, options)
+    )
+    assert "--run_distribute=False" in single and "--dtype=fp32" in single
+    assert single[single.index("--lines") + 1] == "1"
+
+
+def test_mindspore_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("mindspore")
+    fixture = FIXTURES / "mindspore_benchmark" / "1n2g_rn50_b256_amp_1.log"
+    cell = fixture_cell(adapter, "resnet50", fixture)
+    result = adapter.parse(
+        run_folder(fixture, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    tp = run_throughput(result, Window(4, 16))
+    # sinks 5..20 of one step each: the slower rank 1 takes 16 * 210 ms
+    assert tp.throughput_samples_per_s == pytest.approx(2 * 16 * 256 / (16 * 0.210), rel=1e-6)

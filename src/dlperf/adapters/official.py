@@ -12,6 +12,7 @@ from dlperf.adapters.upstream import (
     UpstreamAdapter,
     flag_bool,
     node_hosts,
+    stop_after_prefix,
     upstream_options,
 )
 from dlperf.matrix import Cell
@@ -20,6 +21,11 @@ STEP_GROUP = r"(?P<step>\d+)"
 # tensorflow/models master as read (orbit/controller.py, official/core/config_definitions.py,
 # official/vision/train.py, official/vision/configs/image_classification.py), 2023-2024.
 TF_MODELS_CURRENT = "00b830c7ca641413f37e5147cf059c89f79b0e8e"
+# mindspore-ai/models master as stored (2023-07-17); official/cv/ResNet last changed d70060f
+# (2023-06-29), its gpu_resnet_benchmark.py 758a1fd (2023-03-01).
+MS_MODELS_CURRENT = "eab643f51336dbf7d711f02d27e6516e5affee59"
+# gpu_resnet_benchmark.py's MyTimeMonitor line: `epoch: [k/K] step: [s/S], loss is ...`, k the sink
+MS_BENCH_STOP = r"epoch: \[(?P<step>\d+)/\d+\] step: \["
 
 
 class TensorFlow2(UpstreamAdapter):
@@ -534,11 +540,66 @@ class MindSpore(UpstreamAdapter):
         },
     )
 
+    releases: ClassVar[dict[str, Release]] = {
+        # The models repo's own GPU ResNet-50 benchmark (official/cv/ResNet/gpu_resnet_benchmark.py
+        # with config/resnet_benchmark_GPU.yaml, mpirun as scripts/run_gpu_resnet_benchmark.sh):
+        # train.py sinks a whole epoch per callback on GPU and has no step limit, the benchmark
+        # logs every sink of print_per_steps. It has no step limit either: stopped once the window
+        # is logged. ImageFolderDataset of JPEGs only (no synthetic input). BERT not done.
+        "current": Release(
+            version=f"MindSpore 2.x (GPU build); mindspore-ai/models {MS_MODELS_CURRENT[:7]}",
+            environment="MindSpore 2.x GPU build (CUDA 11.x; not pinned, no Hopper build verified)",
+            models={
+                "resnet50": ModelSource(
+                    "mindspore-ai/models", "official/cv/ResNet", MS_MODELS_CURRENT
+                )
+            },
+            entry={"resnet50": "gpu_resnet_benchmark.py"},
+            parsers={"resnet50": "parse_mindspore_benchmark"},
+            source_root="/workspace/models",
+            unverified="not run: no GPU here; flags and log line read from the files above",
+        ),
+    }
+
+    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        if self.release_name(options) == "current" and not options.get("data_dir"):
+            return (
+                "MindSpore's current GPU ResNet-50 benchmark reads an ImageFolder of JPEGs only: "
+                "set option data_dir to ImageNet's train folder"
+            )
+        return super().skip_reason(cell, options)
+
+    def command(self, ctx: TaskContext) -> list[str]:
+        argv = super().command(ctx)
+        if self.release_name(ctx.options) != "current" or ctx.node_rank > 0:
+            return argv  # DLPerf v1.0's script stops itself; other nodes idle (mpirun from node 0)
+        return stop_after_prefix(MS_BENCH_STOP, ctx.steps, self.progress_lines(ctx)) + argv
+
+    def current_rn50_args(self, ctx: TaskContext, bsz: int, dtype: str) -> list[str]:
+        """Release current: gpu_resnet_benchmark.py; config keys of resnet_benchmark_GPU.yaml are
+        flags (src/model_utils/config.py; booleans through ast.literal_eval). One sink per step,
+        as DLPerf v1.0's data_sink_steps=1; the batch is per device."""
+        distributed = ctx.nodes * ctx.gpus_per_node > 1
+        return [
+            f"--config_path={self.model_dir('resnet50', ctx.options)}/config/resnet_benchmark_GPU.yaml",
+            f"--data_path={ctx.options['data_dir']}",
+            "--device_target=GPU",
+            f"--run_distribute={distributed}",
+            f"--batch_size={bsz}",
+            f"--dtype={dtype}",
+            "--mode_name=GRAPH",
+            "--print_per_steps=1",
+            "--save_ckpt=False",
+            f"--output_dir={ctx.run_dir / f'mindspore_output_node{ctx.node_rank}'}",
+        ]
+
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
         dtype = "fp16" if cell.precision == "amp" else "fp32"
         distributed = ctx.nodes * ctx.gpus_per_node > 1
+        if cell.model == "resnet50" and self.release_name(o) == "current":
+            return self.current_rn50_args(ctx, bsz, dtype)
         if cell.model == "resnet50":
             return [
                 "--net=resnet50",

@@ -22,6 +22,7 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - tf2_bert: timestamps (absl prefix, year-less); J, steps_per_loop steps
 - pytorch_examples: step times (`Time` of the batch); R, one printed batch
 - mindspore: step times (`epoch time`); R, one sink (one step with DLPerf's sink_size=1)
+- mindspore_benchmark: step times (`Epoch time` of a sink); R, one sink of print_per_steps steps
 - hugectr: step times (`Time(n iters)`); J, n iterations
 - megatron: step times (ms per iteration x iterations); J, log_interval iterations
 - megatron_current: as megatron; the line after the first iteration's covers the iterations since
@@ -48,6 +49,7 @@ from dlperf.parse.upstream.misc import (
     parse_megatron,
     parse_megatron_current,
     parse_mindspore,
+    parse_mindspore_benchmark,
     parse_pytorch_examples,
 )
 from dlperf.parse.upstream.mxnet import (
@@ -87,6 +89,7 @@ PARSERS: dict[str, Parser] = {
     "tf2_orbit": parse_tf2_orbit,
     "pytorch_examples": parse_pytorch_examples,
     "mindspore": parse_mindspore,
+    "mindspore_benchmark": parse_mindspore_benchmark,
     "hugectr": parse_hugectr,
     "megatron": parse_megatron,
     "megatron_current": parse_megatron_current,

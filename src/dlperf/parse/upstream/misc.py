@@ -28,6 +28,14 @@ EXAMPLES = re.compile(rf"^Epoch: \[(\d+)\]\[\s*(\d+)/\s*(\d+)\]\s+Time\s+({NUM})
 MS_CLAIM = re.compile(r"^epoch time:")
 MS = re.compile(rf"^epoch time: ({NUM}) ms, per step time: ({NUM}) ms")
 MS_LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is")
+# mindspore-ai/models official/cv/ResNet/gpu_resnet_benchmark.py (MyTimeMonitor.step_end, a print
+# of two arguments): `epoch: [k/K] step: [s/S], loss is L Epoch time: X ms, per_step_time: Y ms,
+# fps: N img/sec.`, k counting sinks of print_per_steps steps
+MS_BENCH_CLAIM = re.compile(r"^epoch: \[\d+/\d+\] step: \[")
+MS_BENCH = re.compile(
+    rf"^epoch: \[(\d+)/(\d+)\] step: \[\d+/\d+\], loss is .*?\bEpoch time:\s*({NUM}) ms, "
+    rf"per_step_time: ({NUM}) ms, fps: (\d+) img/sec\."
+)
 HUGECTR_CLAIM = re.compile(r"^\[.*\bHUGECTR\b.*\bIter:")
 HUGECTR = re.compile(rf"\bIter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")
 HUGECTR_RANK = re.compile(r"\[RANK(\d+)\]")
@@ -88,6 +96,28 @@ def parse_mindspore(logs: list[Path], facts: RunFacts) -> ParseResult:
 
     rows = collect(logs, MS_CLAIM, read, notes, other)
     return per_rank_result(logs, rows, facts, Method.STEP_TIMES, notes, "MindSpore `epoch time:`")
+
+
+def parse_mindspore_benchmark(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Release current's gpu_resnet_benchmark.py: `epoch: [k/K] step: [s/S], loss is L Epoch time:
+    X ms, per_step_time: Y ms, fps: N img/sec.` by every rank after each sink, per rank. Model.train
+    runs one "epoch" per sink of print_per_steps steps, so k counts sinks; a record covers
+    round(X / Y) steps and lasts X ms (step_begin to step_end, the loss read back included; the
+    host time between sinks is not in it). The printed fps is one rank's and is not used."""
+    notes = ["timed by `Epoch time` (ms per sink of steps, step_begin to step_end)"]
+
+    def read(line: Line) -> Row:
+        m = match(MS_BENCH, line, "`epoch: [k/K] step: [s/S], loss is L Epoch time: <ms> ms, ...`")
+        k, sink_ms, step_ms = int(m[1]), float(m[3]), float(m[4])
+        if step_ms <= 0:
+            raise Unreadable("per_step_time is not positive")
+        n = max(1, round(sink_ms / step_ms))
+        return Row(line, k, counter=k * n, steps=n, duration_s=sink_ms / 1000)
+
+    rows = collect(logs, MS_BENCH_CLAIM, read, notes)
+    return per_rank_result(
+        logs, rows, facts, Method.STEP_TIMES, notes, "MindSpore benchmark `epoch: [k/K] step:`"
+    )
 
 
 def parse_hugectr(logs: list[Path], facts: RunFacts) -> ParseResult:
