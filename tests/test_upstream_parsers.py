@@ -989,3 +989,19 @@ def test_paddleclas_reads_only_train_iteration_lines():
     assert [r.step for r in rank0] == list(range(20))
     assert rank0[0].steps == 1 and rank0[0].duration_s == pytest.approx(3.2)
     assert all(r.line <= 20 for r in rank0)
+
+
+def test_paddlenlp_bert_colour_codes_around_the_prefix(tmp_path: Path):
+    """paddlenlp's logger is a colorlog ColoredFormatter (`%(log_color)s[...] [...]%(reset)s - `):
+    whether its codes reach a redirected log was not verified, so they are accepted."""
+    case = BY_NAME["paddlenlp_bert"]
+    paths = []
+    for path in case.paths():
+        out = tmp_path / path.name
+        lines = [f"\x1b[32m{a}\x1b[0m - {b}" for a, b in (x.split(" - ", 1) for x in raw(path))]
+        out.write_text("\n".join(lines) + "\n")
+        paths.append(out)
+    result = case.parse(paths)
+    assert result.method is Method.TIMESTAMPS
+    tp = run_throughput(result, case.window)
+    assert tp.throughput_samples_per_s == pytest.approx(case.throughput, rel=1e-6)
