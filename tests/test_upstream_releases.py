@@ -15,7 +15,12 @@ megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distrib
 of `mindspore` release `current` from mindspore-ai/models at
 eab643f51336dbf7d711f02d27e6516e5affee59: official/cv/ResNet/gpu_resnet_benchmark.py,
 config/resnet_benchmark_GPU.yaml, src/model_utils/config.py and
-scripts/run_gpu_resnet_benchmark.sh.
+scripts/run_gpu_resnet_benchmark.sh. Those of `paddle` release `current` from
+PaddlePaddle/PaddleClas release/2.5.2
+(c1325704cfcd050259ad752a899b0c425e2a7b00: tools/train.py, ppcls/utils/config.py,
+ppcls/engine/engine.py, ppcls/configs/ImageNet/ResNet/ResNet50.yaml and ResNet50_amp_O1.yaml),
+PaddlePaddle/PaddleNLP c502c9213fc22a210b139ec669a369ee22d0bf45 (slm/model_zoo/bert/run_pretrain.py)
+and Paddle's python/paddle/distributed/launch/context/args_envs.py.
 """
 
 from __future__ import annotations
@@ -607,3 +612,152 @@ def test_mindspore_current_parses_through_the_adapter(tmp_path: Path):
     tp = run_throughput(result, Window(4, 16))
     # sinks 5..20 of one step each: the slower rank 1 takes 16 * 210 ms
     assert tp.throughput_samples_per_s == pytest.approx(2 * 16 * 256 / (16 * 0.210), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- PaddlePaddle
+
+CLAS = "/workspace/PaddleClas"
+CLAS_SHA = "c1325704cfcd050259ad752a899b0c425e2a7b00"  # release/2.5.2
+NLP_SHA = "c502c9213fc22a210b139ec669a369ee22d0bf45"
+
+
+def test_paddle_current_release_facts():
+    adapter = get_adapter("paddle")
+    options = adapter.resolved_options(CURRENT | {"data_dir": "/data/set"})
+    assert (
+        adapter.environment_of(options) == "paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6"
+    )
+    assert adapter.launch_of(options) == "paddle_collective"
+    assert adapter.launch_of(adapter.resolved_options({})) == "paddle"
+    assert adapter.source_of("resnet50", options).tag == CLAS_SHA
+    assert adapter.source_of("bert_base", options).tag == NLP_SHA
+    assert adapter.script("resnet50", options) == f"{CLAS}/tools/train.py"
+    assert (
+        adapter.script("bert_base", options)
+        == "/workspace/PaddleNLP/slm/model_zoo/bert/run_pretrain.py"
+    )
+    assert adapter.parser_of("resnet50", options) == "parse_paddleclas"
+    assert adapter.parser_of("bert_base", options) == "parse_paddlenlp_bert"
+    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_paddle_cv"
+    moved = adapter.resolved_options(CURRENT | {"source_root": "/src"})
+    assert adapter.script("resnet50", moved) == "/src/PaddleClas/tools/train.py"
+    for model in ("resnet50", "bert_base"):
+        adapter.check_case(case("paddle", model, **CURRENT))
+        cell = Cell("paddle", model, "fp32", False, 64, Layout(1, 1))
+        reason = adapter.skip_reason(cell, adapter.resolved_options(CURRENT))
+        assert reason and "data_dir" in reason
+
+
+def overrides(cmd: list[str]) -> dict[str, str]:
+    pairs = [b for a, b in zip(cmd, cmd[1:], strict=False) if a == "-o"]
+    return dict(p.split("=", 1) for p in pairs)
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_paddle_current_resnet50_command(layout: str, tmp_path: Path):
+    """PaddleClas tools/train.py -c <config> -o key=value (ppcls/utils/config.py), the keys of
+    ResNet50.yaml and of ppcls/engine/engine.py (Global.iter_per_epoch, Global.log_ranks), under
+    Paddle 2.x's launcher (--master/--nnodes/--rank/--devices, python/paddle/distributed/launch/
+    context/args_envs.py)."""
+    adapter = get_adapter("paddle")
+    lay = Layout.parse(layout)
+    options = CURRENT | {"data_dir": "/data/imagenet/"}
+    for node in range(lay.nodes):
+        ctx = context(adapter, "resnet50", layout, node, "fp32", False, tmp_path, options)
+        cmd = adapter.command(ctx)
+        devices = ",".join(str(i) for i in range(lay.gpus_per_node))
+        head = ["python3", "-m", "paddle.distributed.launch"]
+        if lay.nodes > 1:
+            head += [
+                f"--master={ctx.master_addr}:{ctx.master_port}",
+                "--nnodes=2",
+                f"--rank={node}",
+            ]
+        head += [f"--devices={devices}", f"--log_dir={tmp_path / f'paddle_node{node}'}"]
+        assert cmd[: len(head)] == head
+        rest = cmd[len(head) :]
+        assert rest[:3] == [
+            f"{CLAS}/tools/train.py",
+            "-c",
+            f"{CLAS}/ppcls/configs/ImageNet/ResNet/ResNet50.yaml",
+        ]
+        assert overrides(rest) == {
+            "Global.epochs": "1",
+            "Global.iter_per_epoch": str(ctx.steps),
+            "Global.print_batch_step": "1",
+            "Global.log_ranks": ",".join(str(r) for r in range(lay.devices)),
+            "Global.eval_during_train": "False",
+            "Global.save_interval": "1000000",
+            "Global.output_dir": str(tmp_path / f"paddleclas_output_node{node}"),
+            "Global.use_dali": "False",
+            "Arch.pretrained": "False",
+            "DataLoader.Train.dataset.image_root": "/data/imagenet",
+            "DataLoader.Train.dataset.cls_label_path": "/data/imagenet/train_list.txt",
+            "DataLoader.Train.sampler.batch_size": "64",
+            "DataLoader.Train.loader.num_workers": "8",
+        }
+        assert len(rest) == 3 + 2 * 13
+        assert not any(a.startswith("FLAGS_fraction_of_gpu_memory") for a in cmd)
+    amp = adapter.command(context(adapter, "resnet50", "1n1g", 0, "amp", False, tmp_path, options))
+    assert amp[amp.index("-c") + 1] == f"{CLAS}/ppcls/configs/ImageNet/ResNet/ResNet50_amp_O1.yaml"
+
+
+def test_paddle_current_bert_command(tmp_path: Path):
+    """slm/model_zoo/bert/run_pretrain.py's argparse flags at PaddleNLP c502c92."""
+    adapter = get_adapter("paddle")
+    options = CURRENT | {"data_dir": "/data/hdf5"}
+    cmd = adapter.command(context(adapter, "bert_base", "1n8g", 0, "amp", False, tmp_path, options))
+    assert cmd == [
+        "env",
+        "PYTHONPATH=/workspace/PaddleNLP",
+        "python3",
+        "-m",
+        "paddle.distributed.launch",
+        "--devices=0,1,2,3,4,5,6,7",
+        f"--log_dir={tmp_path / 'paddle_node0'}",
+        "/workspace/PaddleNLP/slm/model_zoo/bert/run_pretrain.py",
+        "--model_type=bert",
+        "--model_name_or_path=bert-base-uncased",
+        "--input_dir=/data/hdf5",
+        f"--output_dir={tmp_path / 'paddlenlp_output_node0'}",
+        "--max_predictions_per_seq=20",
+        "--batch_size=64",
+        "--learning_rate=1e-4",
+        "--weight_decay=0.01",
+        "--warmup_steps=0",
+        f"--max_steps={adapter.steps_for(20, 100)}",
+        "--logging_steps=1",
+        "--save_steps=1000000",
+        "--device=gpu",
+        "--use_amp=true",
+        "--amp_level=O1",
+    ]
+    fp32 = adapter.command(
+        context(adapter, "bert_base", "1n1g", 0, "fp32", False, tmp_path, options)
+    )
+    assert "--use_amp=false" in fp32 and not any(a.startswith("--amp_level") for a in fp32)
+
+
+@pytest.mark.parametrize(
+    ("model", "source", "window", "expected"),
+    [
+        # iterations 6..15 by batch_cost: rank 0 2.0 s, rank 1 2.2 s (the slowest), batch 64
+        ("resnet50", "paddleclas/1n2g_rn50_b64_fp32_1", Window(5, 10), 2 * 10 * 64 / 2.2),
+        # steps 11..25 by the logger's stamps: rank 1 15 * 0.520 s, batch 32
+        ("bert_base", "paddlenlp_bert/1n2g_bert_b32_fp32_1", Window(10, 15), 2 * 15 * 32 / 7.8),
+    ],
+)
+def test_paddle_current_parses_workerlogs_through_the_adapter(
+    model: str, source: str, window: Window, expected: float, tmp_path: Path
+):
+    adapter = get_adapter("paddle")
+    fixture = FIXTURES / source
+    cell = fixture_cell(adapter, model, fixture)
+    logs = run_folder(fixture, cell, tmp_path)
+    result = adapter.parse(logs, cell, adapter.resolved_options(CURRENT))
+    assert {Path(r.path).name for r in result.records} == {"workerlog.0", "workerlog.1"}
+    tp = run_throughput(result, window)
+    # rel 1e-6: millisecond stamps as epoch seconds in a double
+    assert tp.throughput_samples_per_s == pytest.approx(expected, rel=1e-6)
+    with pytest.raises(ParseError):
+        adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parsers

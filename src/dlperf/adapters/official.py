@@ -26,6 +26,9 @@ TF_MODELS_CURRENT = "00b830c7ca641413f37e5147cf059c89f79b0e8e"
 MS_MODELS_CURRENT = "eab643f51336dbf7d711f02d27e6516e5affee59"
 # gpu_resnet_benchmark.py's MyTimeMonitor line: `epoch: [k/K] step: [s/S], loss is ...`, k the sink
 MS_BENCH_STOP = r"epoch: \[(?P<step>\d+)/\d+\] step: \["
+# PaddleClas release/2.5.2 (2024-09-04) and PaddleNLP as read (slm/model_zoo/bert/run_pretrain.py).
+PADDLECLAS_CURRENT = "c1325704cfcd050259ad752a899b0c425e2a7b00"
+PADDLENLP_CURRENT = "c502c9213fc22a210b139ec669a369ee22d0bf45"
 
 
 class TensorFlow2(UpstreamAdapter):
@@ -398,7 +401,8 @@ class Paddle(UpstreamAdapter):
 
     `paddle.distributed.launch` on every node, each worker's log in its own file in the run folder.
     PaddleCV's `--batch_size` is a node's (per device x GPUs); PaddleNLP's counts tokens
-    (per device x seq_len).
+    (per device x seq_len). Release `current`: PaddleClas release/2.5.2's tools/train.py and
+    PaddleNLP's slm/model_zoo/bert/run_pretrain.py under Paddle 2.x's launcher (see `releases`).
     """
 
     name: ClassVar[str] = "paddle"
@@ -432,15 +436,120 @@ class Paddle(UpstreamAdapter):
         bert_config="",  # "" = data/demo_config/bert_config.json in the BERT folder
         vocab="",  # "" = data/demo_config/vocab.txt in the BERT folder
         seq_len=128,
+        # release current, BERT: paddlenlp's name of the model (config and tokenizer; a name it
+        # downloads unless it is cached, or a local folder) and masked tokens per sequence
+        model_name_or_path="bert-base-uncased",
+        max_predictions_per_seq=20,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # PaddleClas' dynamic-graph trainer (tools/train.py -c <yaml> -o key=value ...) and
+        # PaddleNLP's BERT pretraining on NVIDIA-style hdf5 shards, both under Paddle 2.x's
+        # paddle.distributed.launch. Each checkout lies in source_root under its repository's name.
+        "current": Release(
+            version=(
+                f"PaddlePaddle 2.6.1; PaddleClas release/2.5.2 ({PADDLECLAS_CURRENT[:7]}), "
+                f"PaddleNLP {PADDLENLP_CURRENT[:7]}"
+            ),
+            environment="paddlepaddle/paddle:2.6.1-gpu-cuda12.0-cudnn8.9-trt8.6",
+            models={
+                "resnet50": ModelSource("PaddlePaddle/PaddleClas", "", PADDLECLAS_CURRENT),
+                "bert_base": ModelSource(
+                    "PaddlePaddle/PaddleNLP", "slm/model_zoo/bert", PADDLENLP_CURRENT
+                ),
+            },
+            entry={"resnet50": "tools/train.py", "bert_base": "run_pretrain.py"},
+            parsers={"resnet50": "parse_paddleclas", "bert_base": "parse_paddlenlp_bert"},
+            launch="paddle_collective",
+            source_root="/workspace",
+            unverified=(
+                "not run: no GPU or container here; flags and log lines read from the files named "
+                "in docs/upstream-releases.md"
+            ),
+        ),
+    }
+
+    def model_dir(self, model: str, options: dict[str, Any]) -> str:
+        """Release current: <source_root>/<repository name>/<folder> (two repositories)."""
+        if self.release_name(options) != "current":
+            return super().model_dir(model, options)
+        source = self.source_of(model, options)
+        parts = [self.root(options).rstrip("/"), source.repo.split("/")[1], source.path]
+        return "/".join(p for p in parts if p)
+
+    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        if self.release_name(options) == "current" and not options.get("data_dir"):
+            what = (
+                "ImageNet laid out for PaddleClas (train_list.txt and the images it names)"
+                if cell.model == "resnet50"
+                else "the hdf5 pretraining shards (file names containing `train`)"
+            )
+            return (
+                f"PaddlePaddle release current reads real data only: set option data_dir to {what}"
+            )
+        return super().skip_reason(cell, options)
 
     def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        if self.release_name(ctx.options) == "current":
+            env = {}
+            if ctx.cell.model == "bert_base":  # run_pretrain.py imports paddlenlp
+                env["PYTHONPATH"] = f"{self.root(ctx.options).rstrip('/')}/PaddleNLP"
+            return {**env, **super().workload_env(ctx)}
         fraction = "0.8" if ctx.options.get("dali") else "0.98"  # DALI needs room beside Paddle
         return {"FLAGS_fraction_of_gpu_memory_to_use": fraction, **super().workload_env(ctx)}
+
+    def current_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+        """Release current. ResNet-50: PaddleClas' ResNet50 config (its AMP O1 one for amp)
+        overridden to train `steps` iterations in one epoch, logging every iteration on every
+        rank, with no evaluation or pretrained weights. BERT: run_pretrain.py's flags."""
+        o, cell = ctx.options, ctx.cell
+        amp = cell.precision == "amp"
+        if cell.model == "resnet50":
+            configs = f"{self.model_dir('resnet50', o)}/ppcls/configs/ImageNet/ResNet"
+            config = f"{configs}/ResNet50_amp_O1.yaml" if amp else f"{configs}/ResNet50.yaml"
+            ranks = ",".join(str(r) for r in range(ctx.nodes * ctx.gpus_per_node))
+            data = str(o["data_dir"]).rstrip("/")
+            overrides = {
+                "Global.epochs": 1,
+                "Global.iter_per_epoch": ctx.steps,
+                "Global.print_batch_step": 1,
+                "Global.log_ranks": ranks,
+                "Global.eval_during_train": False,
+                "Global.save_interval": 1000000,
+                "Global.output_dir": ctx.run_dir / f"paddleclas_output_node{ctx.node_rank}",
+                "Global.use_dali": flag_bool(o["dali"]),
+                "Arch.pretrained": False,
+                "DataLoader.Train.dataset.image_root": data,
+                "DataLoader.Train.dataset.cls_label_path": f"{data}/train_list.txt",
+                "DataLoader.Train.sampler.batch_size": bsz,
+                "DataLoader.Train.loader.num_workers": o["reader_thread"],
+            }
+            args = ["-c", config]
+            for key, value in overrides.items():
+                args += ["-o", f"{key}={value}"]
+            return args
+        return [
+            "--model_type=bert",
+            f"--model_name_or_path={o['model_name_or_path']}",
+            f"--input_dir={o['data_dir']}",
+            f"--output_dir={ctx.run_dir / f'paddlenlp_output_node{ctx.node_rank}'}",
+            f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            f"--batch_size={bsz}",
+            "--learning_rate=1e-4",
+            "--weight_decay=0.01",
+            "--warmup_steps=0",
+            f"--max_steps={ctx.steps}",
+            "--logging_steps=1",
+            "--save_steps=1000000",
+            "--device=gpu",
+            f"--use_amp={str(amp).lower()}",  # paddlenlp strtobool
+            *(["--amp_level=O1"] if amp else []),
+        ]
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
+        if self.release_name(o) == "current":
+            return self.current_args(ctx, bsz)
         amp = cell.precision == "amp"
         if cell.model == "resnet50":
             args = [

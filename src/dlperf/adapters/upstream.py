@@ -15,6 +15,8 @@ Launch styles (every one is `Launcher.PER_NODE`: one task per node):
 - `oneflow`: `python -m oneflow.distributed.launch` on every node: a copy of PyTorch 1.8.1's
   torch.distributed.launch with the same flags, which passes ranks in the environment only.
 - `paddle`: `python -m paddle.distributed.launch` on every node, each worker's log in its own file.
+- `paddle_collective`: the same with Paddle 2.x+'s flags (`--master`, `--nnodes`, `--rank`,
+  `--devices`).
 - `horovodrun` / `mpirun`: node 0 starts every rank over ssh, as DLPerf did (`-H host:slots,...`);
   the other nodes' tasks only say so and exit. Needs password-less ssh between the nodes (in the
   container, when there is one), like DLPerf's own scripts.
@@ -47,7 +49,19 @@ from dlperf.matrix import PRECISIONS, Cell
 from dlperf.parse.records import ParseError, ParseResult
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-LAUNCHES = ("native", "torch", "torchrun", "oneflow", "paddle", "horovodrun", "mpirun")
+LAUNCHES = (
+    "native",
+    "torch",
+    "torchrun",
+    "oneflow",
+    "paddle",
+    "paddle_collective",
+    "horovodrun",
+    "mpirun",
+)
+# paddle.distributed.launch of Paddle 1.x (`paddle`) and 2.x+ (`paddle_collective`): both put each
+# worker's output in <log_dir>/workerlog.<local rank>.
+PADDLE_LAUNCHES = ("paddle", "paddle_collective")
 RANK0_LAUNCHES = ("horovodrun", "mpirun")
 # Launchers run as `python -m <module>` with torch.distributed.launch's flags.
 MODULE_LAUNCHERS = {
@@ -285,7 +299,7 @@ class UpstreamAdapter(Adapter):
         variant_args = self.variants.get(ctx.cell.model, {}).get(ctx.cell.variant, ())
         args = [*self.script_args(ctx), *variant_args, *(str(a) for a in o.get("extra_args", []))]
         env = self.workload_env(ctx)
-        if launch in (*MODULE_LAUNCHERS, "paddle"):
+        if launch in (*MODULE_LAUNCHERS, *PADDLE_LAUNCHES):
             argv = [*self.launcher_args(ctx, env), self.script(ctx.cell.model, o), *args]
         else:
             argv = [*self.launcher_args(ctx, env), *self.program(ctx), *args]
@@ -329,6 +343,20 @@ class UpstreamAdapter(Adapter):
                 f"--node_ip={hosts[ctx.node_rank]}",
                 f"--started_port={ctx.master_port}",
                 f"--selected_gpus={','.join(str(i) for i in range(gpus))}",
+                f"--log_dir={paddle_log_dir(ctx.run_dir, ctx.node_rank)}",
+            ]
+        if launch == "paddle_collective":  # Paddle 2.x+: --master/--nnodes/--rank, --devices
+            nodes = [
+                f"--master={ctx.master_addr}:{ctx.master_port}",
+                f"--nnodes={ctx.nodes}",
+                f"--rank={ctx.node_rank}",
+            ]
+            return [
+                python,
+                "-m",
+                "paddle.distributed.launch",
+                *(nodes if ctx.nodes > 1 else []),
+                f"--devices={','.join(str(i) for i in range(gpus))}",
                 f"--log_dir={paddle_log_dir(ctx.run_dir, ctx.node_rank)}",
             ]
         slots = self.procs_per_node(ctx)
@@ -390,7 +418,7 @@ class UpstreamAdapter(Adapter):
         if launch in RANK0_LAUNCHES:
             first = [p for p in logs if Path(p).name == "node0.log"]
             return first or list(logs[:1])
-        if launch == "paddle":
+        if launch in PADDLE_LAUNCHES:
             workers = sorted(Path(logs[0]).parent.glob("paddle_node*/workerlog.*"), key=_natural)
             return workers or list(logs)
         return list(logs)

@@ -18,6 +18,10 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - gluonnlp_bert: step times (latency x steps); R, log_interval steps
 - paddle_cv: timestamps (asctime prefix), else step times (elapse); R, the printed batch(es)
 - paddle_nlp_bert: printed rates (steps/s / trainers x global batch); J, skip_steps steps
+- paddleclas: step times (batch_cost, the mean since the previous line); R, the iterations since
+  the previous line
+- paddlenlp_bert: timestamps (the logger's asctime prefix), else step times (avg_batch_cost); R,
+  logging_steps steps
 - tf2_rn50: step times (TimeHistory seconds); J, `between steps a and b`
 - tf2_bert: timestamps (absl prefix, year-less); J, steps_per_loop steps
 - pytorch_examples: step times (`Time` of the batch); R, one printed batch
@@ -63,7 +67,12 @@ from dlperf.parse.upstream.oneflow import (
     parse_oneflow_wdl,
     parse_oneflow_wdl_current,
 )
-from dlperf.parse.upstream.paddle import parse_paddle_cv, parse_paddle_nlp_bert
+from dlperf.parse.upstream.paddle import (
+    parse_paddle_cv,
+    parse_paddle_nlp_bert,
+    parse_paddleclas,
+    parse_paddlenlp_bert,
+)
 from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
 
 Parser = Callable[[list[Path], RunFacts], ParseResult]
@@ -84,6 +93,8 @@ PARSERS: dict[str, Parser] = {
     "gluonnlp_bert": parse_gluonnlp_bert,
     "paddle_cv": parse_paddle_cv,
     "paddle_nlp_bert": parse_paddle_nlp_bert,
+    "paddleclas": parse_paddleclas,
+    "paddlenlp_bert": parse_paddlenlp_bert,
     "tf2_rn50": parse_tf2_rn50,
     "tf2_bert": parse_tf2_bert,
     "tf2_orbit": parse_tf2_orbit,

@@ -1,11 +1,12 @@
-"""PaddlePaddle sources (release/1.8): PaddleCV image classification and PaddleNLP BERT."""
+"""PaddlePaddle sources: release/1.8's PaddleCV image classification and PaddleNLP BERT
+(DLPerf v1.0), and release current's PaddleClas and PaddleNLP BERT pretraining."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream._common import (
     NUM,
     Line,
@@ -16,6 +17,7 @@ from dlperf.parse.upstream._common import (
     match,
     per_rank_result,
     prefer_log,
+    stamp_of,
     stamps_or,
 )
 
@@ -25,6 +27,27 @@ NLP_CLAIM = re.compile(r"^epoch: \d+, progress: ")
 NLP = re.compile(rf"^epoch: (\d+), progress: \d+/\d+, step: (\d+), .*\bspeed: ({NUM}) steps/s")
 TRAINERS = re.compile(r"\btrainers_num:\s*(\d+)")
 ARGUMENT = re.compile(r"^(batch_size|in_tokens|max_seq_len): (\S+)$")
+# PaddleClas (ppcls/utils/logger.py: `[%Y/%m/%d %H:%M:%S] ppcls INFO: `, then
+# ppcls/engine/train/utils.py log_info)
+CLAS_PREFIX = r"(?:\[\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\] ppcls \w+: )?"
+CLAS_CLAIM = re.compile(rf"^{CLAS_PREFIX}\[Train\]\[Epoch \d+/\d+\]\[Iter: \d")
+CLAS = re.compile(
+    rf"^{CLAS_PREFIX}\[Train\]\[Epoch (\d+)/\d+\]\[Iter: (\d+)/\d+\]"
+    rf".*\bbatch_cost: ({NUM})s, reader_cost: {NUM}, ips: ({NUM}) samples/s"
+)
+# PaddleNLP (paddlenlp/utils/log.py: colorlog `[asctime] [levelname] - `, maybe colour-coded,
+# then slm/model_zoo/bert/run_pretrain.py's line)
+COLOUR = r"(?:\x1b\[[\d;]*m)?"
+NLP_PREFIX = (
+    rf"(?:{COLOUR}\[(?P<stamp>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}})\] "
+    rf"\[\s*\w+\]{COLOUR} - )?"
+)
+NLP2_CLAIM = re.compile(rf"^{NLP_PREFIX}global step: \d+, epoch: ")
+NLP2 = re.compile(
+    rf"^{NLP_PREFIX}global step: (?P<step>\d+), epoch: (?P<epoch>\d+), batch: \d+, loss: \S+, "
+    rf"avg_reader_cost: {NUM} sec, avg_batch_cost: (?P<cost>{NUM}) sec, "
+    rf"avg_samples: (?P<samples>{NUM}), ips: {NUM} sequences/sec"
+)
 
 
 def parse_paddle_cv(logs: list[Path], facts: RunFacts) -> ParseResult:
@@ -103,4 +126,83 @@ def parse_paddle_nlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     )
     return global_result(
         logs, rows, facts, Method.PRINTED_RATES, notes, "PaddleNLP `epoch: e, progress:`", per_step
+    )
+
+
+def parse_paddleclas(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """PaddleClas (release current): `[Train][Epoch e/E][Iter: i/n]lr(...): ..., <metrics>,
+    batch_cost: <s>s, reader_cost: <s>, ips: <r> samples/s, eta: ...`, printed by the ranks of
+    Global.log_ranks (all of them, as the adapter asks), one workerlog per rank.
+
+    batch_cost is the mean wall time per iteration (data loading included: the loss is read on
+    the host every iteration, which waits for the GPU) over the iterations since the previous
+    line; the meters also restart at iteration 5. Step times: each line covers the iterations
+    since the previous one (i is 0-based), timed by batch_cost times their number. The logging
+    prefix's timestamps have whole seconds only and are not used."""
+    notes: list[str] = []
+
+    def read(line: Line) -> Row:
+        m = match(CLAS, line, "`[Train][Epoch e/E][Iter: i/n]... batch_cost: <s>s, ... ips:`")
+        i = int(m[2])
+        return Row(line, i, counter=i + 1, key=(int(m[1]), i), step_time_s=float(m[3]))
+
+    rows = collect(logs, CLAS_CLAIM, read, notes)
+    notes.append("step times: batch_cost (mean seconds per iteration since the previous line)")
+    result = per_rank_result(
+        logs, rows, facts, Method.STEP_TIMES, notes, "PaddleClas `[Train][Epoch e/E][Iter: i/n]`"
+    )
+    if any(r.steps > 5 for r in result.records):
+        result.notes.append(
+            "lines are more than 5 iterations apart: the interval holding iteration 5, where "
+            "PaddleClas restarts its meters, is timed by the mean of its later iterations"
+        )
+    return result
+
+
+def parse_paddlenlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """PaddleNLP BERT pretraining (release current, slm/model_zoo/bert/run_pretrain.py):
+    `global step: g, epoch: e, batch: b, loss: l, avg_reader_cost: r sec, avg_batch_cost: c sec,
+    avg_samples: s, ips: x sequences/sec, ...` every logging_steps steps, by every rank (one
+    workerlog per rank), each for its own batch.
+
+    Timed by the logger's `[YYYY-MM-DD HH:MM:SS,mmm]` prefix when every line has one: the script
+    takes avg_batch_cost before the host reads the loss to print it, so with GPU work still
+    queued the wait falls outside every step's cost, while the stamps include it. Without stamps,
+    step times (avg_batch_cost times the steps since the previous line), with a note."""
+    notes: list[str] = []
+    logged_batch: list[float] = []
+
+    def read(line: Line) -> Row:
+        m = match(NLP2, line, "`global step: g, epoch: e, ..., avg_batch_cost: <s> sec, ...`")
+        step = int(m["step"])
+        logged_batch.append(float(m["samples"]))
+        row = Row(line, step, counter=step, key=step, step_time_s=float(m["cost"]))
+        if m["stamp"]:
+            row.time_s = stamp_of(m["stamp"])
+        return row
+
+    rows = collect(logs, NLP2_CLAIM, read, notes)
+    stamped = [row for row in rows if row.time_s is not None]
+    if rows and len(stamped) == len(rows):
+        method = Method.TIMESTAMPS
+        notes.append("timed by the logging prefix's timestamps; avg_batch_cost ignored")
+    elif stamped:
+        bare = next(row.line for row in rows if row.time_s is None)
+        raise ParseError(
+            "some progress lines carry a timestamp prefix and others do not", bare.path, bare.lineno
+        )
+    else:
+        method = Method.STEP_TIMES
+        notes.append(
+            "no timestamp prefix on the progress lines: using avg_batch_cost, which leaves out "
+            "the wait for the GPU when the loss is printed (may overstate the rate)"
+        )
+    odd = sorted({b for b in logged_batch if b != facts.batch_size_per_device})
+    if odd:
+        notes.append(
+            f"avg_samples {', '.join(f'{b:g}' for b in odd)} differs from the run's batch "
+            f"{facts.batch_size_per_device} per device (the run's batch is used)"
+        )
+    return per_rank_result(
+        logs, rows, facts, method, notes, "PaddleNLP `global step: g, epoch: e, ...`"
     )
