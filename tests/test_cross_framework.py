@@ -44,7 +44,9 @@ def test_every_framework_has_a_real_column(tmp_path):
     for case in config["cases"]:
         case["options"] = {"seq_len": 16, "max_predictions": 3, "threads": 1, "model_config": TINY}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
-    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    # 20 runs in five framework environments, built here first on a fresh machine (the first test
+    # to need them): about 6 minutes on an idle 2-core machine, over 10 beside other work
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml", timeout=3600)
     cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
     runs = pd.read_csv(tmp_path / "results/tables/runs.tsv", sep="\t").set_index("cell_id")
     frameworks = sorted({case["framework"] for case in config["cases"]})
