@@ -45,7 +45,8 @@ def test_every_framework_has_a_real_column(tmp_path):
         case["options"] = {"seq_len": 16, "max_predictions": 3, "threads": 1, "model_config": TINY}
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
     # 20 runs in five framework environments, built here first on a fresh machine (the first test
-    # to need them): about 6 minutes on an idle 2-core machine, over 10 beside other work
+    # to need them): 9.2 minutes on 2 cores with the environments already built, over 10 beside
+    # other work
     snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml", timeout=3600)
     cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
     runs = pd.read_csv(tmp_path / "results/tables/runs.tsv", sep="\t").set_index("cell_id")
