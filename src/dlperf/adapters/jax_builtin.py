@@ -20,6 +20,21 @@ XLA_ONLY = (
 )
 
 
+# the models both Keras 3 workloads (JAX and TensorFlow backends) train
+KERAS_HUB_MODELS: dict[str, ModelSource] = {
+    "resnet50": ModelSource(
+        "keras-team/keras-hub",
+        "keras_hub/src/models/resnet (ResNetImageClassifier on ResNetBackbone: ResNet-50 v1.5)",
+        "v0.32.0",
+    ),
+    "bert_base": ModelSource(
+        "keras-team/keras-hub",
+        "keras_hub/src/models/bert (BertBackbone: BERT-base, MaskedLMHead + NSP head)",
+        "v0.32.0",
+    ),
+}
+
+
 class JaxBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "jax"
     display_name: ClassVar[str] = "JAX (dlperf built-in, KerasHub models)"
@@ -30,18 +45,7 @@ class JaxBuiltin(BuiltinWorkload):
     amp_on_cpu_note: ClassVar[str] = (
         "measures no mixed-precision hardware (XLA computes bf16 through fp32 here)"
     )
-    models: ClassVar[dict[str, ModelSource]] = {
-        "resnet50": ModelSource(
-            "keras-team/keras-hub",
-            "keras_hub/src/models/resnet (ResNetImageClassifier on ResNetBackbone: ResNet-50 v1.5)",
-            "v0.32.0",
-        ),
-        "bert_base": ModelSource(
-            "keras-team/keras-hub",
-            "keras_hub/src/models/bert (BertBackbone: BERT-base, MaskedLMHead + NSP head)",
-            "v0.32.0",
-        ),
-    }
+    models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     environment: ClassVar[str] = "envs/jax.txt"
     requirements: ClassVar[str | None] = "envs/jax.txt"
     features: ClassVar[tuple[str, ...]] = (

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS
 from dlperf.adapters.upstream import node_hosts
 
 
@@ -25,18 +26,7 @@ class TensorFlowBuiltin(BuiltinWorkload):
     amp_on_cpu_note: ClassVar[str] = (
         "measures no mixed-precision hardware (TensorFlow's CPU kernels compute bf16 through fp32)"
     )
-    models: ClassVar[dict[str, ModelSource]] = {
-        "resnet50": ModelSource(
-            "keras-team/keras-hub",
-            "keras_hub/src/models/resnet (ResNetImageClassifier on ResNetBackbone: ResNet-50 v1.5)",
-            "v0.32.0",
-        ),
-        "bert_base": ModelSource(
-            "keras-team/keras-hub",
-            "keras_hub/src/models/bert (BertBackbone: BERT-base, MaskedLMHead + NSP head)",
-            "v0.32.0",
-        ),
-    }
+    models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     environment: ClassVar[str] = "envs/tensorflow.txt"
     requirements: ClassVar[str | None] = "envs/tensorflow.txt"
     features: ClassVar[tuple[str, ...]] = (
