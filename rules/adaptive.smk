@@ -17,7 +17,7 @@ checkpoint repeat_decision:
     conda:
         "../envs/dlperf.yaml"
     params:
-        settings=adaptive_params(),
+        settings=adaptive_params,
     script:
         "../workflow/scripts/repeat_decision.py"
 

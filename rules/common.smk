@@ -131,6 +131,13 @@ def environment_pins(wildcards):
     return [str(Path(workflow.basedir, requirements))] if requirements else []
 
 
+def every_run():
+    """(cell id, repeat) of every run there may be: the `repeats`, and with adaptive repeats as
+    many as they may add."""
+    top = max(config["repeats"], (config.get("adaptive_repeats") or {}).get("max", 0))
+    return [(cell_id, repeat) for cell_id in CELLS for repeat in range(1, top + 1)]
+
+
 def all_manifests():
     return [str(RESULTS.run(spec.id, repeat).manifest) for spec, repeat in SUITE.runs()]
 
@@ -143,40 +150,35 @@ def task_logs(cell_id):
     return [RunPaths(cell_id, 1).task_log(i, per_node).name for i in range(tasks)]
 
 
-def run_groups():
-    """Cells grouped by the task logs their runs write, each group one run rule.
+def edited_logs(runs):
+    """Task logs changed or deleted since their run wrote its manifest (written last), as JSON: a
+    param of whatever reads the logs, so a hand edit rebuilds it and nothing else does.
 
-    The logs are outputs of the run (a deleted one redoes the run) and inputs of the tables (an
-    edited one rebuilds the figures). A rule's outputs cannot depend on its wildcards, so each
-    set of log names gets its own rule, restricted to its cells by a pattern on the cell id
-    (framework, for the launcher style, and layout, for the number of tasks).
+    The logs are not Snakemake files: 5,000 runs of up to 32 ranks would be 86,000 more files to
+    index on every dry run (4.4x a bare Snakefile). Their manifests are files, so a run that never
+    finished is redone; a deleted log is that run's parse_error, which names it.
     """
-    groups = {}
-    for cell_id, spec in CELLS.items():
-        logs = tuple(task_logs(cell_id))
-        entry = groups.setdefault(logs, ({}, {}))
-        entry[0][spec.cell.framework] = None
-        entry[1][str(spec.cell.layout)] = None
-    for logs, (frameworks, layouts) in groups.items():
-        kind = "n" if logs[0].startswith("node") else "r"
-        pattern = (
-            rf"(?:{'|'.join(frameworks)})\.[a-z0-9_]+\.[a-z0-9_]+\.(?:xla|noxla)"
-            rf"\.b[a-z0-9_-]+\.(?:{'|'.join(layouts)})"
-        )
-        yield f"run_cell_{kind}{len(logs)}", pattern, list(logs)
-
-
-def all_logs():
-    """Every task log of every planned run (outputs of the runs, inputs of the tables)."""
-    return [
-        str(RESULTS.run(spec.id, repeat).dir / name)
-        for spec, repeat in SUITE.runs()
-        for name in task_logs(spec.id)
-    ]
+    changed = []
+    for cell_id, repeat in runs:
+        run = RESULTS.run(cell_id, repeat)
+        try:
+            written = os.stat(run.manifest).st_mtime_ns
+        except FileNotFoundError:
+            continue  # not run yet, or to be redone: the manifest brings its logs
+        for name in task_logs(cell_id):
+            path = str(run.dir / name)
+            try:
+                log = os.stat(path)
+            except FileNotFoundError:
+                changed.append([path, "missing"])
+                continue
+            if log.st_mtime_ns > written:
+                changed.append([path, log.st_mtime_ns, log.st_size])
+    return json.dumps(changed)
 
 
 def tables_params():
-    """What the tables are computed with besides the runs' files."""
+    """What the tables are computed with besides the runs' manifests."""
     keys = ("window", "repeats", "variance", "adaptive_repeats")
     return json.dumps({k: config.get(k) for k in keys}, sort_keys=True)
 

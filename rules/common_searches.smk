@@ -22,6 +22,13 @@ def max_batch_search(wildcards):
     return [str(RESULTS.max_batch(wildcards.cell).result)]
 
 
+def run_inputs(wildcards):
+    """A run's inputs: its environment's pins and, for a `max` cell, its search result. One
+    input function, not two: Snakemake inspects each one per job (5,000 jobs, 5,000 calls).
+    """
+    return environment_pins(wildcards) + max_batch_search(wildcards)
+
+
 def max_batch_params(wildcards):
     """What the search depends on: what the cell's runs measure (their steps: the confirmation
     runs as long), and the search settings."""
@@ -32,17 +39,14 @@ def max_batch_params(wildcards):
 # --- adaptive repeats (rules/adaptive.smk) --------------------------------------------------
 
 
-def cell_run_files(cell_id, repeats):
-    """Manifests and task logs of some runs of a cell: what a decision reads."""
-    runs = [RESULTS.run(cell_id, r) for r in repeats]
-    return {
-        "manifests": [str(r.manifest) for r in runs],
-        "logs": [str(r.dir / name) for r in runs for name in task_logs(cell_id)],
-    }
+def cell_manifests(cell_id, repeats):
+    """Manifests of some runs of a cell: what a decision reads, with their task logs (watched by
+    the decision's edited_logs param)."""
+    return {"manifests": [str(RESULTS.run(cell_id, r).manifest) for r in repeats]}
 
 
 def decision_inputs(wildcards):
-    return cell_run_files(wildcards.cell, range(1, int(wildcards.runs) + 1))
+    return cell_manifests(wildcards.cell, range(1, int(wildcards.runs) + 1))
 
 
 def decided_runs(wildcards):
@@ -57,7 +61,7 @@ def decided_runs(wildcards):
         if not json.loads(Path(decision).read_text())["more"]:
             break
         runs += 1
-    return cell_run_files(wildcards.cell, range(1, runs + 1)) | {"decisions": decisions}
+    return cell_manifests(wildcards.cell, range(1, runs + 1)) | {"decisions": decisions}
 
 
 def adaptive_run_lists():
@@ -67,8 +71,10 @@ def adaptive_run_lists():
     return [str(RESULTS.adaptive_runs(cell_id)) for cell_id in CELLS]
 
 
-def adaptive_params():
+def adaptive_params(wildcards):
+    """The decision's settings, and its runs' task logs edited since they ran."""
+    settings = {k: config.get(k) for k in ("window", "repeats", "adaptive_repeats")}
+    runs = [(wildcards.cell, r) for r in range(1, int(wildcards.runs) + 1)]
     return json.dumps(
-        {k: config.get(k) for k in ("window", "repeats", "adaptive_repeats")},
-        sort_keys=True,
+        settings | {"edited_logs": json.loads(edited_logs(runs))}, sort_keys=True
     )

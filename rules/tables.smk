@@ -1,12 +1,12 @@
 # Parse every run's logs and aggregate: steps, runs and cells tables, one JSON per run.
-# Inputs are everything a figure comes from: the manifests, the raw task logs, the window (a
-# param), and the parsers and statistics (editing them rebuilds the tables, never reruns a run).
+# Inputs are everything a figure comes from: the manifests, the window (a param), the task logs
+# edited since their run (a param), and the parsers and statistics (editing them rebuilds the
+# tables, never reruns a run).
 
 
 rule tables:
     input:
         manifests=all_manifests(),
-        logs=all_logs(),
         adaptive=adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
         code=package_files("parse", "stats.py", "status.py", "tables.py", "adapters"),
     output:
@@ -28,5 +28,6 @@ rule tables:
         "../envs/dlperf.yaml"
     params:
         settings=tables_params(),
+        edited_logs=edited_logs(every_run()),
     script:
         "../workflow/scripts/tables.py"

@@ -93,6 +93,21 @@ def test_a_deleted_manifest_is_redone(copy):
     assert {"tables", "report"} <= set(jobs)
 
 
+def test_a_deleted_log_is_a_parse_error_naming_it(copy):
+    """Task logs are watched, not Snakemake outputs (dry runs of big suites stay fast): a deleted
+    one rebuilds the tables, where its run is a parse_error saying how to redo it."""
+    gone = copy / f"results/runs/{RESNET}.1n2g/r1/rank1.log"
+    gone.unlink()
+    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
+    assert "run_cell" not in jobs and {"tables", "report"} <= set(jobs)
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    row = run_row(copy, f"{RESNET}.1n2g", 1)
+    assert row.status == "parse_error"
+    assert f"{gone.relative_to(copy)}: this task's log is gone" in row.status_detail
+    assert "delete the run's manifest to redo the run" in row.status_detail
+    assert planned_jobs(copy, "--config", "suite=suite.yaml") == {}  # settled: nothing to do
+
+
 def test_edited_logs_and_manifests_rebuild_the_figures_without_forcerun(copy):
     """A hand-edited log line, a rank log emptied, a manifest overwritten with garbage: each is
     that run's parse_error naming the file (and line); the other runs keep their figures."""

@@ -38,15 +38,14 @@ def snakemake(
 
 
 def planned_jobs(workdir: Path, *args: str) -> dict[str, list[str]]:
-    """Jobs a dry run would execute: rule -> wildcard strings (the run_cell_* rules as run_cell)."""
+    """Jobs a dry run would execute: rule -> wildcard strings."""
     out = snakemake(workdir, "-n", "--cores", "2", *args).stdout
     jobs: dict[str, list[str]] = {}
     for block in re.split(r"\n(?=(?:local)?rule )", out):
         match = re.match(r"(?:local)?rule (\w+):", block)
         if match:
             wildcards = re.search(r"wildcards: (.*)", block)
-            rule = "run_cell" if match[1].startswith("run_cell_") else match[1]
-            jobs.setdefault(rule, []).append(wildcards[1] if wildcards else "")
+            jobs.setdefault(match[1], []).append(wildcards[1] if wildcards else "")
     return jobs
 
 

@@ -157,6 +157,13 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
         per_node = adapter.launcher is Launcher.PER_NODE
         logs = [manifest_path.parent / t["log"] for t in manifest["tasks"]]
         try:
+            for path in logs:
+                if not path.exists():
+                    raise ParseError(
+                        "this task's log is gone (deleted after the run?); delete the run's "
+                        "manifest to redo the run",
+                        path,
+                    )
             cell = Cell.from_key(manifest["cell"])
             if cell.batch_size == "max" and row["batch_size_resolved"] is not None:
                 cell = dataclasses.replace(cell, batch_size=row["batch_size_resolved"])
