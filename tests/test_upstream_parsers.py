@@ -217,6 +217,23 @@ CASES = [
         (r"steps/sec:\s*\S+", "steps/sec: nan"),
         r"steps/sec:",
     ),
+    # The same orbit line under official/nlp/train.py bert/pretraining (base_trainer's output
+    # dict: the masked-LM metrics, training_loss, learning_rate): steps 101..400 timed from step
+    # 100's stamp: 27.50 + 27.00 + 27.30 s for 300 steps of 64 * 8 sequences
+    Case(
+        "tf2_orbit_bert",
+        ("1n8g_bert_b64_amp_1.log",),
+        RunFacts(64, 8, 1, 128),
+        Window(100, 300),
+        Method.TIMESTAMPS,
+        5,
+        (-1,),
+        300 * 512 / (27.50 + 27.00 + 27.30),
+        153600,
+        (r"steps/sec:\s*\S+", "steps/sec: nan"),
+        r"steps/sec:",
+        parser="tf2_orbit",
+    ),
     Case(
         "dle_tf1_bert",
         ("1n8g_bert_b32_fp32_1.log",),

@@ -36,6 +36,8 @@ class TensorFlow2(UpstreamAdapter):
 
     Multi-node through MultiWorkerMirroredStrategy: every node runs the script once with all its
     GPUs, the worker list and its own index. ResNet-50 logs every 100 steps (TimeHistory).
+    Release `current`: both through the Model Garden's orbit trainers (official/vision/train.py,
+    official/nlp/train.py), logging every steps_per_loop = 100 steps.
     """
 
     name: ClassVar[str] = "tensorflow2"
@@ -76,27 +78,37 @@ class TensorFlow2(UpstreamAdapter):
         max_predictions_per_seq=20,
     )
     releases: ClassVar[dict[str, Release]] = {
-        # The Model Garden's current trainer: official/vision/train.py --experiment=resnet_imagenet
-        # (orbit Controller; `train | step: N | steps/sec: r` every steps_per_loop). Its input is
-        # TFRecords only (no synthetic builder), so data_dir is needed. Multi-worker through
-        # TF_CONFIG (train.py builds the strategy from runtime.distribution_strategy; the
-        # worker_hosts/task_index fields are not read there). BERT (official/nlp/train.py) not yet.
+        # The Model Garden's current trainers: official/vision/train.py
+        # --experiment=resnet_imagenet and official/nlp/train.py --experiment=bert/pretraining,
+        # both train_lib.run_experiment under orbit's Controller (`train | step: N | steps/sec: r`
+        # every steps_per_loop). Their input is TFRecords only (resnet_imagenet has no synthetic
+        # builder; masked_lm's input_path 'dummy' yields unbatched single examples), so data_dir
+        # is needed. Multi-worker through TF_CONFIG (train.py builds the strategy from
+        # runtime.distribution_strategy; the worker_hosts/task_index fields are not read there).
         "current": Release(
             version=f"TensorFlow 2.x; tensorflow/models {TF_MODELS_CURRENT[:7]} (orbit trainer)",
             environment="TensorFlow 2 with tf-models-official of the checkout (not pinned here)",
             models={
-                "resnet50": ModelSource("tensorflow/models", "official/vision", TF_MODELS_CURRENT)
+                "resnet50": ModelSource("tensorflow/models", "official/vision", TF_MODELS_CURRENT),
+                "bert_base": ModelSource("tensorflow/models", "official/nlp", TF_MODELS_CURRENT),
             },
-            entry={"resnet50": "train.py"},
-            parsers={"resnet50": "parse_tf2_orbit"},
+            entry={"resnet50": "train.py", "bert_base": "train.py"},
+            parsers={"resnet50": "parse_tf2_orbit", "bert_base": "parse_tf2_orbit"},
             unverified="not run: no GPU here; flags and log line read from the files above",
         ),
     }
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
-        if cell.model == "bert_base" and not options.get("bert_config"):
+        current = self.release_name(options) == "current"
+        if cell.model == "bert_base" and not current and not options.get("bert_config"):
             return "TensorFlow 2.x BERT needs option bert_config (BERT-base's bert_config.json)"
-        if self.release_name(options) == "current" and not options.get("data_dir"):
+        if current and not options.get("data_dir"):
+            if cell.model == "bert_base":
+                return (
+                    "tensorflow/models' current BERT (bert/pretraining) reads TFRecords only (its "
+                    "'dummy' input is not batched): set option data_dir to the pretraining "
+                    "TFRecords folder"
+                )
             return (
                 "tensorflow/models' current ResNet-50 (resnet_imagenet) reads TFRecords only: set "
                 "option data_dir to the ImageNet TFRecords folder"
@@ -111,9 +123,10 @@ class TensorFlow2(UpstreamAdapter):
             env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": task}, sort_keys=True)
         return {**env, **super().workload_env(ctx)}
 
-    def current_rn50_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+    def current_args(self, ctx: TaskContext, bsz: int) -> list[str]:
         """Release current: train.py with the experiment's params overridden (the global batch,
-        XLA explicitly, since resnet_imagenet turns it on, and one log line per log_interval)."""
+        XLA explicitly, since resnet_imagenet and bert/pretraining turn it on, and one log line per
+        log_interval)."""
         o, cell = ctx.options, ctx.cell
         runtime: dict[str, Any] = {
             "num_gpus": ctx.gpus_per_node,
@@ -124,25 +137,43 @@ class TensorFlow2(UpstreamAdapter):
         if cell.precision == "amp":
             runtime |= {"mixed_precision_dtype": "float16", "loss_scale": "dynamic"}
         never = 10 * ctx.steps + 1000000
-        override = {
-            "runtime": runtime,
-            "task": {
-                "train_data": {
-                    "input_path": f"{o['data_dir']}/train*",
-                    "global_batch_size": bsz * ctx.nodes * ctx.gpus_per_node,
-                    "dtype": "float16" if cell.precision == "amp" else "float32",
-                }
-            },
-            "trainer": {
-                "train_steps": ctx.steps,
-                "steps_per_loop": self.log_interval,
-                "summary_interval": self.log_interval,
-                "checkpoint_interval": never,
-                "validation_interval": never,
-            },
+        global_batch = bsz * ctx.nodes * ctx.gpus_per_node
+        if cell.model == "bert_base":
+            # official/nlp/configs/pretraining_experiments.py: MaskedLMConfig, whose default
+            # encoder (encoders.BertEncoderConfig) is BERT-base, with the next-sentence head;
+            # BertPretrainDataConfig reads input_ids/segment_ids (use_v2_feature_names False),
+            # the tf.Examples of create_pretraining_data.py
+            experiment = "bert/pretraining"
+            train_data: dict[str, Any] = {
+                "input_path": f"{o['data_dir']}/*",
+                "global_batch_size": global_batch,
+                "seq_length": o["seq_len"],
+                "max_predictions_per_seq": o["max_predictions_per_seq"],
+            }
+        else:
+            experiment = "resnet_imagenet"
+            train_data = {
+                "input_path": f"{o['data_dir']}/train*",
+                "global_batch_size": global_batch,
+                "dtype": "float16" if cell.precision == "amp" else "float32",
+            }
+        trainer: dict[str, Any] = {
+            "train_steps": ctx.steps,
+            "steps_per_loop": self.log_interval,
+            "summary_interval": self.log_interval,
+            "checkpoint_interval": never,
+            "validation_interval": never,
         }
+        if cell.model == "bert_base":
+            # bert/pretraining leaves the polynomial decay and warm-up lengths None
+            # (learning_rate_config.py); these are configs/experiments/wiki_books_pretrain.yaml's
+            trainer["optimizer_config"] = {
+                "learning_rate": {"polynomial": {"decay_steps": 1000000}},
+                "warmup": {"polynomial": {"warmup_steps": 10000}},
+            }
+        override = {"runtime": runtime, "task": {"train_data": train_data}, "trainer": trainer}
         return [
-            "--experiment=resnet_imagenet",
+            f"--experiment={experiment}",
             "--mode=train",
             f"--model_dir={ctx.run_dir / f'tf2_model_node{ctx.node_rank}'}",
             f"--params_override={json.dumps(override, sort_keys=True)}",
@@ -154,8 +185,8 @@ class TensorFlow2(UpstreamAdapter):
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
-        if cell.model == "resnet50" and self.release_name(o) == "current":
-            return self.current_rn50_args(ctx, bsz)
+        if self.release_name(o) == "current":
+            return self.current_args(ctx, bsz)
         if cell.model == "resnet50":
             runtime: dict[str, Any] = {"num_gpus": ctx.gpus_per_node, "enable_xla": cell.xla}
             if cell.precision == "amp":
