@@ -393,6 +393,23 @@ CASES = [
         (r"Time\s+\S+", "Time   nan"),
         r"Time\s+\d",
     ),
+    # Release current (pytorch/examples 77f55b9, --dummy): the same line, the batch printed
+    # 1-based; the same parser. 2 ranks interleaved untagged, 22 batches each; batches 3..18:
+    # rank 0 16 * 0.118 s, rank 1 16 * 0.121 s (the slower)
+    Case(
+        "pytorch_examples_current",
+        ("1n2g_rn50_b128_fp32_1.log",),
+        RunFacts(128, 2, 1),
+        Window(2, 16),
+        Method.STEP_TIMES,
+        44,
+        (0, 1),
+        2 * 16 * 128 / (16 * 0.121),
+        4096,
+        (r"Time\s+\S+", "Time   nan"),
+        r"Time\s+\d",
+        parser="pytorch_examples",
+    ),
     # sinks 5..20 of one step: rank 0 16 * 200 ms, rank 1 16 * 210 ms
     Case(
         "mindspore",

@@ -25,7 +25,8 @@ release `current` BERT from tensorflow/models (official/nlp/train.py,
 official/nlp/configs/pretraining_experiments.py, official/nlp/data/pretrain_dataloader.py,
 official/nlp/tasks/masked_lm.py, official/nlp/configs/encoders.py,
 official/modeling/optimization/configs/learning_rate_config.py, as stored at 00b830c7 or
-00d83f37).
+00d83f37). Those of `pytorch_examples` release `current` from pytorch/examples at
+77f55b912142e11fcfdf5b530231fb9c52f181e8: imagenet/main.py, README.md and requirements.txt.
 """
 
 from __future__ import annotations
@@ -417,6 +418,89 @@ def test_tensorflow2_current_bert_parses_through_the_adapter(tmp_path: Path):
     assert tp.throughput_samples_per_s == pytest.approx(300 * 512 / (27.50 + 27.00 + 27.30))
     with pytest.raises(ParseError, match="Train Step"):
         adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser
+
+
+# ----------------------------------------------------------------------------- pytorch/examples
+
+
+PT_EXAMPLES_COMMIT = "77f55b912142e11fcfdf5b530231fb9c52f181e8"
+IMAGENET_MAIN = "/workspace/pytorch-examples/imagenet/main.py"
+
+
+def test_pytorch_examples_current_release_facts():
+    """pytorch/examples main (77f55b9), imagenet/main.py; NGC PyTorch 25.12; the same parser."""
+    adapter = get_adapter("pytorch_examples")
+    options = adapter.resolved_options(CURRENT)
+    release = adapter.release(options)
+    assert release.models["resnet50"].tag == PT_EXAMPLES_COMMIT
+    assert release.environment == "nvcr.io/nvidia/pytorch:25.12-py3"
+    assert adapter.parser_of("resnet50", options) == "parse_pytorch_examples"
+    assert adapter.script("resnet50", options) == IMAGENET_MAIN
+    with pytest.raises(ConfigError, match="runs resnet50 in fp32 only"):
+        adapter.check_case(case("pytorch_examples", "resnet50", **CURRENT))  # still no AMP
+    cell = Cell("pytorch_examples", "resnet50", "fp32", False, 64, Layout(1, 1))
+    assert adapter.skip_reason(cell, options) is None  # --dummy
+    assert "data_dir" in adapter.skip_reason(cell, adapter.resolved_options({}))
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_pytorch_examples_current_command(layout: str, tmp_path: Path):
+    """main.py's flags (-a, -b per node, -j, -p, --epochs, --dist-url, --dist-backend,
+    --multiprocessing-distributed, --world-size, --rank) and `--dummy` in place of DIR; no step
+    limit, so stop_after wraps it, one progress line per GPU of the node."""
+    adapter = get_adapter("pytorch_examples")
+    ctx = context(adapter, "resnet50", layout, 0, "fp32", False, tmp_path, CURRENT)
+    cmd = adapter.command(ctx)
+    assert cmd[1:3] == ["-m", "dlperf.adapters.stop_after"]
+    assert cmd[cmd.index("--lines") + 1] == str(ctx.gpus_per_node)
+    assert cmd[cmd.index("--step") + 1] == str(ctx.steps)
+    assert re.search(cmd[cmd.index("--pattern") + 1], "Epoch: [0][   1/5005]\tTime  3.100")
+    assert cmd[cmd.index(IMAGENET_MAIN) + 1 :] == [
+        "-a",
+        "resnet50",
+        "-b",
+        str(64 * ctx.gpus_per_node),
+        "-j",
+        "8",
+        "-p",
+        "1",
+        "--epochs",
+        "1",
+        "--dist-url",
+        f"tcp://{ctx.master_addr}:{ctx.master_port}",
+        "--dist-backend",
+        "nccl",
+        "--multiprocessing-distributed",
+        "--world-size",
+        str(ctx.nodes),
+        "--rank",
+        "0",
+        "--dummy",
+    ]
+    real = adapter.command(
+        context(
+            adapter, "resnet50", layout, 0, "fp32", False, tmp_path, CURRENT | {"data_dir": "/i"}
+        )
+    )
+    assert real[-1] == "/i" and "--dummy" not in real
+    v1 = adapter.command(
+        context(adapter, "resnet50", layout, 0, "fp32", False, tmp_path, {"data_dir": "/i"})
+    )
+    assert v1 == real  # the same flags; only the checkout (and container) differ
+
+
+def test_pytorch_examples_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("pytorch_examples")
+    fixture = FIXTURES / "pytorch_examples_current" / "1n2g_rn50_b128_fp32_1.log"
+    cell = fixture_cell(adapter, "resnet50", fixture)
+    result = adapter.parse(
+        run_folder(fixture, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    assert [r.step for r in result.records if r.rank == 0][:3] == [1, 2, 3]  # 1-based now
+    assert all(r.steps == 1 for r in result.records)
+    tp = run_throughput(result, Window(2, 16))
+    # batches 3..18 of both ranks; rank 1 is the slower: 16 * 0.121 s
+    assert tp.throughput_samples_per_s == pytest.approx(2 * 16 * 128 / (16 * 0.121), rel=1e-9)
 
 
 # ----------------------------------------------------------------------------- OneFlow W&D

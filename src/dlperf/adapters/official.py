@@ -29,6 +29,11 @@ MS_BENCH_STOP = r"epoch: \[(?P<step>\d+)/\d+\] step: \["
 # PaddleClas release/2.5.2 (2024-09-04) and PaddleNLP as read (slm/model_zoo/bert/run_pretrain.py).
 PADDLECLAS_CURRENT = "c1325704cfcd050259ad752a899b0c425e2a7b00"
 PADDLENLP_CURRENT = "c502c9213fc22a210b139ec669a369ee22d0bf45"
+# pytorch/examples main as stored (2025-08-25); imagenet/main.py last changed at 4206858
+# (2025-07-07). Its requirements.txt asks torch>=2.6 (the torch.accelerator API).
+PT_EXAMPLES_CURRENT = "77f55b912142e11fcfdf5b530231fb9c52f181e8"
+# NVIDIA's release notes for 25.12: PyTorch 2.10.0a0+b4e4ee81d3, CUDA 13.1.0 (Hopper: sm_90).
+NGC_PYTORCH_EXAMPLES = "nvcr.io/nvidia/pytorch:25.12-py3"
 
 
 class TensorFlow2(UpstreamAdapter):
@@ -260,6 +265,8 @@ class PyTorchExamples(UpstreamAdapter):
 
     `-b` of the script is the batch of all GPUs of a node; `--multiprocessing-distributed` spawns
     one process per GPU. The script has no step limit: it is stopped once the window is logged.
+    Release `current`: the same script at pytorch/examples main (still FP32 only), with `--dummy`
+    (FakeData) when there is no data_dir.
     """
 
     name: ClassVar[str] = "pytorch_examples"
@@ -279,12 +286,35 @@ class PyTorchExamples(UpstreamAdapter):
     stop_pattern: ClassVar[str] = rf"Epoch: \[\d+\]\[\s*{STEP_GROUP}/"
     options: ClassVar[dict[str, Any]] = upstream_options(
         max_batch_size={"resnet50": {"fp32": 128}},
-        workers=8,  # DataLoader workers per process (DLPerf tried 8 and 48)
+        # `-j`, DataLoader workers of a node: main.py gives each of its processes
+        # ceil(j / GPUs) of them (DLPerf tried 8 and 48)
+        workers=8,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # pytorch/examples imagenet/main.py at main: the same flags and ProgressMeter line as
+        # 4b119d7 (the batch now printed 1-based, `display(i + 1)`), plus `--dummy` (FakeData of
+        # 1281167 random 224x224 images, made on the CPU by the DataLoader workers). Still no AMP
+        # flag, no step limit, and no LOCAL_RANK handling (torchrun would put every rank on one
+        # GPU), so the launch stays `--multiprocessing-distributed` with a tcp:// dist-url.
+        "current": Release(
+            version=(f"PyTorch 2.10.0a0 (NGC 25.12); pytorch/examples {PT_EXAMPLES_CURRENT[:7]}"),
+            environment=NGC_PYTORCH_EXAMPLES,
+            models={"resnet50": ModelSource("pytorch/examples", "imagenet", PT_EXAMPLES_CURRENT)},
+            unverified="not run: no GPU here; flags and log line read from imagenet/main.py",
+        ),
+    }
+
+    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        if self.release_name(options) == "current":
+            return None  # --dummy when there is no data_dir
+        return super().skip_reason(cell, options)
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o = ctx.options
         node_batch = self.batch_size(ctx.cell, o) * ctx.gpus_per_node
+        data = [str(o["data_dir"])]
+        if self.release_name(o) == "current" and not o["data_dir"]:
+            data = ["--dummy"]  # main.py's DIR is optional there (nargs='?')
         return [
             "-a",
             "resnet50",
@@ -305,7 +335,7 @@ class PyTorchExamples(UpstreamAdapter):
             str(ctx.nodes),
             "--rank",
             str(ctx.node_rank),
-            str(o["data_dir"]),
+            *data,
         ]
 
 
