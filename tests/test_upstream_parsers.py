@@ -217,6 +217,23 @@ CASES = [
         (r"steps/sec:\s*\S+", "steps/sec: nan"),
         r"steps/sec:",
     ),
+    # The same orbit line under official/nlp/train.py bert/pretraining (base_trainer's output
+    # dict: the masked-LM metrics, training_loss, learning_rate): steps 101..400 timed from step
+    # 100's stamp: 27.50 + 27.00 + 27.30 s for 300 steps of 64 * 8 sequences
+    Case(
+        "tf2_orbit_bert",
+        ("1n8g_bert_b64_amp_1.log",),
+        RunFacts(64, 8, 1, 128),
+        Window(100, 300),
+        Method.TIMESTAMPS,
+        5,
+        (-1,),
+        300 * 512 / (27.50 + 27.00 + 27.30),
+        153600,
+        (r"steps/sec:\s*\S+", "steps/sec: nan"),
+        r"steps/sec:",
+        parser="tf2_orbit",
+    ),
     Case(
         "dle_tf1_bert",
         ("1n8g_bert_b32_fp32_1.log",),
@@ -375,6 +392,23 @@ CASES = [
         4096,
         (r"Time\s+\S+", "Time   nan"),
         r"Time\s+\d",
+    ),
+    # Release current (pytorch/examples 77f55b9, --dummy): the same line, the batch printed
+    # 1-based; the same parser. 2 ranks interleaved untagged, 22 batches each; batches 3..18:
+    # rank 0 16 * 0.118 s, rank 1 16 * 0.121 s (the slower)
+    Case(
+        "pytorch_examples_current",
+        ("1n2g_rn50_b128_fp32_1.log",),
+        RunFacts(128, 2, 1),
+        Window(2, 16),
+        Method.STEP_TIMES,
+        44,
+        (0, 1),
+        2 * 16 * 128 / (16 * 0.121),
+        4096,
+        (r"Time\s+\S+", "Time   nan"),
+        r"Time\s+\d",
+        parser="pytorch_examples",
     ),
     # sinks 5..20 of one step: rank 0 16 * 200 ms, rank 1 16 * 210 ms
     Case(

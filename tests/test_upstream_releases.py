@@ -20,7 +20,13 @@ PaddlePaddle/PaddleClas release/2.5.2
 (c1325704cfcd050259ad752a899b0c425e2a7b00: tools/train.py, ppcls/utils/config.py,
 ppcls/engine/engine.py, ppcls/configs/ImageNet/ResNet/ResNet50.yaml and ResNet50_amp_O1.yaml),
 PaddlePaddle/PaddleNLP c502c9213fc22a210b139ec669a369ee22d0bf45 (slm/model_zoo/bert/run_pretrain.py)
-and Paddle's python/paddle/distributed/launch/context/args_envs.py.
+and Paddle's python/paddle/distributed/launch/context/args_envs.py. Those of `tensorflow2`
+release `current` BERT from tensorflow/models (official/nlp/train.py,
+official/nlp/configs/pretraining_experiments.py, official/nlp/data/pretrain_dataloader.py,
+official/nlp/tasks/masked_lm.py, official/nlp/configs/encoders.py,
+official/modeling/optimization/configs/learning_rate_config.py, as stored at 00b830c7 or
+00d83f37). Those of `pytorch_examples` release `current` from pytorch/examples at
+77f55b912142e11fcfdf5b530231fb9c52f181e8: imagenet/main.py, README.md and requirements.txt.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from dlperf.stats import Window, run_throughput
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 UPSTREAM = {name: cls for name, cls in REGISTRY.items() if issubclass(cls, UpstreamAdapter)}
 CURRENT = {"release": "current"}
+TF_MODELS_COMMIT = "00b830c7ca641413f37e5147cf059c89f79b0e8e"
 
 
 def case(framework: str, model: str, **options: object) -> dict:
@@ -314,13 +321,79 @@ def test_tensorflow2_current_resnet50_command(tmp_path: Path, monkeypatch: pytes
     assert not any(a.startswith("TF_CONFIG=") for a in single)
 
 
-def test_tensorflow2_current_needs_tfrecords_and_has_no_bert():
+def test_tensorflow2_current_needs_tfrecords_and_no_bert_config():
+    """Both experiments read TFRecords only; BERT-base is bert/pretraining's default encoder, so
+    release current needs no bert_config (DLPerf v1.0's run_pretraining.py still does)."""
     adapter = get_adapter("tensorflow2")
-    cell = Cell("tensorflow2", "resnet50", "fp32", False, 64, Layout(1, 1))
-    assert "TFRecords" in adapter.skip_reason(cell, adapter.resolved_options(CURRENT))
-    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT | {"data_dir": "/d"})) is None
-    with pytest.raises(ConfigError, match="release current has no bert_base"):
-        adapter.check_case(case("tensorflow2", "bert_base", **CURRENT))
+    for model in ("resnet50", "bert_base"):
+        cell = Cell("tensorflow2", model, "fp32", False, 64, Layout(1, 1))
+        assert "TFRecords" in adapter.skip_reason(cell, adapter.resolved_options(CURRENT))
+        with_data = adapter.resolved_options(CURRENT | {"data_dir": "/d"})
+        assert adapter.skip_reason(cell, with_data) is None
+        adapter.check_case(case("tensorflow2", model, **CURRENT))
+    bert = Cell("tensorflow2", "bert_base", "fp32", False, 64, Layout(1, 1))
+    assert "bert_config" in adapter.skip_reason(bert, adapter.resolved_options({"data_dir": "/d"}))
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.parser_of("bert_base", options) == "parse_tf2_orbit"
+    assert adapter.release(options).models["bert_base"].tag == TF_MODELS_COMMIT
+    assert adapter.parser_of("bert_base", adapter.resolved_options({})) == "parse_tf2_bert"
+
+
+def test_tensorflow2_current_bert_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """official/nlp/train.py --experiment=bert/pretraining (pretraining_experiments.py), the
+    fields of BertPretrainDataConfig (pretrain_dataloader.py) and TrainerConfig; the batch is
+    global; XLA set either way (the experiment turns it on)."""
+    import json
+
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("tensorflow2")
+    options = CURRENT | {"data_dir": "/data/bert/tfrecords"}
+    ctx = context(adapter, "bert_base", "2n8g", 0, "amp", True, tmp_path, options)
+    cmd = adapter.command(ctx)
+    train = cmd.index("/workspace/tf-models/official/nlp/train.py")
+    assert cmd[train + 1 : train + 4] == [
+        "--experiment=bert/pretraining",
+        "--mode=train",
+        f"--model_dir={tmp_path / 'tf2_model_node0'}",
+    ]
+    override = json.loads(cmd[train + 4].split("=", 1)[1])
+    assert len(cmd) == train + 5
+    assert override["task"] == {
+        "train_data": {
+            "input_path": "/data/bert/tfrecords/*",
+            "global_batch_size": 64 * 16,
+            "seq_length": 128,
+            "max_predictions_per_seq": 20,
+        }
+    }
+    assert override["runtime"] == {
+        "num_gpus": 8,
+        "enable_xla": True,
+        "distribution_strategy": "multi_worker_mirrored",
+        "all_reduce_alg": "nccl",
+        "mixed_precision_dtype": "float16",
+        "loss_scale": "dynamic",
+    }
+    trainer = override["trainer"]
+    assert trainer["train_steps"] == ctx.steps and trainer["steps_per_loop"] == 100
+    assert trainer["summary_interval"] == 100
+    assert trainer["checkpoint_interval"] > ctx.steps and trainer["validation_interval"] > ctx.steps
+    assert trainer["optimizer_config"] == {
+        "learning_rate": {"polynomial": {"decay_steps": 1000000}},
+        "warmup": {"polynomial": {"warmup_steps": 10000}},
+    }
+    tf_config = json.loads(next(a for a in cmd if a.startswith("TF_CONFIG=")).split("=", 1)[1])
+    assert tf_config["task"] == {"index": 0, "type": "worker"}
+    assert not any(a.startswith("--bert_config_file") for a in cmd)
+    single = adapter.command(
+        context(adapter, "bert_base", "1n1g", 0, "fp32", False, tmp_path, options)
+    )
+    override = json.loads(next(a for a in single if a.startswith("--params_override="))[18:])
+    assert override["runtime"]["enable_xla"] is False
+    assert override["runtime"]["distribution_strategy"] == "mirrored"
+    assert "mixed_precision_dtype" not in override["runtime"]
+    assert override["task"]["train_data"]["global_batch_size"] == 64
+    assert not any(a.startswith("TF_CONFIG=") for a in single)
 
 
 def test_tensorflow2_current_parses_through_the_adapter(tmp_path: Path):
@@ -332,6 +405,102 @@ def test_tensorflow2_current_parses_through_the_adapter(tmp_path: Path):
     )
     tp = run_throughput(result, Window(100, 300))
     assert tp.throughput_samples_per_s == pytest.approx(300 * 2048 / (8.80 + 8.70 + 8.75), rel=1e-6)
+
+
+def test_tensorflow2_current_bert_parses_through_the_adapter(tmp_path: Path):
+    """The orbit line of official/nlp/train.py, read by the ResNet-50's parser; sequences."""
+    adapter = get_adapter("tensorflow2")
+    fixture = FIXTURES / "tf2_orbit_bert" / "1n8g_bert_b64_amp_1.log"
+    cell = fixture_cell(adapter, "bert_base", fixture)
+    logs = run_folder(fixture, cell, tmp_path)
+    result = adapter.parse(logs, cell, adapter.resolved_options(CURRENT))
+    tp = run_throughput(result, Window(100, 300))
+    assert tp.throughput_samples_per_s == pytest.approx(300 * 512 / (27.50 + 27.00 + 27.30))
+    with pytest.raises(ParseError, match="Train Step"):
+        adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser
+
+
+# ----------------------------------------------------------------------------- pytorch/examples
+
+
+PT_EXAMPLES_COMMIT = "77f55b912142e11fcfdf5b530231fb9c52f181e8"
+IMAGENET_MAIN = "/workspace/pytorch-examples/imagenet/main.py"
+
+
+def test_pytorch_examples_current_release_facts():
+    """pytorch/examples main (77f55b9), imagenet/main.py; NGC PyTorch 25.12; the same parser."""
+    adapter = get_adapter("pytorch_examples")
+    options = adapter.resolved_options(CURRENT)
+    release = adapter.release(options)
+    assert release.models["resnet50"].tag == PT_EXAMPLES_COMMIT
+    assert release.environment == "nvcr.io/nvidia/pytorch:25.12-py3"
+    assert adapter.parser_of("resnet50", options) == "parse_pytorch_examples"
+    assert adapter.script("resnet50", options) == IMAGENET_MAIN
+    with pytest.raises(ConfigError, match="runs resnet50 in fp32 only"):
+        adapter.check_case(case("pytorch_examples", "resnet50", **CURRENT))  # still no AMP
+    cell = Cell("pytorch_examples", "resnet50", "fp32", False, 64, Layout(1, 1))
+    assert adapter.skip_reason(cell, options) is None  # --dummy
+    assert "data_dir" in adapter.skip_reason(cell, adapter.resolved_options({}))
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_pytorch_examples_current_command(layout: str, tmp_path: Path):
+    """main.py's flags (-a, -b per node, -j, -p, --epochs, --dist-url, --dist-backend,
+    --multiprocessing-distributed, --world-size, --rank) and `--dummy` in place of DIR; no step
+    limit, so stop_after wraps it, one progress line per GPU of the node."""
+    adapter = get_adapter("pytorch_examples")
+    ctx = context(adapter, "resnet50", layout, 0, "fp32", False, tmp_path, CURRENT)
+    cmd = adapter.command(ctx)
+    assert cmd[1:3] == ["-m", "dlperf.adapters.stop_after"]
+    assert cmd[cmd.index("--lines") + 1] == str(ctx.gpus_per_node)
+    assert cmd[cmd.index("--step") + 1] == str(ctx.steps)
+    assert re.search(cmd[cmd.index("--pattern") + 1], "Epoch: [0][   1/5005]\tTime  3.100")
+    assert cmd[cmd.index(IMAGENET_MAIN) + 1 :] == [
+        "-a",
+        "resnet50",
+        "-b",
+        str(64 * ctx.gpus_per_node),
+        "-j",
+        "8",
+        "-p",
+        "1",
+        "--epochs",
+        "1",
+        "--dist-url",
+        f"tcp://{ctx.master_addr}:{ctx.master_port}",
+        "--dist-backend",
+        "nccl",
+        "--multiprocessing-distributed",
+        "--world-size",
+        str(ctx.nodes),
+        "--rank",
+        "0",
+        "--dummy",
+    ]
+    real = adapter.command(
+        context(
+            adapter, "resnet50", layout, 0, "fp32", False, tmp_path, CURRENT | {"data_dir": "/i"}
+        )
+    )
+    assert real[-1] == "/i" and "--dummy" not in real
+    v1 = adapter.command(
+        context(adapter, "resnet50", layout, 0, "fp32", False, tmp_path, {"data_dir": "/i"})
+    )
+    assert v1 == real  # the same flags; only the checkout (and container) differ
+
+
+def test_pytorch_examples_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("pytorch_examples")
+    fixture = FIXTURES / "pytorch_examples_current" / "1n2g_rn50_b128_fp32_1.log"
+    cell = fixture_cell(adapter, "resnet50", fixture)
+    result = adapter.parse(
+        run_folder(fixture, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    assert [r.step for r in result.records if r.rank == 0][:3] == [1, 2, 3]  # 1-based now
+    assert all(r.steps == 1 for r in result.records)
+    tp = run_throughput(result, Window(2, 16))
+    # batches 3..18 of both ranks; rank 1 is the slower: 16 * 0.121 s
+    assert tp.throughput_samples_per_s == pytest.approx(2 * 16 * 128 / (16 * 0.121), rel=1e-9)
 
 
 # ----------------------------------------------------------------------------- OneFlow W&D

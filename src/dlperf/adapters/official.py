@@ -29,6 +29,11 @@ MS_BENCH_STOP = r"epoch: \[(?P<step>\d+)/\d+\] step: \["
 # PaddleClas release/2.5.2 (2024-09-04) and PaddleNLP as read (slm/model_zoo/bert/run_pretrain.py).
 PADDLECLAS_CURRENT = "c1325704cfcd050259ad752a899b0c425e2a7b00"
 PADDLENLP_CURRENT = "c502c9213fc22a210b139ec669a369ee22d0bf45"
+# pytorch/examples main as stored (2025-08-25); imagenet/main.py last changed at 4206858
+# (2025-07-07). Its requirements.txt asks torch>=2.6 (the torch.accelerator API).
+PT_EXAMPLES_CURRENT = "77f55b912142e11fcfdf5b530231fb9c52f181e8"
+# NVIDIA's release notes for 25.12: PyTorch 2.10.0a0+b4e4ee81d3, CUDA 13.1.0 (Hopper: sm_90).
+NGC_PYTORCH_EXAMPLES = "nvcr.io/nvidia/pytorch:25.12-py3"
 
 
 class TensorFlow2(UpstreamAdapter):
@@ -36,6 +41,8 @@ class TensorFlow2(UpstreamAdapter):
 
     Multi-node through MultiWorkerMirroredStrategy: every node runs the script once with all its
     GPUs, the worker list and its own index. ResNet-50 logs every 100 steps (TimeHistory).
+    Release `current`: both through the Model Garden's orbit trainers (official/vision/train.py,
+    official/nlp/train.py), logging every steps_per_loop = 100 steps.
     """
 
     name: ClassVar[str] = "tensorflow2"
@@ -76,27 +83,37 @@ class TensorFlow2(UpstreamAdapter):
         max_predictions_per_seq=20,
     )
     releases: ClassVar[dict[str, Release]] = {
-        # The Model Garden's current trainer: official/vision/train.py --experiment=resnet_imagenet
-        # (orbit Controller; `train | step: N | steps/sec: r` every steps_per_loop). Its input is
-        # TFRecords only (no synthetic builder), so data_dir is needed. Multi-worker through
-        # TF_CONFIG (train.py builds the strategy from runtime.distribution_strategy; the
-        # worker_hosts/task_index fields are not read there). BERT (official/nlp/train.py) not yet.
+        # The Model Garden's current trainers: official/vision/train.py
+        # --experiment=resnet_imagenet and official/nlp/train.py --experiment=bert/pretraining,
+        # both train_lib.run_experiment under orbit's Controller (`train | step: N | steps/sec: r`
+        # every steps_per_loop). Their input is TFRecords only (resnet_imagenet has no synthetic
+        # builder; masked_lm's input_path 'dummy' yields unbatched single examples), so data_dir
+        # is needed. Multi-worker through TF_CONFIG (train.py builds the strategy from
+        # runtime.distribution_strategy; the worker_hosts/task_index fields are not read there).
         "current": Release(
             version=f"TensorFlow 2.x; tensorflow/models {TF_MODELS_CURRENT[:7]} (orbit trainer)",
             environment="TensorFlow 2 with tf-models-official of the checkout (not pinned here)",
             models={
-                "resnet50": ModelSource("tensorflow/models", "official/vision", TF_MODELS_CURRENT)
+                "resnet50": ModelSource("tensorflow/models", "official/vision", TF_MODELS_CURRENT),
+                "bert_base": ModelSource("tensorflow/models", "official/nlp", TF_MODELS_CURRENT),
             },
-            entry={"resnet50": "train.py"},
-            parsers={"resnet50": "parse_tf2_orbit"},
+            entry={"resnet50": "train.py", "bert_base": "train.py"},
+            parsers={"resnet50": "parse_tf2_orbit", "bert_base": "parse_tf2_orbit"},
             unverified="not run: no GPU here; flags and log line read from the files above",
         ),
     }
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
-        if cell.model == "bert_base" and not options.get("bert_config"):
+        current = self.release_name(options) == "current"
+        if cell.model == "bert_base" and not current and not options.get("bert_config"):
             return "TensorFlow 2.x BERT needs option bert_config (BERT-base's bert_config.json)"
-        if self.release_name(options) == "current" and not options.get("data_dir"):
+        if current and not options.get("data_dir"):
+            if cell.model == "bert_base":
+                return (
+                    "tensorflow/models' current BERT (bert/pretraining) reads TFRecords only (its "
+                    "'dummy' input is not batched): set option data_dir to the pretraining "
+                    "TFRecords folder"
+                )
             return (
                 "tensorflow/models' current ResNet-50 (resnet_imagenet) reads TFRecords only: set "
                 "option data_dir to the ImageNet TFRecords folder"
@@ -111,9 +128,10 @@ class TensorFlow2(UpstreamAdapter):
             env["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": task}, sort_keys=True)
         return {**env, **super().workload_env(ctx)}
 
-    def current_rn50_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+    def current_args(self, ctx: TaskContext, bsz: int) -> list[str]:
         """Release current: train.py with the experiment's params overridden (the global batch,
-        XLA explicitly, since resnet_imagenet turns it on, and one log line per log_interval)."""
+        XLA explicitly, since resnet_imagenet and bert/pretraining turn it on, and one log line per
+        log_interval)."""
         o, cell = ctx.options, ctx.cell
         runtime: dict[str, Any] = {
             "num_gpus": ctx.gpus_per_node,
@@ -124,25 +142,43 @@ class TensorFlow2(UpstreamAdapter):
         if cell.precision == "amp":
             runtime |= {"mixed_precision_dtype": "float16", "loss_scale": "dynamic"}
         never = 10 * ctx.steps + 1000000
-        override = {
-            "runtime": runtime,
-            "task": {
-                "train_data": {
-                    "input_path": f"{o['data_dir']}/train*",
-                    "global_batch_size": bsz * ctx.nodes * ctx.gpus_per_node,
-                    "dtype": "float16" if cell.precision == "amp" else "float32",
-                }
-            },
-            "trainer": {
-                "train_steps": ctx.steps,
-                "steps_per_loop": self.log_interval,
-                "summary_interval": self.log_interval,
-                "checkpoint_interval": never,
-                "validation_interval": never,
-            },
+        global_batch = bsz * ctx.nodes * ctx.gpus_per_node
+        if cell.model == "bert_base":
+            # official/nlp/configs/pretraining_experiments.py: MaskedLMConfig, whose default
+            # encoder (encoders.BertEncoderConfig) is BERT-base, with the next-sentence head;
+            # BertPretrainDataConfig reads input_ids/segment_ids (use_v2_feature_names False),
+            # the tf.Examples of create_pretraining_data.py
+            experiment = "bert/pretraining"
+            train_data: dict[str, Any] = {
+                "input_path": f"{o['data_dir']}/*",
+                "global_batch_size": global_batch,
+                "seq_length": o["seq_len"],
+                "max_predictions_per_seq": o["max_predictions_per_seq"],
+            }
+        else:
+            experiment = "resnet_imagenet"
+            train_data = {
+                "input_path": f"{o['data_dir']}/train*",
+                "global_batch_size": global_batch,
+                "dtype": "float16" if cell.precision == "amp" else "float32",
+            }
+        trainer: dict[str, Any] = {
+            "train_steps": ctx.steps,
+            "steps_per_loop": self.log_interval,
+            "summary_interval": self.log_interval,
+            "checkpoint_interval": never,
+            "validation_interval": never,
         }
+        if cell.model == "bert_base":
+            # bert/pretraining leaves the polynomial decay and warm-up lengths None
+            # (learning_rate_config.py); these are configs/experiments/wiki_books_pretrain.yaml's
+            trainer["optimizer_config"] = {
+                "learning_rate": {"polynomial": {"decay_steps": 1000000}},
+                "warmup": {"polynomial": {"warmup_steps": 10000}},
+            }
+        override = {"runtime": runtime, "task": {"train_data": train_data}, "trainer": trainer}
         return [
-            "--experiment=resnet_imagenet",
+            f"--experiment={experiment}",
             "--mode=train",
             f"--model_dir={ctx.run_dir / f'tf2_model_node{ctx.node_rank}'}",
             f"--params_override={json.dumps(override, sort_keys=True)}",
@@ -154,8 +190,8 @@ class TensorFlow2(UpstreamAdapter):
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
-        if cell.model == "resnet50" and self.release_name(o) == "current":
-            return self.current_rn50_args(ctx, bsz)
+        if self.release_name(o) == "current":
+            return self.current_args(ctx, bsz)
         if cell.model == "resnet50":
             runtime: dict[str, Any] = {"num_gpus": ctx.gpus_per_node, "enable_xla": cell.xla}
             if cell.precision == "amp":
@@ -229,6 +265,8 @@ class PyTorchExamples(UpstreamAdapter):
 
     `-b` of the script is the batch of all GPUs of a node; `--multiprocessing-distributed` spawns
     one process per GPU. The script has no step limit: it is stopped once the window is logged.
+    Release `current`: the same script at pytorch/examples main (still FP32 only), with `--dummy`
+    (FakeData) when there is no data_dir.
     """
 
     name: ClassVar[str] = "pytorch_examples"
@@ -248,12 +286,35 @@ class PyTorchExamples(UpstreamAdapter):
     stop_pattern: ClassVar[str] = rf"Epoch: \[\d+\]\[\s*{STEP_GROUP}/"
     options: ClassVar[dict[str, Any]] = upstream_options(
         max_batch_size={"resnet50": {"fp32": 128}},
-        workers=8,  # DataLoader workers per process (DLPerf tried 8 and 48)
+        # `-j`, DataLoader workers of a node: main.py gives each of its processes
+        # ceil(j / GPUs) of them (DLPerf tried 8 and 48)
+        workers=8,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # pytorch/examples imagenet/main.py at main: the same flags and ProgressMeter line as
+        # 4b119d7 (the batch now printed 1-based, `display(i + 1)`), plus `--dummy` (FakeData of
+        # 1281167 random 224x224 images, made on the CPU by the DataLoader workers). Still no AMP
+        # flag, no step limit, and no LOCAL_RANK handling (torchrun would put every rank on one
+        # GPU), so the launch stays `--multiprocessing-distributed` with a tcp:// dist-url.
+        "current": Release(
+            version=(f"PyTorch 2.10.0a0 (NGC 25.12); pytorch/examples {PT_EXAMPLES_CURRENT[:7]}"),
+            environment=NGC_PYTORCH_EXAMPLES,
+            models={"resnet50": ModelSource("pytorch/examples", "imagenet", PT_EXAMPLES_CURRENT)},
+            unverified="not run: no GPU here; flags and log line read from imagenet/main.py",
+        ),
+    }
+
+    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        if self.release_name(options) == "current":
+            return None  # --dummy when there is no data_dir
+        return super().skip_reason(cell, options)
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o = ctx.options
         node_batch = self.batch_size(ctx.cell, o) * ctx.gpus_per_node
+        data = [str(o["data_dir"])]
+        if self.release_name(o) == "current" and not o["data_dir"]:
+            data = ["--dummy"]  # main.py's DIR is optional there (nargs='?')
         return [
             "-a",
             "resnet50",
@@ -274,7 +335,7 @@ class PyTorchExamples(UpstreamAdapter):
             str(ctx.nodes),
             "--rank",
             str(ctx.node_rank),
-            str(o["data_dir"]),
+            *data,
         ]
 
 

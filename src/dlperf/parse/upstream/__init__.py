@@ -24,7 +24,9 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
   logging_steps steps
 - tf2_rn50: step times (TimeHistory seconds); J, `between steps a and b`
 - tf2_bert: timestamps (absl prefix, year-less); J, steps_per_loop steps
-- pytorch_examples: step times (`Time` of the batch); R, one printed batch
+- tf2_orbit: timestamps (absl prefix), else printed steps/sec; J, steps_per_loop steps (release
+  current's ResNet-50 and BERT: orbit's Controller line)
+- pytorch_examples: step times (`Time` of the batch); R, one printed batch (both releases)
 - mindspore: step times (`epoch time`); R, one sink (one step with DLPerf's sink_size=1)
 - mindspore_benchmark: step times (`Epoch time` of a sink); R, one sink of print_per_steps steps
 - hugectr: step times (`Time(n iters)`); J, n iterations
