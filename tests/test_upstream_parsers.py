@@ -247,6 +247,22 @@ CASES = [
         DLL_FIELD,
         DLL_CUT,
     ),
+    # Release current (DLE 729963d TF1 BERT, display_loss_steps 1, AMP): 30 lines, one iteration
+    # each (`Iteration: 1` four times while the loss scale settles, then 2..27); window = lines
+    # 6..25 timed from line 5's stamp: 10 * 0.250 s (even lines) + 10 * 0.270 s (odd); 20 * 64 * 8
+    Case(
+        "dle_tf1_bert_current",
+        ("1n8g_bert_b64_amp_1.log",),
+        RunFacts(64, 8, 1),
+        Window(5, 20),
+        Method.TIMESTAMPS,
+        30,
+        (-1,),
+        20 * 64 * 8 / (10 * 0.250 + 10 * 0.270),
+        10240,
+        DLL_FIELD,
+        DLL_CUT,
+    ),
     # Batch [20-40]..[100-120]: rank 0's asctime 15:02:10,000 -> 15:02:34,300 (rank 1's copy
     # dropped); 100 iterations * 96 * 2 GPUs, once
     Case(
@@ -441,6 +457,23 @@ CASES = [
         (r"Epoch time: \S+", "Epoch time: nan"),
         r"Epoch time: \d+",
     ),
+    # Release current's BERT (mindspore-ai/models official/nlp/Bert run_pretrain.py): LossCallBack
+    # `epoch: 0, current epoch percent: p, step: s, outputs are (...)` then TimeMonitor's `Train
+    # epoch time: X ms, per step time: Y ms` per rank, one step per sink; sink 1 (compile) 120 s and
+    # 121 s; sinks 5..20: rank 0 16 * 100 ms, rank 1 16 * 102 ms (the slower); 2 * 16 * 64
+    Case(
+        "mindspore_bert_current",
+        ("1n2g_bert_b64_amp_1.log",),
+        RunFacts(64, 2, 1, 128),
+        Window(4, 16),
+        Method.STEP_TIMES,
+        44,
+        (0, 1),
+        2 * 16 * 64 / (16 * 0.102),
+        2048,
+        (r"epoch time: \S+", "epoch time: nan"),
+        r"Train epoch time: \d+",
+    ),
     # Iter 200..1100, Time(100 iters) summed; header batch_size = 16384 is the global batch
     Case(
         "hugectr",
@@ -496,7 +529,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 26
+    assert len(PARSERS) == 28
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 
@@ -571,8 +604,20 @@ def test_global_lines_printed_by_every_rank_count_once(case: Case, tmp_path: Pat
     assert any("printed by ranks 0, 1, 2, 3; kept rank 0's" in n for n in result.notes)
 
 
+# Sources whose one printing rank repeats a step number itself (DLE TF1 BERT current: an
+# AMP-skipped update keeps the counter): untagged repeats there are iterations, not other ranks'
+# copies (horovodrun tags every rank's output, and only rank 0 prints these lines).
+REPEATS_ARE_ITERATIONS = {"dle_tf1_bert_current"}
+
+
 @pytest.mark.parametrize(
-    "case", [c for c in CASES if c.is_global and c.facts.world_size > 1], ids=lambda c: c.name
+    "case",
+    [
+        c
+        for c in CASES
+        if c.is_global and c.facts.world_size > 1 and c.name not in REPEATS_ARE_ITERATIONS
+    ],
+    ids=lambda c: c.name,
 )
 def test_global_lines_untagged_copies_in_one_file(case: Case, tmp_path: Path):
     """Without tags, a node's ranks' copies of a line are told apart by their step number."""
@@ -803,6 +848,33 @@ def test_dle_tf1_bert_intervals_and_noise():
     assert all(r.samples == r.steps * 32 * 8 for r in records)
 
 
+def test_dle_tf1_bert_current_counts_a_repeated_counter_as_one_iteration():
+    """AMP-skipped updates leave the global step, so `Iteration: 1` repeats: each line is one
+    iteration run; the final step-() lines (throughput_train, total_loss) are not records."""
+    records = BY_NAME["dle_tf1_bert_current"].parse().records
+    assert [(r.step, r.steps) for r in records[:6]] == [(1, 1)] * 4 + [(2, 1), (3, 1)]
+    assert records[-1].step == 27 and sum(r.steps for r in records) == 30
+    assert all(r.samples == 64 * 8 for r in records)
+
+
+def test_dle_tf1_bert_current_with_a_larger_display_interval(tmp_path: Path):
+    """display_loss_steps 10 (extra_args): a line covers the counter's advance (1, 9, 10), and a
+    repeat of the previous counter one iteration."""
+    log = tmp_path / "node0.log"
+    stamps = ["10:00:00.000000", "10:00:00.300000", "10:00:02.100000", "10:00:04.100000"]
+    log.write_text(
+        "".join(
+            f"DLL 2023-05-10 {t} - Iteration: {i}  throughput_train : 1.000 sequences/s "
+            "mlm_loss : 9.0000  \n"
+            for t, i in zip(stamps, [1, 1, 10, 20], strict=True)
+        )
+    )
+    result = PARSERS["dle_tf1_bert_current"]([log], RunFacts(32, 1, 1))
+    assert [(r.step, r.steps) for r in result.records] == [(1, 1), (1, 1), (10, 9), (20, 10)]
+    tp = run_throughput(result, Window(2, 19))
+    assert tp.throughput_samples_per_s == pytest.approx(19 * 32 / 3.8)
+
+
 def test_dle_pytorch_bert_keeps_the_sources_own_figure_as_a_note():
     notes = BY_NAME["dle_pytorch_bert"].parse().notes
     assert any("training_sequences_per_second (whole run) = 1234.5" in n for n in notes)
@@ -916,6 +988,26 @@ def test_mindspore_benchmark_sink_of_several_steps(tmp_path: Path):
     log.write_text("\n".join(lines) + "\n")
     result = PARSERS["mindspore_benchmark"]([log], RunFacts(16, 1, 1))
     assert [(r.step, r.steps) for r in result.records] == [(1, 10), (2, 10), (3, 10), (4, 10)]
+    tp = run_throughput(result, Window(10, 30))
+    assert tp.throughput_samples_per_s == pytest.approx(30 * 16 / 3.1)
+
+
+def test_mindspore_bert_current_sinks_of_several_steps_and_both_time_monitor_formats(
+    tmp_path: Path,
+):
+    """data_sink_steps 10: a TimeMonitor line covers round(epoch time / per step time) = 10 steps;
+    the step is LossCallBack's global step before it. MindSpore 1.x's TimeMonitor printed `epoch
+    time:` without the mode: read the same."""
+    log = tmp_path / "log"
+    lines = []
+    for k, ms in enumerate([9000.0, 1000.0, 1100.0, 1000.0], 1):
+        lines += [
+            f"epoch: 0, current epoch percent: 0.001, step: {10 * k}, outputs are (Tensor(...))",
+            f"{'Train ' if k % 2 else ''}epoch time: {ms:5.3f} ms, per step time: {ms / 10:5.3f} ms",
+        ]
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["mindspore_bert_current"]([log], RunFacts(16, 1, 1))
+    assert [(r.step, r.steps) for r in result.records] == [(10, 10), (20, 10), (30, 10), (40, 10)]
     tp = run_throughput(result, Window(10, 30))
     assert tp.throughput_samples_per_s == pytest.approx(30 * 16 / 3.1)
 

@@ -15,7 +15,10 @@ megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distrib
 of `mindspore` release `current` from mindspore-ai/models at
 eab643f51336dbf7d711f02d27e6516e5affee59: official/cv/ResNet/gpu_resnet_benchmark.py,
 config/resnet_benchmark_GPU.yaml, src/model_utils/config.py and
-scripts/run_gpu_resnet_benchmark.sh. Those of `paddle` release `current` from
+scripts/run_gpu_resnet_benchmark.sh; for BERT official/nlp/Bert/run_pretrain.py,
+pretrain_config.yaml, src/model_utils/config.py, src/dataset.py and
+scripts/run_distributed_pretrain_for_gpu.sh. `ngc_tensorflow` BERT at DLE 729963d:
+TensorFlow/LanguageModeling/BERT/run_pretraining.py and scripts/run_pretraining_adam.sh. Those of `paddle` release `current` from
 PaddlePaddle/PaddleClas release/2.5.2
 (c1325704cfcd050259ad752a899b0c425e2a7b00: tools/train.py, ppcls/utils/config.py,
 ppcls/engine/engine.py, ppcls/configs/ImageNet/ResNet/ResNet50.yaml and ResNet50_amp_O1.yaml),
@@ -104,8 +107,9 @@ def test_unknown_release_is_a_config_error_naming_the_choices():
 
 def test_a_release_without_the_model_is_a_config_error():
     with pytest.raises(ConfigError, match=r"release current has no bert_base benchmark"):
-        get_adapter("ngc_tensorflow").check_case(case("ngc_tensorflow", "bert_base", **CURRENT))
-    get_adapter("ngc_tensorflow").check_case(case("ngc_tensorflow", "resnet50", **CURRENT))
+        get_adapter("tensorflow2").check_case(case("tensorflow2", "bert_base", **CURRENT))
+    get_adapter("tensorflow2").check_case(case("tensorflow2", "resnet50", **CURRENT))
+    get_adapter("ngc_tensorflow").check_case(case("ngc_tensorflow", "bert_base", **CURRENT))
 
 
 def test_a_non_default_release_is_part_of_what_a_run_measures():
@@ -258,6 +262,69 @@ def test_ngc_tensorflow_current_release_is_the_last_tf1(
     )
     assert "--dali" in with_dali and has(with_dali, "--data_idx_dir", "/d/dali_idx")
     assert "--use_dali" not in with_dali
+
+
+def test_ngc_tensorflow_current_bert_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """TensorFlow/LanguageModeling/BERT/run_pretraining.py at 729963d: `--amp` and `--use_xla`
+    default to True, so both are said either way (scripts/run_pretraining_adam.sh's --amp/--noamp,
+    --use_xla/--nouse_xla); `--use_fp16` is gone; one line per step; dllogger's JSON in the run."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("ngc_tensorflow")
+    options = CURRENT | {"data_dir": "/data/tfrecord/training"}
+    ctx = context(adapter, "bert_base", "2n8g", 0, "amp", True, tmp_path, options)
+    cmd = adapter.command(ctx)
+    check_layout("horovodrun", cmd, ctx)
+    folder = "/workspace/DeepLearningExamples/TensorFlow/LanguageModeling/BERT"
+    script = f"{folder}/run_pretraining.py"
+    assert cmd[cmd.index(script) + 1 :] == [
+        "--input_files_dir=/data/tfrecord/training",
+        "--eval_files_dir=/data/tfrecord/training",
+        f"--output_dir={tmp_path / 'tf_bert_output'}",
+        f"--dllog_path={tmp_path / 'tf_bert_dllog.json'}",
+        f"--bert_config_file={folder}/data/bert_config.json",
+        "--do_train=True",
+        "--do_eval=False",
+        "--train_batch_size=64",
+        "--eval_batch_size=32",
+        "--max_seq_length=128",
+        "--max_predictions_per_seq=20",
+        f"--num_train_steps={ctx.steps}",
+        "--num_warmup_steps=10000",
+        "--num_accumulation_steps=1",
+        "--save_checkpoints_steps=1000000",
+        "--display_loss_steps=1",
+        "--learning_rate=1e-4",
+        "--optimizer_type=adam",
+        "--horovod",
+        "--allreduce_post_accumulation=False",
+        "--amp",
+        "--use_xla",
+    ]
+    plain = adapter.command(
+        context(adapter, "bert_base", "1n1g", 0, "fp32", False, tmp_path, options)
+    )
+    assert plain[-2:] == ["--noamp", "--nouse_xla"]
+    assert "--use_fp16" not in plain
+    v1 = adapter.command(
+        context(adapter, "bert_base", "1n1g", 0, "amp", False, tmp_path, {"data_dir": "/d"})
+    )
+    assert "--use_fp16" in v1 and not {"--amp", "--noamp", "--nouse_xla"} & set(v1)
+    assert adapter.parser_of("bert_base", adapter.resolved_options(CURRENT)) == (
+        "parse_dle_tf1_bert_current"
+    )
+
+
+def test_ngc_tensorflow_current_bert_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("ngc_tensorflow")
+    fixture = FIXTURES / "dle_tf1_bert_current" / "1n8g_bert_b64_amp_1.log"
+    cell = fixture_cell(adapter, "bert_base", fixture)
+    result = adapter.parse(
+        run_folder(fixture, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    tp = run_throughput(result, Window(5, 20))
+    # lines 6..25, one iteration each (the first four repeat `Iteration: 1`): 10 * 0.25 + 10 * 0.27
+    assert tp.throughput_samples_per_s == pytest.approx(20 * 64 * 8 / 5.2, rel=1e-6)
+    assert (tp.window_first_step, tp.window_last_step) == (6, 25)
 
 
 def test_ngc_tensorflow_current_parses_through_the_adapter(tmp_path: Path):
@@ -725,8 +792,8 @@ def test_mindspore_current_release_facts():
     assert adapter.release(options).models["resnet50"].tag == MS_COMMIT
     assert adapter.parser_of("resnet50", options) == "parse_mindspore_benchmark"
     assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_mindspore"
-    with pytest.raises(ConfigError, match="release current has no bert_base"):
-        adapter.check_case(case("mindspore", "bert_base", **CURRENT))
+    assert adapter.parser_of("bert_base", options) == "parse_mindspore_bert_current"
+    assert adapter.release(options).models["bert_base"].path == "official/nlp/Bert"
     cell = Cell("mindspore", "resnet50", "amp", False, 64, Layout(1, 1))
     assert "ImageFolder" in adapter.skip_reason(cell, options)
     assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT | {"data_dir": "/d"})) is None
@@ -930,3 +997,72 @@ def test_paddle_current_parses_workerlogs_through_the_adapter(
     assert tp.throughput_samples_per_s == pytest.approx(expected, rel=1e-6)
     with pytest.raises(ParseError):
         adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parsers
+
+
+MS_BERT = "/workspace/models/official/nlp/Bert"
+
+
+def test_mindspore_current_bert_runs_amp_with_graph_kernel_fusion_only():
+    """run_pretrain.py computes in pretrain_config.yaml's base_net_cfg.compute_type (float16; a
+    nested key, so no flag) and turns graph kernel fusion on for every GPU run (DLPerf's XLA)."""
+    adapter = get_adapter("mindspore")
+    bert = case("mindspore", "bert_base", **CURRENT)
+    with pytest.raises(ConfigError, match=r"^\.precision: .*amp only, not fp32"):
+        adapter.check_case(bert)
+    with pytest.raises(ConfigError, match=r"^\.xla: .*graph kernel fusion"):
+        adapter.check_case(bert | {"precision": ["amp"]})
+    adapter.check_case(bert | {"precision": ["amp"], "xla": [True]})
+    adapter.check_case(case("mindspore", "bert_base"))  # DLPerf v1.0: fp32 and amp, XLA off
+    per_precision = case("mindspore", "bert_base") | {
+        "precision_options": {"amp": dict(CURRENT)},
+        "xla": [True],
+    }
+    adapter.check_case(per_precision)  # only amp runs release current
+    cell = Cell("mindspore", "bert_base", "amp", True, 64, Layout(1, 1))
+    assert "TFRecord" in adapter.skip_reason(cell, adapter.resolved_options(CURRENT))
+
+
+def test_mindspore_current_bert_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Keys of official/nlp/Bert/pretrain_config.yaml as flags (src/model_utils/config.py), as
+    scripts/run_distributed_pretrain_for_gpu.sh passes them under mpirun; `--train_steps` caps
+    the sinks, so no stop_after; the batch is base_batch_size (config.py sets batch_size from it)."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("mindspore")
+    options = CURRENT | {"data_dir": "/data/wiki/tfrecord"}
+    ctx = context(adapter, "bert_base", "2n8g", 0, "amp", True, tmp_path, options)
+    cmd = adapter.command(ctx)
+    assert "dlperf.adapters.stop_after" not in cmd
+    check_layout("mpirun", cmd, ctx)
+    script = f"{MS_BERT}/run_pretrain.py"
+    assert cmd[cmd.index(script) + 1 :] == [
+        f"--config_path={MS_BERT}/pretrain_config.yaml",
+        "--device_target=GPU",
+        "--distribute=true",
+        "--bert_network=base",
+        "--base_batch_size=64",
+        "--optimizer=AdamWeightDecay",
+        "--enable_lossscale=true",
+        "--enable_save_ckpt=false",
+        "--enable_data_sink=true",
+        "--data_sink_steps=1",
+        f"--train_steps={ctx.steps}",
+        "--data_dir=/data/wiki/tfrecord",
+        "--dataset_format=tfrecord",
+    ]
+    single = adapter.command(
+        context(adapter, "bert_base", "1n1g", 0, "amp", True, tmp_path, options)
+    )
+    assert "--distribute=false" in single
+    assert not {"--batch_size=64", "--enable_graph_kernel=true", "--dtype=fp16"} & set(single)
+
+
+def test_mindspore_current_bert_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("mindspore")
+    fixture = FIXTURES / "mindspore_bert_current" / "1n2g_bert_b64_amp_1.log"
+    cell = fixture_cell(adapter, "bert_base", fixture)
+    result = adapter.parse(
+        run_folder(fixture, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    tp = run_throughput(result, Window(4, 16))
+    # sinks 5..20 of one step each: the slower rank 1 takes 16 * 102 ms
+    assert tp.throughput_samples_per_s == pytest.approx(2 * 16 * 64 / (16 * 0.102), rel=1e-6)

@@ -264,18 +264,24 @@ class NGCTensorFlow(UpstreamAdapter):
     releases: ClassVar[dict[str, Release]] = {
         # TensorFlow 1.x ended: DLE retired its TF1 models (9de48bc, April 2023; ConvNets unmaintained
         # since April 2021) and NGC's last TF1 container is 23.03. This release is the last TF1
-        # ConvNets code in that last container (its Dockerfile says 20.12-tf1, which predates
-        # Hopper); the run is main.py's `--mode=training_benchmark`, whose hook prints `total_ips`.
-        # BERT is not part of it (not re-read; DLPerf v1.0's pin stays the only TF1 BERT).
+        # code in that last container (the Dockerfiles say 20.12-tf1 and 20.06-tf1, which predate
+        # Hopper). ResNet-50: main.py's `--mode=training_benchmark`, whose hook prints `total_ips`.
+        # BERT: TensorFlow/LanguageModeling/BERT run_pretraining.py (last changed 71aab7b), the
+        # same program as DLPerf v1.0's with `--amp`/`--use_xla` (both default on) for
+        # `--use_fp16`, and a line every display_loss_steps (now 1 by default).
         "current": Release(
             version=f"TensorFlow 1.15.5 (NGC 23.03, the last TF1); DeepLearningExamples {DLE_CURRENT[:7]}",
             environment=NGC_TF1_LAST,
             models={
                 "resnet50": ModelSource(DLE, "TensorFlow/Classification/ConvNets", DLE_CURRENT),
+                "bert_base": ModelSource(DLE, "TensorFlow/LanguageModeling/BERT", DLE_CURRENT),
             },
-            parsers={"resnet50": "parse_dle_tf1_rn50_benchmark"},
+            parsers={
+                "resnet50": "parse_dle_tf1_rn50_benchmark",
+                "bert_base": "parse_dle_tf1_bert_current",
+            },
             unverified="not run: no GPU or container here; DLE never tested these scripts in "
-            "23.03 (the scripts' own container is 20.12-tf1)",
+            "23.03 (the scripts' own containers are 20.12-tf1 and 20.06-tf1)",
         ),
     }
 
@@ -285,6 +291,8 @@ class NGCTensorFlow(UpstreamAdapter):
         xla = ["--use_xla"] if cell.xla else []
         if cell.model == "resnet50" and self.release_name(o) == "current":
             return self.current_rn50_args(ctx, bsz)
+        if self.release_name(o) == "current":
+            return self.current_bert_args(ctx, bsz)
         if cell.model == "resnet50":
             precision = ["--precision=fp32"]
             if cell.precision == "amp":
@@ -338,6 +346,39 @@ class NGCTensorFlow(UpstreamAdapter):
             "--allreduce_post_accumulation=False",
             *(["--use_fp16"] if cell.precision == "amp" else []),
             *xla,
+        ]
+
+    def current_bert_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+        """The last TF1 BERT run_pretraining.py with DLPerf v1.0's arguments, except: precision and
+        XLA said both ways (`--amp`/`--noamp`, `--use_xla`/`--nouse_xla`, as
+        scripts/run_pretraining_adam.sh passes them: both default to on), a line every step
+        (`--display_loss_steps=1`, so an AMP-skipped step is a line of its own) and the dllogger
+        JSON in the run folder (its default /results/bert_dllog.json needs DLE's docker mount)."""
+        o, cell = ctx.options, ctx.cell
+        config = o["bert_config"] or f"{self.model_dir('bert_base', o)}/data/bert_config.json"
+        return [
+            f"--input_files_dir={o['data_dir']}",
+            f"--eval_files_dir={o['data_dir']}",
+            f"--output_dir={ctx.run_dir / 'tf_bert_output'}",
+            f"--dllog_path={ctx.run_dir / 'tf_bert_dllog.json'}",
+            f"--bert_config_file={config}",
+            "--do_train=True",
+            "--do_eval=False",
+            f"--train_batch_size={bsz}",
+            "--eval_batch_size=32",
+            f"--max_seq_length={o['seq_len']}",
+            f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
+            f"--num_train_steps={ctx.steps}",
+            "--num_warmup_steps=10000",
+            "--num_accumulation_steps=1",
+            "--save_checkpoints_steps=1000000",
+            "--display_loss_steps=1",
+            "--learning_rate=1e-4",
+            "--optimizer_type=adam",
+            "--horovod",
+            "--allreduce_post_accumulation=False",
+            "--amp" if cell.precision == "amp" else "--noamp",
+            "--use_xla" if cell.xla else "--nouse_xla",
         ]
 
     def current_rn50_args(self, ctx: TaskContext, bsz: int) -> list[str]:

@@ -13,6 +13,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
   since the previous line
 - dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
   iterations since the previous line
+- dle_tf1_bert_current: as dle_tf1_bert; a line repeating the previous counter (an AMP-skipped
+  update) covers one iteration
 - dle_mxnet_rn50: timestamps (asctime prefix), else printed rates; J, `Batch [a-b]` = b - a iters
 - gluoncv_rn50: printed job-wide rates (asctime stamps if every line has one); J, log_interval
 - gluonnlp_bert: step times (latency x steps); R, log_interval steps
@@ -29,6 +31,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - pytorch_examples: step times (`Time` of the batch); R, one printed batch (both releases)
 - mindspore: step times (`epoch time`); R, one sink (one step with DLPerf's sink_size=1)
 - mindspore_benchmark: step times (`Epoch time` of a sink); R, one sink of print_per_steps steps
+- mindspore_bert_current: step times (TimeMonitor's `Train epoch time` of a sink); R, one sink of
+  data_sink_steps steps
 - hugectr: step times (`Time(n iters)`); J, n iterations
 - megatron: step times (ms per iteration x iterations); J, log_interval iterations
 - megatron_current: as megatron; the line after the first iteration's covers the iterations since
@@ -47,6 +51,7 @@ from dlperf.parse.upstream.dllogger import (
     parse_dle_pytorch_bert_current,
     parse_dle_pytorch_rn50,
     parse_dle_tf1_bert,
+    parse_dle_tf1_bert_current,
     parse_dle_tf1_rn50,
     parse_dle_tf1_rn50_benchmark,
 )
@@ -56,6 +61,7 @@ from dlperf.parse.upstream.misc import (
     parse_megatron_current,
     parse_mindspore,
     parse_mindspore_benchmark,
+    parse_mindspore_bert_current,
     parse_pytorch_examples,
 )
 from dlperf.parse.upstream.mxnet import (
@@ -90,6 +96,7 @@ PARSERS: dict[str, Parser] = {
     "dle_pytorch_bert_current": parse_dle_pytorch_bert_current,
     "dle_tf1_rn50_benchmark": parse_dle_tf1_rn50_benchmark,
     "dle_tf1_bert": parse_dle_tf1_bert,
+    "dle_tf1_bert_current": parse_dle_tf1_bert_current,
     "dle_mxnet_rn50": parse_dle_mxnet_rn50,
     "gluoncv_rn50": parse_gluoncv_rn50,
     "gluonnlp_bert": parse_gluonnlp_bert,
@@ -103,6 +110,7 @@ PARSERS: dict[str, Parser] = {
     "pytorch_examples": parse_pytorch_examples,
     "mindspore": parse_mindspore,
     "mindspore_benchmark": parse_mindspore_benchmark,
+    "mindspore_bert_current": parse_mindspore_bert_current,
     "hugectr": parse_hugectr,
     "megatron": parse_megatron,
     "megatron_current": parse_megatron_current,

@@ -39,6 +39,7 @@ class DllSource:
     family: tuple[str, ...]  # field names (or prefixes) of a progress line; others: other records
     rank_field: str | None = None  # a field naming the rank that printed (TF1 BERT with Horovod)
     skipped_field: str | None = None  # steps the printed counter left out (skipped AMP steps)
+    repeat_is_iteration: bool = False  # a line repeating the previous counter ran one iteration
 
 
 def _claim(step_prefix: str) -> re.Pattern[str]:
@@ -95,6 +96,28 @@ SOURCES = {
         ("throughput_train", "mlm_loss", "nsp_loss", "total_loss", "avg_loss_step", "Rank"),
         rank_field="Rank",
     ),
+    # DLE master's TF1 BERT (run_pretraining.py last changed 71aab7b, June 2022; TF1 retired at
+    # 9de48bc): rank 0's _LogSessionRunHook logs `Iteration: {global step + 1}` at 1 and every
+    # display_loss_steps (the adapter: 1), without a Rank field. With AMP the graph keeps the
+    # global step where the loss scaler skipped the update (optimization.py: `tf.cond(
+    # all_are_finite, global_step + 1, global_step)`), so while the scale settles from 2**32 the
+    # counter repeats: each repeat is one more iteration run.
+    "dle_tf1_bert_current": DllSource(
+        "DLE TF1 BERT `Iteration: i  throughput_train`",
+        _claim(r"Iteration: \d"),
+        re.compile(r"Iteration: (?P<counter>\d+)(?=\s|$)"),
+        "throughput_train",
+        (
+            "throughput_train",
+            "mlm_loss",
+            "nsp_loss",
+            "total_loss",
+            "avg_loss_step",
+            "learning_rate",
+            "loss_scaler",
+        ),
+        repeat_is_iteration=True,
+    ),
 }
 
 
@@ -106,6 +129,8 @@ def _number(fields: dict[str, str], key: str) -> float:
 
 
 def _reader(source: DllSource):
+    previous: dict[tuple[int, int | None], int] = {}  # the last counter of each file/tag stream
+
     def read(line: Line) -> Row | None:
         m = match(DLL, line, "`DLL <timestamp> - <step> <key> : <value> ...`")
         rest = m[2]
@@ -127,6 +152,20 @@ def _reader(source: DllSource):
         counter = int(step["counter"])
         if source.skipped_field:
             counter += int(_number(fields, source.skipped_field))
+        if source.repeat_is_iteration:
+            stream = (line.file_index, line.tag_rank)
+            last = previous.get(stream)
+            previous[stream] = counter
+            steps = counter - last if last is not None and counter > last else 1
+            return Row(
+                line,
+                counter,
+                counter=counter,
+                steps=steps,
+                key=(line.file_index, line.lineno),  # one rank prints; repeats are not ranks
+                rank=rank,
+                time_s=stamp_of(m[1]),
+            )
         return Row(
             line, counter, counter=counter, key=(epoch, counter), rank=rank, time_s=stamp_of(m[1])
         )
@@ -196,6 +235,15 @@ def parse_dle_tf1_rn50_benchmark(logs: list[Path], facts: RunFacts) -> ParseResu
     """`--mode=training_benchmark`: one `total_ips` line per display_every steps, counted from 0
     after the hook's warm-up (the adapter sets it to 0). Only Horovod rank 0 logs."""
     return _parse("dle_tf1_rn50_benchmark", logs, facts)
+
+
+def parse_dle_tf1_bert_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """DLE master's TF1 BERT with display_loss_steps 1: a line per iteration from rank 0. A line
+    covers the counter's advance since the previous line, and one iteration where it repeats the
+    previous counter (an AMP step whose update the loss scaler skipped: the global step stays).
+    The run's final `throughput_train` and `total_loss` (step `()`, no `Iteration:`) are not
+    progress lines."""
+    return _parse("dle_tf1_bert_current", logs, facts)
 
 
 def parse_dle_tf1_bert(logs: list[Path], facts: RunFacts) -> ParseResult:

@@ -36,6 +36,16 @@ MS_BENCH = re.compile(
     rf"^epoch: \[(\d+)/(\d+)\] step: \[\d+/\d+\], loss is .*?\bEpoch time:\s*({NUM}) ms, "
     rf"per_step_time: ({NUM}) ms, fps: (\d+) img/sec\."
 )
+# mindspore-ai/models official/nlp/Bert (eab643f) run_pretrain.py passes callbacks
+# [TimeMonitor(data_sink_steps), LossCallBack(dataset_size)]; after each sink ("epoch" of
+# Model.train) every rank prints src/utils.py LossCallBack.step_end's
+# `epoch: {e}, current epoch percent: {p:.3f}, step: {global step}, outputs are (...)` and then
+# MindSpore's TimeMonitor.epoch_end line: `{mode.title()} epoch time: {:5.3f} ms, per step time:
+# {:5.3f} ms` (mindspore/python/mindspore/train/callback/_time_monitor.py as stored, ac7c9ab: `Train
+# epoch time: ...` in training; the older 01fc6ef prints `epoch time: ...` with no mode).
+MS_TM_CLAIM = re.compile(r"^(?:Train )?epoch time:")
+MS_TM = re.compile(rf"^(?:Train )?epoch time:\s*({NUM}) ms, per step time:\s*({NUM}) ms")
+MS_BERT_LOSS = re.compile(r"^epoch: \d+, current epoch percent: \S+, step: (\d+), outputs are")
 HUGECTR_CLAIM = re.compile(r"^\[.*\bHUGECTR\b.*\bIter:")
 HUGECTR = re.compile(rf"\bIter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")
 HUGECTR_RANK = re.compile(r"\[RANK(\d+)\]")
@@ -98,6 +108,38 @@ def parse_mindspore(logs: list[Path], facts: RunFacts) -> ParseResult:
 
     rows = collect(logs, MS_CLAIM, read, notes, other)
     return per_rank_result(logs, rows, facts, Method.STEP_TIMES, notes, "MindSpore `epoch time:`")
+
+
+def parse_mindspore_bert_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Release current's BERT (mindspore-ai/models official/nlp/Bert run_pretrain.py): per rank,
+    after each sink LossCallBack's `epoch: e, current epoch percent: p, step: s, outputs are (...)`
+    then TimeMonitor's `Train epoch time: X ms, per step time: Y ms`. A record is that sink: it
+    covers round(X / Y) steps (Y = X / sink size) and lasts X ms, TimeMonitor's epoch_begin to
+    epoch_end (the sink and the callbacks' step_end, whose print of the loss waits for the device).
+    The step is LossCallBack's global step printed just before (counted when it is missing)."""
+    notes = ["timed by TimeMonitor's `epoch time` (ms per sink of steps, epoch_begin to epoch_end)"]
+    latest: dict[tuple[int, int | None], int] = {}
+    done: Counter[tuple[int, int | None]] = Counter()
+
+    def other(line: Line) -> None:
+        if m := MS_BERT_LOSS.match(line.text):
+            latest[line.file_index, line.tag_rank] = int(m[1])
+
+    def read(line: Line) -> Row:
+        m = match(MS_TM, line, "`Train epoch time: <ms> ms, per step time: <ms> ms`")
+        sink_ms, step_ms = float(m[1]), float(m[2])
+        if step_ms <= 0:
+            raise Unreadable("per step time is not positive")
+        n = max(1, round(sink_ms / step_ms))
+        stream = (line.file_index, line.tag_rank)
+        done[stream] += n
+        step = latest.pop(stream, done[stream])
+        return Row(line, step, counter=step, steps=n, key=step, duration_s=sink_ms / 1000)
+
+    rows = collect(logs, MS_TM_CLAIM, read, notes, other)
+    return per_rank_result(
+        logs, rows, facts, Method.STEP_TIMES, notes, "MindSpore TimeMonitor `epoch time:`"
+    )
 
 
 def parse_mindspore_benchmark(logs: list[Path], facts: RunFacts) -> ParseResult:
