@@ -7,8 +7,9 @@ image_classification/models/resnet.py), PyTorch/LanguageModeling/BERT/run_pretra
 scripts/run_pretraining.sh) and TensorFlow/Classification/ConvNets/utils/cmdline_helper.py (+
 resnet50v1.5/training/training_perf.sh). Those of `oneflow_wdl` release `current` were read from
 Oneflow-Inc/models at fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d (RecommenderSystems/wide_and_deep:
-train.py, config.py, utils/logger.py, models/data.py) and OneFlow v0.9.0's
-python/oneflow/distributed/launch.py. Those of `megatron` release `current` from NVIDIA/Megatron-LM
+train.py, config.py, utils/logger.py, models/data.py; Vision/classification/image/resnet50:
+train.py, config.py, graph.py, models/data.py, utils/logger.py, examples/train_graph_distributed_fp32.sh
+and _fp16.sh) and OneFlow v0.9.0's python/oneflow/distributed/launch.py. Those of `megatron` release `current` from NVIDIA/Megatron-LM
 core_v0.19.0 (5be9626709af2722333bf54797c954c09edeada3): megatron/training/arguments.py,
 megatron/training/config/training_config.py, megatron/core/transformer/transformer_config.py,
 megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distributed.sh. Those
@@ -90,7 +91,9 @@ def test_default_release_command_is_unchanged_when_named(name: str, tmp_path: Pa
 
 def test_unknown_release_is_a_config_error_naming_the_choices():
     with pytest.raises(ConfigError, match=r"^\.options\.release: .*dlperf_v1"):
-        get_adapter("oneflow").check_case(case("oneflow", "resnet50", release="current"))
+        get_adapter("pytorch_examples").check_case(
+            case("pytorch_examples", "resnet50", release="current")
+        )
     with pytest.raises(ConfigError, match=r"'dlperf_v1', 'current'"):
         get_adapter("ngc_pytorch").check_case(case("ngc_pytorch", "resnet50", release="2025"))
 
@@ -761,3 +764,137 @@ def test_paddle_current_parses_workerlogs_through_the_adapter(
     assert tp.throughput_samples_per_s == pytest.approx(expected, rel=1e-6)
     with pytest.raises(ParseError):
         adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parsers
+
+
+# ----------------------------------------------------------------------------- OneFlow ResNet-50
+
+RN50_SCRIPT = "/workspace/models/Vision/classification/image/resnet50/train.py"
+
+
+def test_oneflow_current_release_facts():
+    """Oneflow-Inc/models at fc7cbf8 (resnet50 last changed d87a829), OneFlow 0.9.0 cu118; no
+    BERT: NLP/BERT needs Module.to_consistent across GPUs, which OneFlow 0.8+ removed."""
+    adapter = get_adapter("oneflow")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "envs/oneflow_current.yaml"
+    assert adapter.environment_of(adapter.resolved_options({})) == "envs/oneflow.yaml"
+    assert adapter.launch_of(options) == "oneflow"
+    assert adapter.launch_of(adapter.resolved_options({})) == "native"
+    source = adapter.source_of("resnet50", options)
+    assert (source.repo, source.path, source.tag) == (
+        "Oneflow-Inc/models",
+        "Vision/classification/image/resnet50",
+        "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d",
+    )
+    assert adapter.script("resnet50", options) == RN50_SCRIPT
+    assert adapter.parser_of("resnet50", options) == "parse_oneflow_cnn_current"
+    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_oneflow_cnn"
+    assert "OneFlow 0.9.0" in adapter.version_of(options)
+    adapter.check_case(case("oneflow", "resnet50", **CURRENT))
+    with pytest.raises(ConfigError, match=r"release current has no bert_base benchmark"):
+        adapter.check_case(case("oneflow", "bert_base", **CURRENT))
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_oneflow_current_resnet50_command(layout: str, tmp_path: Path):
+    """oneflow.distributed.launch runs resnet50/train.py once per GPU with config.py's flags;
+    synthetic data without data_dir; AMP as examples/train_graph_distributed_fp16.sh."""
+    adapter = get_adapter("oneflow")
+    lay = Layout.parse(layout)
+    for node in range(lay.nodes):
+        ctx = context(adapter, "resnet50", layout, node, "amp", False, tmp_path, dict(CURRENT))
+        cmd = adapter.command(ctx)
+        start = cmd.index("oneflow.distributed.launch")
+        assert cmd[start - 2 : start] == ["python3", "-m"]
+        assert cmd[start + 1 : start + 7] == [
+            f"--nproc_per_node={lay.gpus_per_node}",
+            f"--nnodes={lay.nodes}",
+            f"--node_rank={node}",
+            f"--master_addr={ctx.master_addr}",
+            f"--master_port={ctx.master_port}",
+            RN50_SCRIPT,
+        ]
+        assert cmd[start + 7 :] == [
+            "--train-batch-size=64",
+            f"--num-devices-per-node={lay.gpus_per_node}",
+            "--num-epochs=1",
+            f"--batches-per-epoch={ctx.steps}",
+            "--skip-eval",
+            "--print-interval=1",
+            "--graph",
+            "--fuse-bn-relu",
+            "--fuse-bn-add-relu",
+            "--use-fp16",
+            "--channel-last",
+            "--synthetic-data",
+        ]
+        # DLPerf v1.0's lazy-mode flags are gone (config.py's argparse would reject them)
+        assert not any(
+            a.startswith(("--num_nodes", "--gpu_num_per_node", "--node_ips")) for a in cmd
+        )
+        assert not any(a.startswith("--num-nodes") for a in cmd)  # config.py: >1 is an error
+    options = CURRENT | {"data_dir": "/data/imagenet_ofrecord"}
+    fp32 = adapter.command(
+        context(adapter, "resnet50", "1n8g", 0, "fp32", False, tmp_path, options)
+    )
+    args = fp32[fp32.index(RN50_SCRIPT) + 1 :]
+    assert args[-3:] == [
+        "--ofrecord-path=/data/imagenet_ofrecord",
+        "--ofrecord-part-num=32",
+        "--use-gpu-decode",
+    ]
+    assert not {"--use-fp16", "--channel-last", "--synthetic-data"} & set(args)
+    plain = adapter.command(context(adapter, "resnet50", "1n8g", 0, "fp32", False, tmp_path))
+    assert "oneflow.distributed.launch" not in plain and "--model=resnet50" in plain
+
+
+def test_oneflow_current_resnet50_runs_without_data():
+    adapter = get_adapter("oneflow")
+    cell = Cell("oneflow", "resnet50", "amp", False, 256, Layout(1, 8))
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT)) is None
+
+
+RN50_FIXTURE = FIXTURES / "oneflow_cnn_current" / "1n2g_rn50_b256_amp_1.log"
+# iterations 6..25, b256 per device: rank 0 10 * 0.16 s + 10 * 0.2 s = 3.6 s, rank 1 20 * 0.2 s
+# = 4.0 s (the slowest rank's window time)
+RN50_EXPECTED = 2 * 20 * 256 / 4.0
+
+
+def test_oneflow_current_resnet50_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("oneflow")
+    cell = fixture_cell(adapter, "resnet50", RN50_FIXTURE)
+    assert (cell.batch_size, cell.layout.devices, cell.precision) == (256, 2, "amp")
+    result = adapter.parse(
+        run_folder(RN50_FIXTURE, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    assert str(result.method) == "printed_rates" and set(result.by_rank()) == {0, 1}
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(RN50_EXPECTED, rel=1e-9)
+    assert tp.throughput_samples_per_s == pytest.approx(2560.0)
+    assert (tp.window_first_step, tp.window_last_step) == (6, 25)
+    # the first line's rate (9.85 samples/s: 26 s with the graph's compilation) ruins a window
+    # that takes it in: iterations 1..20, rank 0 26.0 + 9 * 0.16 + 10 * 0.2 s, rank 1
+    # 256 / 9.8 + 19 * 0.2 s (the slowest)
+    with_compile = run_throughput(result, Window(0, 20))
+    assert with_compile.throughput_samples_per_s == pytest.approx(
+        2 * 20 * 256 / (256 / 9.8 + 19 * 0.2), rel=1e-9
+    )
+
+
+def test_oneflow_current_resnet50_per_rank_batch_from_the_arguments(tmp_path: Path):
+    """The argument list's train_batch_size (per device) wins over the run facts, with a note;
+    an eval line (`[eval]`, not printed with --skip-eval) is read past."""
+    from dlperf.parse.upstream import PARSERS, RunFacts
+
+    lines = RN50_FIXTURE.read_text().splitlines()
+    lines.append(
+        "[rank:0] [eval], epoch: 0/1, iter: 781/781, loss: 0.00000, top1: 0.00100, "
+        "throughput: 2000.00 | 2024-05-06 10:21:01.322"
+    )
+    log = tmp_path / "node0.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["oneflow_cnn_current"]([log], RunFacts(128, 2, 1))
+    assert len(result.records) == 54
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(RN50_EXPECTED, rel=1e-9)
+    assert any("train_batch_size = 256 but the run facts say 128" in n for n in result.notes)

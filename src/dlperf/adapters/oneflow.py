@@ -3,9 +3,11 @@
 OneFlow (lazy mode, v0.2-v0.4) spans nodes itself: every node runs the same script with the node
 list (`--node_ips`), one process per node driving all of its GPUs.
 
-Release `current` of `oneflow_wdl` (option `release`, see dlperf.adapters.upstream): the Wide & Deep
-of Oneflow-Inc/models (OneFlow's eager/graph API, one process per GPU through
-`oneflow.distributed.launch`); docs/upstream-releases.md says what was read and what is not verified.
+Release `current` (option `release`, see dlperf.adapters.upstream), one process per GPU through
+`oneflow.distributed.launch` and OneFlow's eager/graph API: `oneflow_wdl` runs the Wide & Deep of
+Oneflow-Inc/models, `oneflow` its Vision/classification/image/resnet50 (no BERT: the models repo's
+NLP/BERT calls `to_consistent`, which OneFlow removed in 2022), `oneflow_gpt` LiBai's GPT-2 (LiBai
+succeeded OneFlow-GPT). docs/upstream-releases.md says what was read and what is not verified.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dlperf.adapters.upstream import Release, UpstreamAdapter, node_hosts, upstr
 ONEFLOW_BENCHMARK = "Oneflow-Inc/OneFlow-Benchmark"
 ONEFLOW_MODELS = "Oneflow-Inc/models"
 # Oneflow-Inc/models main as read (November 2022); RecommenderSystems/wide_and_deep last changed at
-# 87d4561 (March 2022).
+# 87d4561 (March 2022), Vision/classification/image/resnet50 at d87a829 (February 2022).
 MODELS_CURRENT = "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d"
 
 
@@ -62,10 +64,36 @@ class OneFlowBenchmark(UpstreamAdapter):
         seq_len=128,
         max_predictions_per_seq=20,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # Oneflow-Inc/models Vision/classification/image/resnet50/train.py (flags: config.py): one
+        # process per GPU, every rank printing its own progress line (utils/logger.py)
+        # `[rank:r] [train], epoch: e/E, iter: i/n, loss: l, top1: a, throughput: t | <time>`.
+        # No BERT: NLP/BERT/run_pretraining.py spans GPUs only with --use_consistent, which calls
+        # Module.to_consistent: OneFlow 0.8.0 and 0.9.0 raise "has been removed" (docs/upstream-
+        # releases.md).
+        "current": Release(
+            version=f"OneFlow 0.9.0 (cu118); Oneflow-Inc/models {MODELS_CURRENT[:7]} resnet50",
+            environment="envs/oneflow_current.yaml",
+            models={
+                "resnet50": ModelSource(
+                    ONEFLOW_MODELS, "Vision/classification/image/resnet50", MODELS_CURRENT
+                )
+            },
+            entry={"resnet50": "train.py"},
+            parsers={"resnet50": "parse_oneflow_cnn_current"},
+            launch="oneflow",
+            source_root="/workspace/models",
+            unverified="not run: no GPU here; flags and log line read from train.py, config.py, "
+            "graph.py, models/data.py and utils/logger.py at MODELS_CURRENT; the README says "
+            "only one node (8 devices) was tested",
+        ),
+    }
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
+        if self.release_name(o) == "current":
+            return self.current_args(ctx, bsz)
         layout = [f"--num_nodes={ctx.nodes}", f"--gpu_num_per_node={ctx.gpus_per_node}"]
         if ctx.nodes > 1:
             layout.append(f"--node_ips={','.join(node_hosts(ctx))}")
@@ -114,6 +142,38 @@ class OneFlowBenchmark(UpstreamAdapter):
             f"--model_save_dir={ctx.run_dir / 'oneflow_snapshots'}",
             *amp,
             log_dir,
+        ]
+
+    def current_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+        """Release current: resnet50/train.py's flags (config.py), as its graph examples
+        (examples/train_graph_distributed_fp32.sh, _fp16.sh) pass them. One epoch of `steps`
+        batches, no evaluation, a line per iteration; nn.Graph (`--graph`: fp16 needs it) with
+        the fused BN ops; AMP adds `--use-fp16 --channel-last` (NHWC, as the fp16 example). The
+        layout is the launcher's; `--num-devices-per-node` tells graph.py the node's share
+        (`--num-nodes` stays 1: config.py rejects more). No data_dir: `--synthetic-data`."""
+        o = ctx.options
+        data = (
+            [
+                f"--ofrecord-path={o['data_dir']}",
+                f"--ofrecord-part-num={o['data_part_num']}",
+                "--use-gpu-decode",
+            ]
+            if o["data_dir"]
+            else ["--synthetic-data"]
+        )
+        amp = ["--use-fp16", "--channel-last"] if ctx.cell.precision == "amp" else []
+        return [
+            f"--train-batch-size={bsz}",
+            f"--num-devices-per-node={ctx.gpus_per_node}",
+            "--num-epochs=1",
+            f"--batches-per-epoch={ctx.steps}",
+            "--skip-eval",
+            "--print-interval=1",
+            "--graph",
+            "--fuse-bn-relu",
+            "--fuse-bn-add-relu",
+            *amp,
+            *data,
         ]
 
 

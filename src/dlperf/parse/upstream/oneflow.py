@@ -1,13 +1,16 @@
-"""OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep; Oneflow-Inc/models' Wide & Deep.
+"""OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep; Oneflow-Inc/models' Wide & Deep
+and ResNet-50.
 
 The OneFlow-Benchmark three end each progress line with `time.time()`, speak for the whole job, and
 print their arguments as `key = value` header lines; the header's batch size and layout win over the
 run facts (with a note when they disagree). Oneflow-Inc/models' W&D (release `current`) prints the
-latency per iteration instead, and its arguments as `key ..... value` lines.
+latency per iteration instead, its ResNet-50 each rank's own throughput, and both their arguments
+as `key ..... value` lines.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -17,11 +20,13 @@ from dlperf.parse.upstream._common import (
     Line,
     Row,
     RunFacts,
+    Unreadable,
     collect,
     global_result,
     header_values,
     logged_int,
     match,
+    per_rank_result,
     prefer_log,
 )
 
@@ -39,6 +44,17 @@ WDL_CURRENT = re.compile(
     r" \| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$"
 )
 DOTTED_ARG = re.compile(r"^(\w+) \.+ (\S+)$")  # config.py's _print_args: `key ..... value`
+# resnet50/utils/logger.py print_metrics with train.py init_logger's metrics: `[rank:r] [train],
+# epoch: e/E, iter: i/n, loss: {:.5f}, [lr: {:.6f}, (eager only)] top1: {:.5f}, throughput: {:.2f}`
+# (`, timestamp: {:.6f}` with --print-timestamp) and the `| %Y-%m-%d %H:%M:%S.mmm` stamp; eval
+# prints the same with `[eval]`.
+CNN_CURRENT_CLAIM = re.compile(r"^\[rank:\d+\] \[(?:train|eval)\], epoch: ")
+CNN_CURRENT_EVAL = re.compile(r"^\[rank:\d+\] \[eval\], ")
+CNN_CURRENT = re.compile(
+    r"^\[rank:(\d+)\] \[train\], epoch: (\d+)/\d+, iter: (\d+)/\d+, loss: \S+,(?: lr: \S+,)?"
+    rf" top1: \S+, throughput: ({NUM})(?:, timestamp: {NUM})?"
+    r" \| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$"
+)
 
 
 def samples_per_step(
@@ -145,4 +161,47 @@ def parse_oneflow_wdl_current(logs: list[Path], facts: RunFacts) -> ParseResult:
     per_step = samples_per_step(header, facts, notes, global_key="batch_size")
     return global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "OneFlow W&D `iter: i/n`", per_step
+    )
+
+
+def parse_oneflow_cnn_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`[rank:r] [train], epoch: e/E, iter: i/n, ..., throughput: t | <stamp>` every
+    print_interval iterations, printed by every rank for itself (metric_local, the default). t is
+    the rank's own samples per second since its previous line (the logger's TimeMeter: the
+    samples of the iterations since then, over the perf_counter span, read after the loss, whose
+    `.numpy()` waits for the device). i counts the epoch's iterations done (from 1). The first
+    line's span starts when training starts, before the graph is compiled: the window's warm-up
+    skips it. The argument list's `train_batch_size` (per device) wins over the run facts."""
+    notes = [
+        "timed by each rank's printed `throughput` (its samples since its previous line over "
+        "their time); the first line's span includes the graph's compilation"
+    ]
+    header: dict[str, str] = {}
+
+    def read(line: Line) -> Row | None:
+        if CNN_CURRENT_EVAL.match(line.text):
+            return None
+        m = match(
+            CNN_CURRENT, line, "`[rank:r] [train], epoch: e/E, iter: i/n, ..., throughput: <t>`"
+        )
+        it = int(m[3])
+        rate = float(m[4])
+        if rate <= 0:
+            raise Unreadable(f"throughput {m[4]}")
+        return Row(line, it, counter=it, key=(int(m[2]), it), rank=int(m[1]), rate=rate)
+
+    def arg(line: Line) -> None:
+        if m := DOTTED_ARG.match(line.text):
+            header.setdefault(m[1], m[2])
+
+    rows = collect(logs, CNN_CURRENT_CLAIM, read, notes, arg)
+    bsz = prefer_log(
+        "train_batch_size",
+        logged_int(header, "train_batch_size"),
+        facts.batch_size_per_device,
+        notes,
+    )
+    facts = dataclasses.replace(facts, batch_size_per_device=bsz)
+    return per_rank_result(
+        logs, rows, facts, Method.PRINTED_RATES, notes, "OneFlow models ResNet-50 `[train]`"
     )
