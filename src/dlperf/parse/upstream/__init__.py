@@ -13,6 +13,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
   previous line
 - oneflow_wdl_current: step times (`latency(ms)` x iterations); J (rank 0 prints), the iterations
   since the previous line
+- libai: step times (the advance of the running mean s/iter x the timed iterations); J (rank 0
+  prints), the iterations since the previous line
 - dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
   iterations since the previous line
 - dle_mxnet_rn50: timestamps (asctime prefix), else printed rates; J, `Batch [a-b]` = b - a iters
@@ -64,6 +66,7 @@ from dlperf.parse.upstream.mxnet import (
     parse_gluonnlp_bert,
 )
 from dlperf.parse.upstream.oneflow import (
+    parse_libai,
     parse_oneflow_bert,
     parse_oneflow_cnn,
     parse_oneflow_cnn_current,
@@ -86,6 +89,7 @@ PARSERS: dict[str, Parser] = {
     "oneflow_wdl": parse_oneflow_wdl,
     "oneflow_wdl_current": parse_oneflow_wdl_current,
     "oneflow_cnn_current": parse_oneflow_cnn_current,
+    "libai": parse_libai,
     "dle_pytorch_rn50": parse_dle_pytorch_rn50,
     "dle_pytorch_bert": parse_dle_pytorch_bert,
     "dle_tf1_rn50": parse_dle_tf1_rn50,
