@@ -108,6 +108,39 @@ CASES = [
         (r"latency\(ms\): \S+", "latency(ms): nan"),
         r"latency\(ms\): \d",
     ),
+    # Release current of `oneflow` (Oneflow-Inc/models fc7cbf8, resnet50): `[rank:r] [train],
+    # epoch: 0/1, iter: i/27, ..., throughput: t | stamp` per rank, b256 per device. Iterations
+    # 6..25: rank 0 10 even of 256/1600 = 0.16 s and 10 odd of 256/1280 = 0.2 s (3.6 s), rank 1
+    # 20 of 0.2 s (4.0 s, the slowest)
+    Case(
+        "oneflow_cnn_current",
+        ("1n2g_rn50_b256_amp_1.log",),
+        RunFacts(256, 2, 1),
+        Window(5, 20),
+        Method.PRINTED_RATES,
+        54,
+        (0, 1),
+        2 * 20 * 256 / 4.0,
+        2 * 20 * 256,
+        (r"throughput: [\d.]+", "throughput: nan"),
+        r"throughput: \d",
+    ),
+    # Release current of `oneflow_gpt` (LiBai v0.3.0, CommonMetricPrinter): `iteration: k/110`
+    # (0-based) every 10, `time` the running mean of iterations 3..k+1. Window = iterations
+    # 21..100: 1.5100 * (100 - 2) - 1.5000 * (20 - 2) = 147.98 - 27.0 = 120.98 s for 80 * 64
+    Case(
+        "libai",
+        ("1n8g_gpt_b8_amp_1.log",),
+        RunFacts(8, 8, 1, 2048),
+        Window(20, 80),
+        Method.STEP_TIMES,
+        11,
+        (-1,),
+        80 * 64 / 120.98,
+        80 * 64,
+        (r"time: [\d.]+ s/iter", "time: nan s/iter"),
+        r"(?<!\w)time: \d",
+    ),
     # iterations 6..25 (the window crosses midnight): 10 even of 0.55 s, 10 odd of 0.5 s
     Case(
         "dle_pytorch_rn50",
@@ -529,7 +562,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 28
+    assert len(PARSERS) == 30
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 

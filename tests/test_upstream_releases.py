@@ -7,8 +7,14 @@ image_classification/models/resnet.py), PyTorch/LanguageModeling/BERT/run_pretra
 scripts/run_pretraining.sh) and TensorFlow/Classification/ConvNets/utils/cmdline_helper.py (+
 resnet50v1.5/training/training_perf.sh). Those of `oneflow_wdl` release `current` were read from
 Oneflow-Inc/models at fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d (RecommenderSystems/wide_and_deep:
-train.py, config.py, utils/logger.py, models/data.py) and OneFlow v0.9.0's
-python/oneflow/distributed/launch.py. Those of `megatron` release `current` from NVIDIA/Megatron-LM
+train.py, config.py, utils/logger.py, models/data.py; Vision/classification/image/resnet50:
+train.py, config.py, graph.py, models/data.py, utils/logger.py, examples/train_graph_distributed_fp32.sh
+and _fp16.sh) and OneFlow v0.9.0's python/oneflow/distributed/launch.py. Those of `oneflow_gpt`
+release `current` from Oneflow-Inc/libai v0.3.0 (1185ad9ca3fec9977ca1c2501b5d4c42c1b86ff3):
+tools/train_net.py, tools/train.sh, configs/gpt2_pretrain.py, configs/common/train.py,
+configs/common/models/gpt.py, configs/common/data/gpt_dataset.py, libai/config/lazy.py,
+libai/engine/default.py, libai/engine/hooks.py, libai/engine/trainer.py, libai/utils/events.py
+and libai/utils/logger.py. Those of `megatron` release `current` from NVIDIA/Megatron-LM
 core_v0.19.0 (5be9626709af2722333bf54797c954c09edeada3): megatron/training/arguments.py,
 megatron/training/config/training_config.py, megatron/core/transformer/transformer_config.py,
 megatron/core/model_parallel_config.py and examples/gpt3/train_gpt3_175b_distributed.sh. Those
@@ -100,15 +106,17 @@ def test_default_release_command_is_unchanged_when_named(name: str, tmp_path: Pa
 
 def test_unknown_release_is_a_config_error_naming_the_choices():
     with pytest.raises(ConfigError, match=r"^\.options\.release: .*dlperf_v1"):
-        get_adapter("oneflow").check_case(case("oneflow", "resnet50", release="current"))
+        get_adapter("mxnet_gluoncv").check_case(
+            case("mxnet_gluoncv", "resnet50", release="current")
+        )
     with pytest.raises(ConfigError, match=r"'dlperf_v1', 'current'"):
         get_adapter("ngc_pytorch").check_case(case("ngc_pytorch", "resnet50", release="2025"))
 
 
 def test_a_release_without_the_model_is_a_config_error():
     with pytest.raises(ConfigError, match=r"release current has no bert_base benchmark"):
-        get_adapter("tensorflow2").check_case(case("tensorflow2", "bert_base", **CURRENT))
-    get_adapter("tensorflow2").check_case(case("tensorflow2", "resnet50", **CURRENT))
+        get_adapter("oneflow").check_case(case("oneflow", "bert_base", **CURRENT))
+    get_adapter("tensorflow2").check_case(case("tensorflow2", "bert_base", **CURRENT))
     get_adapter("ngc_tensorflow").check_case(case("ngc_tensorflow", "bert_base", **CURRENT))
 
 
@@ -1066,3 +1074,288 @@ def test_mindspore_current_bert_parses_through_the_adapter(tmp_path: Path):
     tp = run_throughput(result, Window(4, 16))
     # sinks 5..20 of one step each: the slower rank 1 takes 16 * 102 ms
     assert tp.throughput_samples_per_s == pytest.approx(2 * 16 * 64 / (16 * 0.102), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- OneFlow ResNet-50
+
+RN50_SCRIPT = "/workspace/models/Vision/classification/image/resnet50/train.py"
+
+
+def test_oneflow_current_release_facts():
+    """Oneflow-Inc/models at fc7cbf8 (resnet50 last changed d87a829), OneFlow 0.9.0 cu118; no
+    BERT: NLP/BERT needs Module.to_consistent across GPUs, which OneFlow 0.8+ removed."""
+    adapter = get_adapter("oneflow")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "envs/oneflow_current.yaml"
+    assert adapter.environment_of(adapter.resolved_options({})) == "envs/oneflow.yaml"
+    assert adapter.launch_of(options) == "oneflow"
+    assert adapter.launch_of(adapter.resolved_options({})) == "native"
+    source = adapter.source_of("resnet50", options)
+    assert (source.repo, source.path, source.tag) == (
+        "Oneflow-Inc/models",
+        "Vision/classification/image/resnet50",
+        "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d",
+    )
+    assert adapter.script("resnet50", options) == RN50_SCRIPT
+    assert adapter.parser_of("resnet50", options) == "parse_oneflow_cnn_current"
+    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_oneflow_cnn"
+    assert "OneFlow 0.9.0" in adapter.version_of(options)
+    adapter.check_case(case("oneflow", "resnet50", **CURRENT))
+    with pytest.raises(ConfigError, match=r"release current has no bert_base benchmark"):
+        adapter.check_case(case("oneflow", "bert_base", **CURRENT))
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_oneflow_current_resnet50_command(layout: str, tmp_path: Path):
+    """oneflow.distributed.launch runs resnet50/train.py once per GPU with config.py's flags;
+    synthetic data without data_dir; AMP as examples/train_graph_distributed_fp16.sh."""
+    adapter = get_adapter("oneflow")
+    lay = Layout.parse(layout)
+    for node in range(lay.nodes):
+        ctx = context(adapter, "resnet50", layout, node, "amp", False, tmp_path, dict(CURRENT))
+        cmd = adapter.command(ctx)
+        start = cmd.index("oneflow.distributed.launch")
+        assert cmd[start - 2 : start] == ["python3", "-m"]
+        assert cmd[start + 1 : start + 7] == [
+            f"--nproc_per_node={lay.gpus_per_node}",
+            f"--nnodes={lay.nodes}",
+            f"--node_rank={node}",
+            f"--master_addr={ctx.master_addr}",
+            f"--master_port={ctx.master_port}",
+            RN50_SCRIPT,
+        ]
+        assert cmd[start + 7 :] == [
+            "--train-batch-size=64",
+            f"--num-devices-per-node={lay.gpus_per_node}",
+            "--num-epochs=1",
+            f"--batches-per-epoch={ctx.steps}",
+            "--skip-eval",
+            "--print-interval=1",
+            "--graph",
+            "--fuse-bn-relu",
+            "--fuse-bn-add-relu",
+            "--use-fp16",
+            "--channel-last",
+            "--synthetic-data",
+        ]
+        # DLPerf v1.0's lazy-mode flags are gone (config.py's argparse would reject them)
+        assert not any(
+            a.startswith(("--num_nodes", "--gpu_num_per_node", "--node_ips")) for a in cmd
+        )
+        assert not any(a.startswith("--num-nodes") for a in cmd)  # config.py: >1 is an error
+    options = CURRENT | {"data_dir": "/data/imagenet_ofrecord"}
+    fp32 = adapter.command(
+        context(adapter, "resnet50", "1n8g", 0, "fp32", False, tmp_path, options)
+    )
+    args = fp32[fp32.index(RN50_SCRIPT) + 1 :]
+    assert args[-3:] == [
+        "--ofrecord-path=/data/imagenet_ofrecord",
+        "--ofrecord-part-num=32",
+        "--use-gpu-decode",
+    ]
+    assert not {"--use-fp16", "--channel-last", "--synthetic-data"} & set(args)
+    plain = adapter.command(context(adapter, "resnet50", "1n8g", 0, "fp32", False, tmp_path))
+    assert "oneflow.distributed.launch" not in plain and "--model=resnet50" in plain
+
+
+def test_oneflow_current_resnet50_runs_without_data():
+    adapter = get_adapter("oneflow")
+    cell = Cell("oneflow", "resnet50", "amp", False, 256, Layout(1, 8))
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT)) is None
+
+
+RN50_FIXTURE = FIXTURES / "oneflow_cnn_current" / "1n2g_rn50_b256_amp_1.log"
+# iterations 6..25, b256 per device: rank 0 10 * 0.16 s + 10 * 0.2 s = 3.6 s, rank 1 20 * 0.2 s
+# = 4.0 s (the slowest rank's window time)
+RN50_EXPECTED = 2 * 20 * 256 / 4.0
+
+
+def test_oneflow_current_resnet50_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("oneflow")
+    cell = fixture_cell(adapter, "resnet50", RN50_FIXTURE)
+    assert (cell.batch_size, cell.layout.devices, cell.precision) == (256, 2, "amp")
+    result = adapter.parse(
+        run_folder(RN50_FIXTURE, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    assert str(result.method) == "printed_rates" and set(result.by_rank()) == {0, 1}
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(RN50_EXPECTED, rel=1e-9)
+    assert tp.throughput_samples_per_s == pytest.approx(2560.0)
+    assert (tp.window_first_step, tp.window_last_step) == (6, 25)
+    # the first line's rate (9.85 samples/s: 26 s with the graph's compilation) ruins a window
+    # that takes it in: iterations 1..20, rank 0 26.0 + 9 * 0.16 + 10 * 0.2 s, rank 1
+    # 256 / 9.8 + 19 * 0.2 s (the slowest)
+    with_compile = run_throughput(result, Window(0, 20))
+    assert with_compile.throughput_samples_per_s == pytest.approx(
+        2 * 20 * 256 / (256 / 9.8 + 19 * 0.2), rel=1e-9
+    )
+
+
+def test_oneflow_current_resnet50_per_rank_batch_from_the_arguments(tmp_path: Path):
+    """The argument list's train_batch_size (per device) wins over the run facts, with a note;
+    an eval line (`[eval]`, not printed with --skip-eval) is read past."""
+    from dlperf.parse.upstream import PARSERS, RunFacts
+
+    lines = RN50_FIXTURE.read_text().splitlines()
+    lines.append(
+        "[rank:0] [eval], epoch: 0/1, iter: 781/781, loss: 0.00000, top1: 0.00100, "
+        "throughput: 2000.00 | 2024-05-06 10:21:01.322"
+    )
+    log = tmp_path / "node0.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["oneflow_cnn_current"]([log], RunFacts(128, 2, 1))
+    assert len(result.records) == 54
+    tp = run_throughput(result, Window(5, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(RN50_EXPECTED, rel=1e-9)
+    assert any("train_batch_size = 256 but the run facts say 128" in n for n in result.notes)
+
+
+# ----------------------------------------------------------------------------- LiBai GPT-2
+
+LIBAI_SCRIPT = "/workspace/libai/tools/train_net.py"
+
+
+def test_oneflow_gpt_current_release_facts():
+    """LiBai v0.3.0 (1185ad9), OneFlow-GPT's successor, on OneFlow 0.9.0 cu118."""
+    adapter = get_adapter("oneflow_gpt")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "envs/libai_current.yaml"
+    assert (Path(__file__).parents[1] / "envs" / "libai_current.yaml").is_file()
+    assert adapter.environment_of(adapter.resolved_options({})) == "envs/oneflow_gpt.yaml"
+    assert adapter.launch_of(options) == "oneflow"
+    source = adapter.source_of("gpt", options)
+    assert (source.repo, source.path, source.tag) == (
+        "Oneflow-Inc/libai",
+        "",
+        "1185ad9ca3fec9977ca1c2501b5d4c42c1b86ff3",
+    )
+    assert adapter.script("gpt", options) == LIBAI_SCRIPT
+    assert adapter.parser_of("gpt", options) == "parse_libai"
+    assert adapter.parser_of("gpt", adapter.resolved_options({})) == "parse_megatron"
+    assert "LiBai v0.3.0" in adapter.version_of(options)
+    adapter.check_case(case("oneflow_gpt", "gpt", **CURRENT))
+
+
+@pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
+def test_oneflow_gpt_current_command(layout: str, tmp_path: Path):
+    """oneflow.distributed.launch runs tools/train_net.py per GPU (as tools/train.sh, with its
+    ONEFLOW_FUSE_OPTIMIZER_UPDATE_CAST=true); DLPerf's GPT as LazyConfig overrides."""
+    adapter = get_adapter("oneflow_gpt")
+    lay = Layout.parse(layout)
+    options = CURRENT | {"data_dir": "/data/gpt/web_text_document", "tensor_parallel": 2}
+    for node in range(lay.nodes):
+        ctx = context(adapter, "gpt", layout, node, "amp", False, tmp_path, options, bsz=4)
+        cmd = adapter.command(ctx)
+        assert cmd[:2] == ["env", "ONEFLOW_FUSE_OPTIMIZER_UPDATE_CAST=true"]
+        assert not any(a.startswith("PYTHONPATH=") for a in cmd)
+        start = cmd.index("oneflow.distributed.launch")
+        assert cmd[start + 1 : start + 7] == [
+            f"--nproc_per_node={lay.gpus_per_node}",
+            f"--nnodes={lay.nodes}",
+            f"--node_rank={node}",
+            f"--master_addr={ctx.master_addr}",
+            f"--master_port={ctx.master_port}",
+            LIBAI_SCRIPT,
+        ]
+        # micro 4, data parallel = devices / tensor parallel 2 (at least 1)
+        global_batch = 4 * max(1, lay.devices // 2)
+        assert cmd[start + 7 :] == [
+            "--config-file",
+            "/workspace/libai/configs/gpt2_pretrain.py",
+            "model.cfg.hidden_layers=16",
+            "model.cfg.hidden_size=1536",
+            "model.cfg.ffn_hidden_size=6144",
+            "model.cfg.num_attention_heads=16",
+            "model.cfg.max_seq_length=2048",
+            "train.dist.tensor_parallel_size=2",
+            "train.dist.pipeline_parallel_size=1",
+            "train.dist.pipeline_num_layers=16",
+            "train.train_micro_batch_size=4",
+            f"train.global_batch_size={global_batch}",
+            f"train.train_iter={ctx.steps}",
+            "train.log_period=10",
+            "train.amp.enabled=True",
+            "train.activation_checkpoint.enabled=True",
+            "train.evaluation.enabled=False",
+            f"train.output_dir={tmp_path / f'libai_output_node{node}'}",
+            "tokenization.tokenizer.vocab_file=/workspace/libai/data_test/gpt_data/gpt2-vocab.json",
+            "tokenization.tokenizer.merges_file=/workspace/libai/data_test/gpt_data/gpt2-merges.txt",
+            "dataloader.train.dataset.0.data_prefix=/data/gpt/web_text_document",
+            "dataloader.train.dataset.0.indexed_dataset.data_prefix=/data/gpt/web_text_document",
+            "dataloader.train.dataset.0.max_seq_length=2048",
+            "dataloader.test.0.dataset.data_prefix=/data/gpt/web_text_document",
+            "dataloader.test.0.dataset.indexed_dataset.data_prefix=/data/gpt/web_text_document",
+            "dataloader.test.0.dataset.max_seq_length=2048",
+        ]
+        # OneFlow-GPT's flags are gone (train_net.py's argparse takes only --config-file and
+        # the like before the overrides)
+        assert not any(a.startswith(("--num-layers", "--fp16", "--node-ips")) for a in cmd)
+    extra = options | {"extra_args": ["tokenization.tokenizer.vocab_file=/v.json"]}
+    fp32 = adapter.command(context(adapter, "gpt", "1n1g", 0, "fp32", False, tmp_path, extra))
+    assert "train.amp.enabled=False" in fp32  # gpt2_pretrain.py turns AMP on: fp32 says no
+    assert fp32[-1] == "tokenization.tokenizer.vocab_file=/v.json"  # the last override wins
+    plain = adapter.command(context(adapter, "gpt", "1n1g", 0, "fp32", False, tmp_path))
+    assert "oneflow_gpt.training" in plain and "oneflow.distributed.launch" not in plain
+
+
+LIBAI_FIXTURE = FIXTURES / "libai" / "1n8g_gpt_b8_amp_1.log"
+# iterations 21..100 of 64 samples (8 x 8 GPUs): the running means at iterations 20 (1.5000 s)
+# and 100 (1.5100 s) over the timed iterations 3.. give 98 * 1.51 - 18 * 1.5 = 120.98 s
+LIBAI_EXPECTED = 80 * 64 / (98 * 1.51 - 18 * 1.5)
+
+
+def test_oneflow_gpt_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("oneflow_gpt")
+    cell = fixture_cell(adapter, "gpt", LIBAI_FIXTURE)
+    assert (cell.batch_size, cell.layout.devices) == (8, 8)
+    result = adapter.parse(
+        run_folder(LIBAI_FIXTURE, cell, tmp_path), cell, adapter.resolved_options(CURRENT)
+    )
+    assert str(result.method) == "step_times" and {r.rank for r in result.records} == {-1}
+    tp = run_throughput(result, Window(20, 80))
+    assert tp.throughput_samples_per_s == pytest.approx(LIBAI_EXPECTED, rel=1e-9)
+    assert tp.throughput_samples_per_s == pytest.approx(42.32104480)
+    assert (tp.window_first_step, tp.window_last_step) == (21, 100)
+    # iterations 91..100: 98 * 1.51 - 88 * 1.508 = 15.276 s
+    assert tp.step_time_ms[-1] == pytest.approx(1527.6)
+    # the first record: iterations 1..10, of which 3..10 timed (8 * 1.525 s, 8 * 64 samples)
+    first = result.records[0]
+    assert (first.step, first.steps, first.samples) == (10, 10, 512)
+    assert first.duration_s == pytest.approx(12.2)
+
+
+def test_libai_coloured_prefix_and_untimed_first_lines(tmp_path: Path):
+    """termcolor colours the prefix when it thinks stdout is a terminal; with log_period 1 the
+    lines of iterations 1 and 2 have no `time` yet and are read past; the printed consumed
+    samples give the global batch, whatever the run facts say."""
+    from dlperf.parse.upstream import PARSERS, RunFacts
+
+    def line(k: int, mean: str | None) -> str:
+        timed = f"time: {mean} s/iter  data_time: 0.0020 s/iter total_throughput: 1.00 samples/s "
+        return (
+            f"\x1b[32m[05/06 11:04:07 lb.utils.events]: \x1b[0m eta: 0:00:0{9 - k}  iteration: "
+            f"{k}/10  consumed_samples: {32 * (k + 1)}  total_loss: 10.84  "
+            f"{timed if mean else ''}lr: 1.50e-04  "
+        )
+
+    # running means over iterations 3..k+1: 0.5, 0.5, 0.6 (iteration 5: 3 * 0.6 - 2 * 0.5 = 0.8)
+    lines = [line(0, None), line(1, None), line(2, "0.5000"), line(3, "0.5000"), line(4, "0.6000")]
+    log = tmp_path / "node0.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = PARSERS["libai"]([log], RunFacts(8, 8, 1, 2048))
+    assert [(r.step, r.steps, r.samples) for r in result.records] == [
+        (3, 3, 32),
+        (4, 1, 32),
+        (5, 1, 32),
+    ]
+    assert [r.duration_s for r in result.records] == pytest.approx([0.5, 0.5, 0.8])
+    assert run_throughput(result, Window(3, 2)).throughput_samples_per_s == pytest.approx(
+        2 * 32 / (0.5 + 0.8)
+    )
+    notes = " ".join(result.notes)
+    assert "consumed_samples advance 32 per iteration but the run facts say 64" in notes
+    assert f"{log}:1: read past (iteration 1, not timed)" in notes
+    # a line after iteration 2 without `time` is an error
+    log.write_text("\n".join([*lines, line(5, None)]) + "\n")
+    with pytest.raises(ParseError, match=rf"{re.escape(str(log))}:6: .*no `time"):
+        PARSERS["libai"]([log], RunFacts(8, 8, 1, 2048))

@@ -3,9 +3,11 @@
 OneFlow (lazy mode, v0.2-v0.4) spans nodes itself: every node runs the same script with the node
 list (`--node_ips`), one process per node driving all of its GPUs.
 
-Release `current` of `oneflow_wdl` (option `release`, see dlperf.adapters.upstream): the Wide & Deep
-of Oneflow-Inc/models (OneFlow's eager/graph API, one process per GPU through
-`oneflow.distributed.launch`); docs/upstream-releases.md says what was read and what is not verified.
+Release `current` (option `release`, see dlperf.adapters.upstream), one process per GPU through
+`oneflow.distributed.launch` and OneFlow's eager/graph API: `oneflow_wdl` runs the Wide & Deep of
+Oneflow-Inc/models, `oneflow` its Vision/classification/image/resnet50 (no BERT: the models repo's
+NLP/BERT calls `to_consistent`, which OneFlow removed in 2022), `oneflow_gpt` LiBai's GPT-2 (LiBai
+succeeded OneFlow-GPT). docs/upstream-releases.md says what was read and what is not verified.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ from dlperf.adapters.upstream import Release, UpstreamAdapter, node_hosts, upstr
 ONEFLOW_BENCHMARK = "Oneflow-Inc/OneFlow-Benchmark"
 ONEFLOW_MODELS = "Oneflow-Inc/models"
 # Oneflow-Inc/models main as read (November 2022); RecommenderSystems/wide_and_deep last changed at
-# 87d4561 (March 2022).
+# 87d4561 (March 2022), Vision/classification/image/resnet50 at d87a829 (February 2022).
 MODELS_CURRENT = "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d"
+LIBAI = "Oneflow-Inc/libai"
+# LiBai v0.3.0 (2024-01-15), its newest release tag; main (9dcbe3b, October 2024) changed none of
+# the files read (docs/upstream-releases.md), and its docs name OneFlow 0.9.0 as the stable OneFlow.
+LIBAI_CURRENT = "1185ad9ca3fec9977ca1c2501b5d4c42c1b86ff3"
 
 
 class OneFlowBenchmark(UpstreamAdapter):
@@ -62,10 +68,36 @@ class OneFlowBenchmark(UpstreamAdapter):
         seq_len=128,
         max_predictions_per_seq=20,
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # Oneflow-Inc/models Vision/classification/image/resnet50/train.py (flags: config.py): one
+        # process per GPU, every rank printing its own progress line (utils/logger.py)
+        # `[rank:r] [train], epoch: e/E, iter: i/n, loss: l, top1: a, throughput: t | <time>`.
+        # No BERT: NLP/BERT/run_pretraining.py spans GPUs only with --use_consistent, which calls
+        # Module.to_consistent: OneFlow 0.8.0 and 0.9.0 raise "has been removed" (docs/upstream-
+        # releases.md).
+        "current": Release(
+            version=f"OneFlow 0.9.0 (cu118); Oneflow-Inc/models {MODELS_CURRENT[:7]} resnet50",
+            environment="envs/oneflow_current.yaml",
+            models={
+                "resnet50": ModelSource(
+                    ONEFLOW_MODELS, "Vision/classification/image/resnet50", MODELS_CURRENT
+                )
+            },
+            entry={"resnet50": "train.py"},
+            parsers={"resnet50": "parse_oneflow_cnn_current"},
+            launch="oneflow",
+            source_root="/workspace/models",
+            unverified="not run: no GPU here; flags and log line read from train.py, config.py, "
+            "graph.py, models/data.py and utils/logger.py at MODELS_CURRENT; the README says "
+            "only one node (8 devices) was tested",
+        ),
+    }
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
+        if self.release_name(o) == "current":
+            return self.current_args(ctx, bsz)
         layout = [f"--num_nodes={ctx.nodes}", f"--gpu_num_per_node={ctx.gpus_per_node}"]
         if ctx.nodes > 1:
             layout.append(f"--node_ips={','.join(node_hosts(ctx))}")
@@ -114,6 +146,38 @@ class OneFlowBenchmark(UpstreamAdapter):
             f"--model_save_dir={ctx.run_dir / 'oneflow_snapshots'}",
             *amp,
             log_dir,
+        ]
+
+    def current_args(self, ctx: TaskContext, bsz: int) -> list[str]:
+        """Release current: resnet50/train.py's flags (config.py), as its graph examples
+        (examples/train_graph_distributed_fp32.sh, _fp16.sh) pass them. One epoch of `steps`
+        batches, no evaluation, a line per iteration; nn.Graph (`--graph`: fp16 needs it) with
+        the fused BN ops; AMP adds `--use-fp16 --channel-last` (NHWC, as the fp16 example). The
+        layout is the launcher's; `--num-devices-per-node` tells graph.py the node's share
+        (`--num-nodes` stays 1: config.py rejects more). No data_dir: `--synthetic-data`."""
+        o = ctx.options
+        data = (
+            [
+                f"--ofrecord-path={o['data_dir']}",
+                f"--ofrecord-part-num={o['data_part_num']}",
+                "--use-gpu-decode",
+            ]
+            if o["data_dir"]
+            else ["--synthetic-data"]
+        )
+        amp = ["--use-fp16", "--channel-last"] if ctx.cell.precision == "amp" else []
+        return [
+            f"--train-batch-size={bsz}",
+            f"--num-devices-per-node={ctx.gpus_per_node}",
+            "--num-epochs=1",
+            f"--batches-per-epoch={ctx.steps}",
+            "--skip-eval",
+            "--print-interval=1",
+            "--graph",
+            "--fuse-bn-relu",
+            "--fuse-bn-add-relu",
+            *amp,
+            *data,
         ]
 
 
@@ -253,14 +317,85 @@ class OneFlowGPT(UpstreamAdapter):
         metric_print_format="normal",
     )
 
+    releases: ClassVar[dict[str, Release]] = {
+        # LiBai (Oneflow-Inc/libai), OneFlow-GPT's successor: tools/train_net.py with
+        # configs/gpt2_pretrain.py and LazyConfig overrides (`key=value`) for DLPerf's GPT; rank 0
+        # logs libai/utils/events.py CommonMetricPrinter's `iteration: i/n  consumed_samples: c
+        # ... time: t s/iter ...` every log_period iterations. No new options: the model and
+        # parallel options are DLPerf v1.0's (vocab_size and metric_print_format go unused).
+        "current": Release(
+            version=f"OneFlow 0.9.0 (cu118); LiBai v0.3.0 ({LIBAI_CURRENT[:7]}) GPT-2",
+            environment="envs/libai_current.yaml",
+            models={"gpt": ModelSource(LIBAI, "", LIBAI_CURRENT)},
+            entry={"gpt": "tools/train_net.py"},
+            parsers={"gpt": "parse_libai"},
+            launch="oneflow",
+            source_root="/workspace/libai",
+            unverified="not run: no GPU here; overrides and log line read from tools/train_net.py, "
+            "tools/train.sh, configs/gpt2_pretrain.py, configs/common/*, libai/engine/*.py and "
+            "libai/utils/events.py at LIBAI_CURRENT; list-index overrides "
+            "(dataloader.train.dataset.0...) not run",
+        ),
+    }
+
     def program(self, ctx: TaskContext) -> list[str]:
         return [str(ctx.options["python"]), "-m", "oneflow_gpt.training"]
 
     def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        if self.release_name(ctx.options) == "current":
+            # tools/train.sh exports it before the launcher
+            return {"ONEFLOW_FUSE_OPTIMIZER_UPDATE_CAST": "true", **super().workload_env(ctx)}
         return {"PYTHONPATH": self.model_dir("gpt", ctx.options), **super().workload_env(ctx)}
 
     def script_args(self, ctx: TaskContext) -> list[str]:
+        if self.release_name(ctx.options) == "current":
+            return self.libai_args(ctx, self.batch_size(ctx.cell, ctx.options))
         return gpt_args(ctx, self.batch_size(ctx.cell, ctx.options), oneflow=True)
+
+    def libai_args(self, ctx: TaskContext, micro: int) -> list[str]:
+        """Release current: `--config-file configs/gpt2_pretrain.py` and LazyConfig overrides
+        (libai/config/lazy.py apply_overrides, Hydra's `key=value` grammar), later ones winning,
+        so extra_args may override any. gpt2_pretrain.py sets some values from others when it is
+        loaded (the datasets' sequence length, pipeline_num_layers): those are overridden too.
+        The config's tokenizer files (./data_test/gpt_data/, relative to the checkout, where
+        tools/train.sh runs) are made absolute; data_dir is the indexed dataset's prefix, for the
+        train split and the test set alike. No evaluation (the config's evaluator would also run
+        after the last iteration); LiBai saves model_final after it, in the run folder."""
+        o = ctx.options
+        root = self.root(o).rstrip("/")
+        layers, hidden, seq = int(o["num_layers"]), int(o["hidden_size"]), int(o["seq_len"])
+        world = ctx.nodes * ctx.gpus_per_node
+        tp, pp = int(o["tensor_parallel"]), int(o["pipeline_parallel"])
+        global_batch = int(o["global_batch_size"]) or micro * max(1, world // (tp * pp))
+        data = o["data_dir"]
+        return [
+            "--config-file",
+            f"{root}/configs/gpt2_pretrain.py",
+            f"model.cfg.hidden_layers={layers}",
+            f"model.cfg.hidden_size={hidden}",
+            f"model.cfg.ffn_hidden_size={4 * hidden}",
+            f"model.cfg.num_attention_heads={o['num_attention_heads']}",
+            f"model.cfg.max_seq_length={seq}",
+            f"train.dist.tensor_parallel_size={tp}",
+            f"train.dist.pipeline_parallel_size={pp}",
+            f"train.dist.pipeline_num_layers={layers}",
+            f"train.train_micro_batch_size={micro}",
+            f"train.global_batch_size={global_batch}",
+            f"train.train_iter={ctx.steps}",
+            f"train.log_period={self.log_interval}",
+            f"train.amp.enabled={ctx.cell.precision == 'amp'}",
+            f"train.activation_checkpoint.enabled={bool(o['checkpoint_activations'])}",
+            "train.evaluation.enabled=False",
+            f"train.output_dir={ctx.run_dir / f'libai_output_node{ctx.node_rank}'}",
+            f"tokenization.tokenizer.vocab_file={root}/data_test/gpt_data/gpt2-vocab.json",
+            f"tokenization.tokenizer.merges_file={root}/data_test/gpt_data/gpt2-merges.txt",
+            f"dataloader.train.dataset.0.data_prefix={data}",
+            f"dataloader.train.dataset.0.indexed_dataset.data_prefix={data}",
+            f"dataloader.train.dataset.0.max_seq_length={seq}",
+            f"dataloader.test.0.dataset.data_prefix={data}",
+            f"dataloader.test.0.dataset.indexed_dataset.data_prefix={data}",
+            f"dataloader.test.0.dataset.max_seq_length={seq}",
+        ]
 
 
 def gpt_args(ctx: TaskContext, micro: int, oneflow: bool) -> list[str]:

@@ -9,8 +9,12 @@ with a note). Each result records its Method and notes on what a record covers.
 
 Per source, the method and what one record covers (J: job-wide, rank -1; R: one rank's own):
 - oneflow_cnn, oneflow_bert, oneflow_wdl: timestamps (time.time() ends the line); J, one interval
+- oneflow_cnn_current: printed rates (each rank's own samples/s); R, the iterations since the
+  previous line
 - oneflow_wdl_current: step times (`latency(ms)` x iterations); J (rank 0 prints), the iterations
   since the previous line
+- libai: step times (the advance of the running mean s/iter x the timed iterations); J (rank 0
+  prints), the iterations since the previous line
 - dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
   iterations since the previous line
 - dle_tf1_bert_current: as dle_tf1_bert; a line repeating the previous counter (an AMP-skipped
@@ -70,8 +74,10 @@ from dlperf.parse.upstream.mxnet import (
     parse_gluonnlp_bert,
 )
 from dlperf.parse.upstream.oneflow import (
+    parse_libai,
     parse_oneflow_bert,
     parse_oneflow_cnn,
+    parse_oneflow_cnn_current,
     parse_oneflow_wdl,
     parse_oneflow_wdl_current,
 )
@@ -90,6 +96,8 @@ PARSERS: dict[str, Parser] = {
     "oneflow_bert": parse_oneflow_bert,
     "oneflow_wdl": parse_oneflow_wdl,
     "oneflow_wdl_current": parse_oneflow_wdl_current,
+    "oneflow_cnn_current": parse_oneflow_cnn_current,
+    "libai": parse_libai,
     "dle_pytorch_rn50": parse_dle_pytorch_rn50,
     "dle_pytorch_bert": parse_dle_pytorch_bert,
     "dle_tf1_rn50": parse_dle_tf1_rn50,

@@ -1,27 +1,33 @@
-"""OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep; Oneflow-Inc/models' Wide & Deep.
+"""OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep; Oneflow-Inc/models' Wide & Deep
+and ResNet-50.
 
 The OneFlow-Benchmark three end each progress line with `time.time()`, speak for the whole job, and
 print their arguments as `key = value` header lines; the header's batch size and layout win over the
 run facts (with a note when they disagree). Oneflow-Inc/models' W&D (release `current`) prints the
-latency per iteration instead, and its arguments as `key ..... value` lines.
+latency per iteration instead, its ResNet-50 each rank's own throughput, and both their arguments
+as `key ..... value` lines. LiBai (OneFlow-GPT's successor, `oneflow_gpt` release `current`) logs
+the running mean of its iteration times.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
-from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream._common import (
     NUM,
     Line,
     Row,
     RunFacts,
+    Unreadable,
     collect,
     global_result,
     header_values,
     logged_int,
     match,
+    per_rank_result,
     prefer_log,
 )
 
@@ -39,6 +45,34 @@ WDL_CURRENT = re.compile(
     r" \| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$"
 )
 DOTTED_ARG = re.compile(r"^(\w+) \.+ (\S+)$")  # config.py's _print_args: `key ..... value`
+# resnet50/utils/logger.py print_metrics with train.py init_logger's metrics: `[rank:r] [train],
+# epoch: e/E, iter: i/n, loss: {:.5f}, [lr: {:.6f}, (eager only)] top1: {:.5f}, throughput: {:.2f}`
+# (`, timestamp: {:.6f}` with --print-timestamp) and the `| %Y-%m-%d %H:%M:%S.mmm` stamp; eval
+# prints the same with `[eval]`.
+CNN_CURRENT_CLAIM = re.compile(r"^\[rank:\d+\] \[(?:train|eval)\], epoch: ")
+# LiBai v0.3.0: libai/utils/logger.py's stdout formatter `[%m/%d %H:%M:%S <logger>]: ` (green
+# when termcolor colours it; the file formatter `[%m/%d %H:%M:%S] <logger> INFO: `), then
+# libai/utils/events.py CommonMetricPrinter: ` eta: <eta>  iteration: i/n  consumed_samples: c
+# total_loss: l  time: {:.4f} s/iter  data_time: {:.4f} s/iter total_throughput: {:.2f} samples/s
+# lr: {:.2e}  ` (eta, time, data_time and throughput only once they exist).
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+LIBAI_PREFIX = r"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ INFO:)\s+"
+LIBAI_CLAIM = re.compile(  # the same, colours allowed
+    r"^(?:\x1b\[[0-9;]*m)?\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ INFO:)"
+    r"\s*(?:\x1b\[[0-9;]*m)?\s+(?:eta: .*?\s)?iteration: \d+/\d+\s"
+)
+LIBAI = re.compile(
+    LIBAI_PREFIX + r"(?:eta: .*?\s)?iteration: (\d+)/(\d+)\s+consumed_samples: (\d+)\s"
+)
+LIBAI_HAS_TIME = re.compile(r"(?<!\w)time:")
+LIBAI_TIME = re.compile(rf"(?<!\w)time: ({NUM}) s/iter(?:\s|$)")
+LIBAI_UNTIMED = 2  # hooks.IterationTimer(warmup_iter=3) times iterations 3.. (1-based)
+CNN_CURRENT_EVAL = re.compile(r"^\[rank:\d+\] \[eval\], ")
+CNN_CURRENT = re.compile(
+    r"^\[rank:(\d+)\] \[train\], epoch: (\d+)/\d+, iter: (\d+)/\d+, loss: \S+,(?: lr: \S+,)?"
+    rf" top1: \S+, throughput: ({NUM})(?:, timestamp: {NUM})?"
+    r" \| \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}$"
+)
 
 
 def samples_per_step(
@@ -145,4 +179,120 @@ def parse_oneflow_wdl_current(logs: list[Path], facts: RunFacts) -> ParseResult:
     per_step = samples_per_step(header, facts, notes, global_key="batch_size")
     return global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "OneFlow W&D `iter: i/n`", per_step
+    )
+
+
+def parse_oneflow_cnn_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`[rank:r] [train], epoch: e/E, iter: i/n, ..., throughput: t | <stamp>` every
+    print_interval iterations, printed by every rank for itself (metric_local, the default). t is
+    the rank's own samples per second since its previous line (the logger's TimeMeter: the
+    samples of the iterations since then, over the perf_counter span, read after the loss, whose
+    `.numpy()` waits for the device). i counts the epoch's iterations done (from 1). The first
+    line's span starts when training starts, before the graph is compiled: the window's warm-up
+    skips it. The argument list's `train_batch_size` (per device) wins over the run facts."""
+    notes = [
+        "timed by each rank's printed `throughput` (its samples since its previous line over "
+        "their time); the first line's span includes the graph's compilation"
+    ]
+    header: dict[str, str] = {}
+
+    def read(line: Line) -> Row | None:
+        if CNN_CURRENT_EVAL.match(line.text):
+            return None
+        m = match(
+            CNN_CURRENT, line, "`[rank:r] [train], epoch: e/E, iter: i/n, ..., throughput: <t>`"
+        )
+        it = int(m[3])
+        rate = float(m[4])
+        if rate <= 0:
+            raise Unreadable(f"throughput {m[4]}")
+        return Row(line, it, counter=it, key=(int(m[2]), it), rank=int(m[1]), rate=rate)
+
+    def arg(line: Line) -> None:
+        if m := DOTTED_ARG.match(line.text):
+            header.setdefault(m[1], m[2])
+
+    rows = collect(logs, CNN_CURRENT_CLAIM, read, notes, arg)
+    bsz = prefer_log(
+        "train_batch_size",
+        logged_int(header, "train_batch_size"),
+        facts.batch_size_per_device,
+        notes,
+    )
+    facts = dataclasses.replace(facts, batch_size_per_device=bsz)
+    return per_rank_result(
+        logs, rows, facts, Method.PRINTED_RATES, notes, "OneFlow models ResNet-50 `[train]`"
+    )
+
+
+def parse_libai(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """LiBai's CommonMetricPrinter line every log_period iterations, printed by rank 0 only.
+    `iteration: k/n` is 0-based (k + 1 iterations done); `consumed_samples` is k + 1 times the
+    global batch. `time` is the mean of every timed iteration so far (the IterationTimer leaves
+    out the first two, graph compilation among them), so the timed seconds up to a line are
+    time x (k + 1 - 2): a record lasts the advance of that product and covers the iterations
+    since the previous line. The first record covers iterations 1..k + 1 (so windows count real
+    iterations) but holds the samples and seconds of the timed ones only, 3..k + 1: its rate is
+    theirs. Lines before any iteration was timed carry no `time` and are read past. The printed
+    mean has 4 decimals: a window's time is off by at most 5e-5 s x the timed iterations at its
+    two ends."""
+    notes = [
+        "timed by the advance of `time` (LiBai's running mean s/iter) x the timed iterations; "
+        "iterations 1 and 2 are never timed: the first record holds the samples and seconds of "
+        "its other iterations"
+    ]
+
+    def read(line: Line) -> Row | None:
+        text = ANSI.sub("", line.text)
+        m = LIBAI.match(text)
+        if not m:
+            raise Unreadable("expected `iteration: i/n  consumed_samples: c`")
+        k, consumed = int(m[1]), int(m[3])
+        if not LIBAI_HAS_TIME.search(text[m.end() :]):
+            if k + 1 > LIBAI_UNTIMED:
+                raise Unreadable(f"no `time: <s> s/iter` after iteration {k + 1}")
+            notes.append(f"{line.path}:{line.lineno}: read past (iteration {k + 1}, not timed)")
+            return None
+        t = LIBAI_TIME.search(text, m.end())
+        if not t:
+            raise Unreadable("expected `time: <s> s/iter`")
+        done = k + 1
+        row = Row(line, done, counter=done, key=k, step_time_s=float(t[1]))
+        row.info["consumed"] = consumed
+        return row
+
+    def timed(kept: list[Row]) -> None:
+        previous: Row | None = None
+        for row in kept:
+            done = int(row.counter or 0)
+            batch = row.info["consumed"] / done
+            before = int(previous.counter or 0) if previous else 0
+            row.steps = done - before
+            total = float(row.step_time_s or 0) * (done - LIBAI_UNTIMED)
+            spent = float(previous.step_time_s or 0) * (before - LIBAI_UNTIMED) if previous else 0.0
+            row.duration_s = total - spent
+            row.samples = (
+                row.info["consumed"] - previous.info["consumed"]
+                if previous
+                else batch * (done - LIBAI_UNTIMED)
+            )
+            if row.steps < 1 or row.duration_s <= 0 or row.samples <= 0:
+                raise ParseError(
+                    "iterations, consumed samples or timed seconds do not advance since the "
+                    "previous line",
+                    row.line.path,
+                    row.line.lineno,
+                )
+            previous = row
+        if kept:
+            batch = kept[0].info["consumed"] / int(kept[0].counter or 1)
+            if batch != facts.global_batch:
+                notes.append(
+                    f"consumed_samples advance {batch:g} per iteration but the run facts say "
+                    f"{facts.global_batch}; using the log's"
+                )
+
+    rows = collect(logs, LIBAI_CLAIM, read, notes)
+    return global_result(
+        logs, rows, facts, Method.STEP_TIMES, notes, "LiBai `iteration: i/n`", finish=timed
     )
