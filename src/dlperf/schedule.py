@@ -419,11 +419,11 @@ def _start_fitting(
     reserved_s: float | None = None
     waiting: list[int] = []
     head, rest = queue[:BACKFILL_LOOKAHEAD], queue[BACKFILL_LOOKAHEAD:]
-    for i in head:
+    for position, i in enumerate(head):
+        if not any(cluster.free_gpus):  # full: nothing more starts now
+            waiting += head[position:]
+            break
         job = jobs[i]
-        if not any(cluster.free_gpus):
-            waiting.append(i)
-            continue
         nodes = cluster.place(job)
         if nodes is not None and (reserved_s is None or now_s + job.wall_s <= reserved_s):
             cluster.start(job, nodes, now_s)
