@@ -1,13 +1,15 @@
 """What the explaining measurements cost a run: the FLOP count, the GEMM calibration, the all-reduce
 probe and the NVML sampling (dlperf.efficiency), on the default suite's cells.
 
-python benchmarks/explain_overhead.py [--repeats 3]
+python benchmarks/explain_overhead.py [--repeats 5]
 
 Runs the PyTorch workload as the default suite runs it (config/config.yaml: ResNet-50 at 32x32 and
 the narrow BERT, batch 8, 50 steps, at 1 and 2 processes), alternating with and without
-`--no-explain`, and prints the fastest wall time of each (contention only ever adds time) and the
-difference as a share of the run (target: under 5%). Both sides are measured in the same
-invocation, interleaved, since this machine's speed drifts. Prints, never asserts.
+`--no-explain`, and splits each run by its own step lines: set-up (launch to the first step, where
+the count, the calibration and the probe happen), the steps (where the sampling runs) and the
+exit. A run's whole wall time varies by more than the cost on this machine, so the cost is the
+median of the paired differences of set-up plus steps, as a share of the median run without
+(target: under 5%). Prints, never asserts.
 """
 
 from __future__ import annotations
@@ -18,12 +20,18 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from dlperf.logline import parse_line  # noqa: E402
 
 
 def default_cases() -> list[dict]:
@@ -54,50 +62,69 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wall_time(cmd: list[str], ranks: int) -> float:
-    """Seconds from launching every rank to the last one exiting (as the harness sees a run)."""
+@dataclass
+class Timing:
+    setup_s: float  # launch to rank 0's first step
+    steps_s: float  # rank 0's first step start to its last step end
+    wall_s: float  # launch to the last rank's exit
+
+
+def timed_run(cmd: list[str], ranks: int) -> Timing:
+    """Launch every rank as the harness does; time it by rank 0's step lines and the exits."""
     port = free_port()
-    start = time.perf_counter()
-    procs = [
-        subprocess.Popen(
-            cmd,
-            stdout=subprocess.DEVNULL,
-            env=os.environ
-            | {
-                "RANK": str(r),
-                "WORLD_SIZE": str(ranks),
-                "LOCAL_RANK": str(r),
-                "LOCAL_WORLD_SIZE": str(ranks),
-                "MASTER_ADDR": "127.0.0.1",
-                "MASTER_PORT": str(port),
-            },  # fmt: skip
-        )
-        for r in range(ranks)
-    ]
-    codes = [p.wait() for p in procs]
-    if any(codes):
-        raise SystemExit(f"{' '.join(cmd)} failed: exit codes {codes}")
-    return time.perf_counter() - start
+    launched = time.time()
+    with tempfile.TemporaryFile("w+") as out:
+        procs = [
+            subprocess.Popen(
+                cmd,
+                stdout=out if r == 0 else subprocess.DEVNULL,
+                env=os.environ
+                | {
+                    "RANK": str(r),
+                    "WORLD_SIZE": str(ranks),
+                    "LOCAL_RANK": str(r),
+                    "LOCAL_WORLD_SIZE": str(ranks),
+                    "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": str(port),
+                },  # fmt: skip
+            )
+            for r in range(ranks)
+        ]
+        codes = [p.wait() for p in procs]
+        ended = time.time()
+        if any(codes):
+            raise SystemExit(f"{' '.join(cmd)} failed: exit codes {codes}")
+        out.seek(0)
+        steps = [p[1] for p in map(parse_line, out) if p and p[0] == "step"]
+    first, last = float(steps[0]["start"]), float(steps[-1]["end"])
+    return Timing(first - launched, last - first, ended - launched)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     print(
-        f"{'case':<34} {'ranks':>5} {'with (s)':>9} {'without (s)':>11} {'cost (s)':>9} {'share':>7}"
+        f"{'case':<32} {'ranks':>5} {'set-up with/without (s)':>24} {'steps with/without (s)':>23}"
+        f" {'run (s)':>8} {'cost (s)':>9} {'share':>6}"
     )
     for case in default_cases():
         for ranks in (1, 2):
-            times: dict[bool, list[float]] = {True: [], False: []}
-            for _ in range(args.repeats):
-                for explain in (True, False):
-                    times[explain].append(wall_time(command(case, explain), ranks))
-            # the fastest of each: contention on a shared machine only ever adds time
-            on, off = min(times[True]), min(times[False])
+            pairs: list[tuple[Timing, Timing]] = []
+            for _ in range(args.repeats):  # interleaved: both sides see the same drift
+                pairs.append(
+                    (timed_run(command(case, True), ranks), timed_run(command(case, False), ranks))
+                )
+            on = [p[0] for p in pairs]
+            off = [p[1] for p in pairs]
+            cost = median((a.setup_s + a.steps_s) - (b.setup_s + b.steps_s) for a, b in pairs)
+            run = median(b.wall_s for b in off)
             name = f"{case['model']} fp32 b{case['batch_size'][0]} x{case['steps']} steps"
             print(
-                f"{name:<34} {ranks:>5} {on:>9.2f} {off:>11.2f} {on - off:>9.2f} {(on - off) / on:>7.1%}"
+                f"{name:<32} {ranks:>5} "
+                f"{median(t.setup_s for t in on):>11.2f} / {median(t.setup_s for t in off):<10.2f} "
+                f"{median(t.steps_s for t in on):>11.2f} / {median(t.steps_s for t in off):<9.2f} "
+                f"{run:>8.2f} {cost:>9.2f} {cost / run:>6.1%}"
             )
 
 
