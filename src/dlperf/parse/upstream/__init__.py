@@ -38,6 +38,7 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - mindspore_bert_current: step times (TimeMonitor's `Train epoch time` of a sink); R, one sink of
   data_sink_steps steps
 - hugectr: step times (`Time(n iters)`); J, n iterations
+- hugectr_current: as hugectr, the `[HCTR][..][INFO][RK0][main]: ` logger's line
 - megatron: step times (ms per iteration x iterations); J, log_interval iterations
 - megatron_current: as megatron; the line after the first iteration's covers the iterations since
   it, timed by its average times all of them less the first iteration's
@@ -61,6 +62,7 @@ from dlperf.parse.upstream.dllogger import (
 )
 from dlperf.parse.upstream.misc import (
     parse_hugectr,
+    parse_hugectr_current,
     parse_megatron,
     parse_megatron_current,
     parse_mindspore,
@@ -120,6 +122,7 @@ PARSERS: dict[str, Parser] = {
     "mindspore_benchmark": parse_mindspore_benchmark,
     "mindspore_bert_current": parse_mindspore_bert_current,
     "hugectr": parse_hugectr,
+    "hugectr_current": parse_hugectr_current,
     "megatron": parse_megatron,
     "megatron_current": parse_megatron_current,
 }
