@@ -311,6 +311,22 @@ CASES = [
         (r"Speed: \S+", "Speed: nan"),
         r"Speed: \d",
     ),
+    # Release current (DLE 729963d fit.py via dllogger, rank 0 only, `Iteration: i` 0-based):
+    # iterations 5..20 = i 4..19, timed from i 3's stamp 10:00:11.200000 to i 19's 10:00:15.200000
+    # (8 * 0.24 s + 8 * 0.26 s = 4.0 s); 16 iterations * 256 * 4 GPUs
+    Case(
+        "dle_mxnet_rn50_current",
+        ("1n4g_rn50_b256_amp_1.log",),
+        RunFacts(256, 4, 1),
+        Window(4, 16),
+        Method.TIMESTAMPS,
+        20,
+        (-1,),
+        16 * 256 * 4 / 4.0,
+        16 * 256 * 4,
+        (r"train\.ips : \S+", "train.ips : nan"),
+        r"\strain\.i",
+    ),
     # job-wide rates 2048, 2560, 2048, 4096, 2560 for 20 * 128 * 8 = 20480 samples each:
     # 10 + 8 + 10 + 5 + 8 = 41 s (harmonic mean; the arithmetic mean would be 2662.4)
     Case(
@@ -578,7 +594,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 31
+    assert len(PARSERS) == 32
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 
@@ -1225,3 +1241,11 @@ def test_hugectr_current_global_batch_is_the_logged_training_batchsize():
     )
     tp = run_throughput(result, case.window)
     assert tp.throughput_samples_per_s == pytest.approx(16 * 32768 / 0.16, rel=1e-9)
+
+
+def test_dle_mxnet_rn50_current_counts_iterations_from_the_0_based_index():
+    """`Iteration: 0` is the first batch done: records are iterations 1..20, one each; the
+    epoch's `Epoch: 0  train.loss ... train.ips` and the `Summary:` lines are not records."""
+    result = BY_NAME["dle_mxnet_rn50_current"].parse()
+    assert [(r.step, r.steps) for r in result.records] == [(k, 1) for k in range(1, 21)]
+    assert {r.samples for r in result.records} == {1024}

@@ -37,6 +37,31 @@ NGC_TF1_LAST = "nvcr.io/nvidia/tensorflow:23.03-tf1-py3"
 # from (docker/.ngc_version.dev; its LTS image, docker/.ngc_version.lts, is 25.09).
 MEGATRON_CURRENT = "5be9626709af2722333bf54797c954c09edeada3"
 NGC_PYTORCH_MEGATRON = "nvcr.io/nvidia/pytorch:26.06-py3"
+# NVIDIA's MXNet container 24.06 (MXNet 1.9.1, CUDA 12.4.1; its release notes: "intended for use on
+# the NVIDIA Hopper Architecture H100 GPU"), the newest MXNet release notes found. DLE's MXNet
+# RN50 was last changed at 810bcf3 (May 2023); its Dockerfile still names mxnet:22.10-py3.
+NGC_MXNET_LAST = "nvcr.io/nvidia/mxnet:24.06-py3"
+# DLE master's MxNet/Classification/RN50v1.5/runner: the environment it sets before train.py.
+DLE_MXNET_RUNNER_ENV = {
+    "MXNET_UPDATE_ON_KVSTORE": "0",
+    "MXNET_EXEC_ENABLE_ADDTO": "1",
+    "MXNET_USE_TENSORRT": "0",
+    "MXNET_GPU_WORKER_NTHREADS": "2",
+    "MXNET_GPU_COPY_NTHREADS": "1",
+    "MXNET_OPTIMIZER_AGGREGATION_SIZE": "60",
+    "HOROVOD_CYCLE_TIME": "0.1",
+    "HOROVOD_FUSION_THRESHOLD": "67108864",
+    "MXNET_HOROVOD_NUM_GROUPS": "16",
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD": "999",
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD": "25",
+    "MXNET_ENABLE_CUDA_GRAPHS": "1",
+    "MXNET_ASYNC_GPU_ENGINE": "1",
+    "HOROVOD_ENABLE_ASYNC_COMPLETION": "1",
+    "MXNET_CUDNN_AUTOTUNE_DEFAULT": "0",
+    "HOROVOD_BATCH_D2D_MEMCOPIES": "1",
+    "HOROVOD_GROUPED_ALLREDUCES": "1",
+    "OMP_NUM_THREADS": "1",
+}
 # HugeCTR's release v24.06.00 and the last HugeCTR image on NGC: from v25.03.00 (March 2025) on
 # HugeCTR ships only a Dockerfile, and v25.03.00's samples/wdl, src/pybind/model.cpp and
 # core23/logger.cpp are v24.06.00's unchanged. NVIDIA-Merlin/Merlin v24.06.00's
@@ -426,6 +451,7 @@ class NGCMXNet(UpstreamAdapter):
     """DeepLearningExamples MXNet ResNet-50 v1.5 (DALI, Horovod) in NGC MXNet 20.03.
 
     `--batch-size` of the script is the global batch (DLPerf passed per-device x devices).
+    Release current: DLE's last MXNet RN50 (DLE_CURRENT) in NGC MXNet 24.06, the newest found.
     """
 
     name: ClassVar[str] = "ngc_mxnet"
@@ -461,7 +487,45 @@ class NGCMXNet(UpstreamAdapter):
         },
     )
 
+    releases: ClassVar[dict[str, Release]] = {
+        # train.py and its flags as DLPerf v1.0 ran them (every one is still in fit.py, models.py,
+        # data.py at DLE_CURRENT); new: rank 0 logs through dllogger (parse_dle_mxnet_rn50_current),
+        # the runner's input of 4 channels in float16 and its environment (DLE_MXNET_RUNNER_ENV).
+        # DLE's Dockerfile adds dllogger v0.1.0 (requirements.txt) to the image.
+        "current": Release(
+            version=f"MXNet 1.9.1 (NGC 24.06); DeepLearningExamples {DLE_CURRENT[:7]}",
+            environment=NGC_MXNET_LAST,
+            models={
+                "resnet50": ModelSource(DLE, "MxNet/Classification/RN50v1.5", DLE_CURRENT),
+            },
+            parsers={"resnet50": "parse_dle_mxnet_rn50_current"},
+            unverified="not run: no GPU or container here; flags read from fit.py, models.py, "
+            "data.py and runner at DLE 729963d, the log line from fit.py and log_utils.py there "
+            "and dllogger v0.1.0's StdOutBackend; DLE never ran these scripts in the 24.06 image",
+        ),
+    }
+
+    def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        """Release current: the runner's environment, then those of option env that differ from
+        DLPerf v1.0's defaults (which the option holds unless the case sets it)."""
+        env = super().workload_env(ctx)
+        if self.release_name(ctx.options) != "current":
+            return env
+        defaults = self.options["env"]
+        return DLE_MXNET_RUNNER_ENV | {k: v for k, v in env.items() if defaults.get(k) != v}
+
     def script_args(self, ctx: TaskContext) -> list[str]:
+        args = self.dlperf_v1_args(ctx)
+        if self.release_name(ctx.options) != "current":
+            return args
+        # runner: `n_ch = 4 - int(data_backend == 'mxnet')` in float16 (DALI pads to 4 channels)
+        backend = args[args.index("--data-backend") + 1]
+        channels = 4 - int(backend == "mxnet") if ctx.cell.precision == "amp" else 3
+        args[args.index("--image-shape") + 1] = f"{channels},224,224"
+        dllogger = Path(ctx.run_dir) / "dle_mxnet_dllogger.json"  # rank 0's JSON copy
+        return [*args, "--dllogger-log", str(dllogger)]
+
+    def dlperf_v1_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         total = self.batch_size(cell, o) * ctx.nodes * ctx.gpus_per_node
         if cell.precision == "amp":

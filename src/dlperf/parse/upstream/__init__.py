@@ -20,6 +20,7 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - dle_tf1_bert_current: as dle_tf1_bert; a line repeating the previous counter (an AMP-skipped
   update) covers one iteration
 - dle_mxnet_rn50: timestamps (asctime prefix), else printed rates; J, `Batch [a-b]` = b - a iters
+- dle_mxnet_rn50_current: timestamps (dllogger `Epoch: e Iteration: i`, i 0-based); J
 - gluoncv_rn50: printed job-wide rates (asctime stamps if every line has one); J, log_interval
 - gluonnlp_bert: step times (latency x steps); R, log_interval steps
 - paddle_cv: timestamps (asctime prefix), else step times (elapse); R, the printed batch(es)
@@ -52,6 +53,7 @@ from pathlib import Path
 from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream._common import RunFacts
 from dlperf.parse.upstream.dllogger import (
+    parse_dle_mxnet_rn50_current,
     parse_dle_pytorch_bert,
     parse_dle_pytorch_bert_current,
     parse_dle_pytorch_rn50,
@@ -108,6 +110,7 @@ PARSERS: dict[str, Parser] = {
     "dle_tf1_bert": parse_dle_tf1_bert,
     "dle_tf1_bert_current": parse_dle_tf1_bert_current,
     "dle_mxnet_rn50": parse_dle_mxnet_rn50,
+    "dle_mxnet_rn50_current": parse_dle_mxnet_rn50_current,
     "gluoncv_rn50": parse_gluoncv_rn50,
     "gluonnlp_bert": parse_gluonnlp_bert,
     "paddle_cv": parse_paddle_cv,
