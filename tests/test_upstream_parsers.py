@@ -311,6 +311,22 @@ CASES = [
         (r"Speed: \S+", "Speed: nan"),
         r"Speed: \d",
     ),
+    # Release current (DLE 729963d fit.py via dllogger, rank 0 only, `Iteration: i` 0-based):
+    # iterations 5..20 = i 4..19, timed from i 3's stamp 10:00:11.200000 to i 19's 10:00:15.200000
+    # (8 * 0.24 s + 8 * 0.26 s = 4.0 s); 16 iterations * 256 * 4 GPUs
+    Case(
+        "dle_mxnet_rn50_current",
+        ("1n4g_rn50_b256_amp_1.log",),
+        RunFacts(256, 4, 1),
+        Window(4, 16),
+        Method.TIMESTAMPS,
+        20,
+        (-1,),
+        16 * 256 * 4 / 4.0,
+        16 * 256 * 4,
+        (r"train\.ips : \S+", "train.ips : nan"),
+        r"\strain\.i",
+    ),
     # job-wide rates 2048, 2560, 2048, 4096, 2560 for 20 * 128 * 8 = 20480 samples each:
     # 10 + 8 + 10 + 5 + 8 = 41 s (harmonic mean; the arithmetic mean would be 2662.4)
     Case(
@@ -523,6 +539,22 @@ CASES = [
         (r"Time\(100 iters\): \S+", "Time(100 iters): nans"),
         r"Time\(100 iters\): \d",
     ),
+    # Release current (HugeCTR 24.06 Python API, display 1): 2 nodes under mpirun, the root rank
+    # prints; `Training batchsize: 32768` is the global batch; iterations 5..20 take 8 * 0.0102 s
+    # + 8 * 0.0098 s = 0.16 s
+    Case(
+        "hugectr_current",
+        ("2n8g_wdl_b2048_amp_1.log",),
+        RunFacts(2048, 16, 2),
+        Window(4, 16),
+        Method.STEP_TIMES,
+        24,
+        (-1,),
+        16 * 32768 / 0.16,
+        16 * 32768,
+        (r"Time\(1 iters\): \S+", "Time(1 iters): nans"),
+        r"Time\(1 iters\): \d",
+    ),
     # iterations 30..100 in 10s: ms/iteration 1520 1480 1510 1500 1490 1530 1500 1510; consumed
     # samples advance 640 per line; the cut-off last line is skipped
     Case(
@@ -562,7 +594,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 30
+    assert len(PARSERS) == 32
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 
@@ -1197,3 +1229,23 @@ def test_paddlenlp_bert_colour_codes_around_the_prefix(tmp_path: Path):
     assert result.method is Method.TIMESTAMPS
     tp = run_throughput(result, case.window)
     assert tp.throughput_samples_per_s == pytest.approx(case.throughput, rel=1e-6)
+
+
+def test_hugectr_current_global_batch_is_the_logged_training_batchsize():
+    """`Training batchsize: 32768` (2 x 8 x 2048) wins over run facts of 2 x 8 x 1024, noted."""
+    case = BY_NAME["hugectr_current"]
+    result = case.parse(facts=RunFacts(1024, 16, 2))
+    assert {r.samples for r in result.records} == {32768}
+    assert any(
+        "batch_size (global batch) = 32768 but the run facts say 16384" in n for n in result.notes
+    )
+    tp = run_throughput(result, case.window)
+    assert tp.throughput_samples_per_s == pytest.approx(16 * 32768 / 0.16, rel=1e-9)
+
+
+def test_dle_mxnet_rn50_current_counts_iterations_from_the_0_based_index():
+    """`Iteration: 0` is the first batch done: records are iterations 1..20, one each; the
+    epoch's `Epoch: 0  train.loss ... train.ips` and the `Summary:` lines are not records."""
+    result = BY_NAME["dle_mxnet_rn50_current"].parse()
+    assert [(r.step, r.steps) for r in result.records] == [(k, 1) for k in range(1, 21)]
+    assert {r.samples for r in result.records} == {1024}

@@ -36,11 +36,20 @@ official/nlp/tasks/masked_lm.py, official/nlp/configs/encoders.py,
 official/modeling/optimization/configs/learning_rate_config.py, as stored at 00b830c7 or
 00d83f37). Those of `pytorch_examples` release `current` from pytorch/examples at
 77f55b912142e11fcfdf5b530231fb9c52f181e8: imagenet/main.py, README.md and requirements.txt.
+Those of `hugectr` release `current` from NVIDIA-Merlin/HugeCTR v24.06.00
+(a89cf40460b3e73d77a8d84264a001c253730576): samples/wdl/wdl_8gpu.py and README.md,
+samples/dcn/README.md, HugeCTR/include/pybind/solver_wrapper.hpp and model_wrapper.hpp,
+HugeCTR/src/pybind/model.cpp, HugeCTR/core23/logger.cpp. Those of `ngc_mxnet` release `current`
+from DLE 729963d: MxNet/Classification/RN50v1.5/fit.py, models.py, data.py, runner,
+log_utils.py and requirements.txt, with NVIDIA/dllogger v0.1.0's dllogger/logger.py.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -1359,3 +1368,207 @@ def test_libai_coloured_prefix_and_untimed_first_lines(tmp_path: Path):
     log.write_text("\n".join([*lines, line(5, None)]) + "\n")
     with pytest.raises(ParseError, match=rf"{re.escape(str(log))}:6: .*no `time"):
         PARSERS["libai"]([log], RunFacts(8, 8, 1, 2048))
+
+
+# ----------------------------------------------------------------------------- HugeCTR
+
+HUGECTR_COMMIT = "a89cf40460b3e73d77a8d84264a001c253730576"  # v24.06.00
+# A stand-in for samples/wdl/wdl_8gpu.py: the lines of v24.06.00's script that release current
+# edits, around functions that print what they were given instead of training.
+WDL_STANDIN = """\
+import json
+import sys
+
+
+def CreateSolver(**kw):
+    return kw
+
+
+def DataReaderParams(**kw):
+    return kw
+
+
+solver = CreateSolver(
+    max_eval_batches=300,
+    batchsize_eval=16384,
+    batchsize=16384,
+    lr=0.001,
+    vvgpu=[[0, 1, 2, 3, 4, 5, 6, 7]],
+    repeat_dataset=True,
+)
+reader = DataReaderParams(
+    source=["./criteo_data/train/_file_list.txt"],
+    eval_source="./criteo_data/val/_file_list.txt",
+)
+
+
+class Model:
+    def fit(self, **kw):
+        print(json.dumps({"solver": solver, "reader": reader, "fit": kw, "argv": sys.argv}))
+
+
+model = Model()
+model.fit(max_iter=2300, display=200, eval_interval=1000, snapshot=1000000, snapshot_prefix="wdl")
+"""
+
+
+def test_hugectr_current_release_facts():
+    adapter = get_adapter("hugectr")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "nvcr.io/nvidia/merlin/merlin-hugectr:24.06"
+    assert adapter.source_of("wide_deep", options).tag == HUGECTR_COMMIT
+    assert adapter.source_of("wide_deep", options).repo == "NVIDIA-Merlin/HugeCTR"
+    assert adapter.parser_of("wide_deep", options) == "parse_hugectr_current"
+    assert adapter.parser_of("wide_deep", adapter.resolved_options({})) == "parse_hugectr"
+    assert adapter.launch_of(options) == "mpirun"
+    assert adapter.script("wide_deep", options) == "/hugectr/samples/wdl/wdl_8gpu.py"
+    cell = Cell("hugectr", "wide_deep", "amp", False, 2048, Layout(1, 8))
+    assert "data_dir" in adapter.skip_reason(cell, options)  # no config_template needed
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT | {"data_dir": "/d"})) is None
+    assert "config_template" in adapter.skip_reason(cell, adapter.resolved_options({}))
+
+
+def test_hugectr_current_command_runs_the_edited_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """2 nodes x 8 GPUs, amp: node 0's mpirun starts one process per node running the runner,
+    which makes the script's batch size global (2 * 8 * 2048), vvgpu one list per node, mixed
+    precision with the loss scale, the data under data_dir, and fit the cell's iterations with
+    display 1 and no evaluation or snapshots."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    root = tmp_path / "hugectr"
+    (root / "samples" / "wdl").mkdir(parents=True)
+    (root / "samples" / "wdl" / "wdl_8gpu.py").write_text(WDL_STANDIN)
+    adapter = get_adapter("hugectr")
+    options = CURRENT | {"source_root": str(root), "data_dir": "/data/criteo_data/"}
+    ctx = context(adapter, "wide_deep", "2n8g", 0, "amp", False, tmp_path, options, bsz=2048)
+    cmd = adapter.command(ctx)
+    assert cmd[0] == "mpirun" and has(cmd, "-np", 2) and has(cmd, "-H", "gpu01:1,gpu02:1")
+    runner = tmp_path / "hugectr_hugectr.wide_deep.amp.noxla.b2048.2n8g.py"
+    assert cmd[-2:] == ["python3", str(runner)]
+    out = subprocess.run(
+        [sys.executable, str(runner)], capture_output=True, text=True, check=True
+    ).stdout
+    seen = json.loads(out)
+    assert seen["solver"] == {
+        "max_eval_batches": 300,
+        "batchsize_eval": 16384,
+        "batchsize": 2 * 8 * 2048,
+        "lr": 0.001,
+        "vvgpu": [list(range(8)), list(range(8))],
+        "use_mixed_precision": True,
+        "scaler": 1024.0,
+        "repeat_dataset": True,
+    }
+    assert seen["reader"] == {
+        "source": ["/data/criteo_data/train/_file_list.txt"],
+        "eval_source": "/data/criteo_data/val/_file_list.txt",
+    }
+    assert seen["fit"] == {
+        "max_iter": ctx.steps,
+        "display": 1,
+        "eval_interval": 0,
+        "snapshot": 0,
+        "snapshot_prefix": "wdl",
+    }
+    assert seen["argv"] == [str(root / "samples" / "wdl" / "wdl_8gpu.py")]
+    other = adapter.command(
+        context(adapter, "wide_deep", "2n8g", 1, "amp", False, tmp_path, options, bsz=2048)
+    )
+    assert "mpirun" not in other
+    # fp32 on one GPU: no mixed precision, vvgpu [[0]]
+    ctx = context(adapter, "wide_deep", "1n1g", 0, "fp32", False, tmp_path, options, bsz=4096)
+    runner = Path(adapter.command(ctx)[-1])
+    seen = json.loads(
+        subprocess.run([sys.executable, str(runner)], capture_output=True, text=True).stdout
+    )
+    assert seen["solver"]["vvgpu"] == [[0]] and seen["solver"]["batchsize"] == 4096
+    assert "use_mixed_precision" not in seen["solver"]
+
+
+def test_hugectr_current_runner_stops_when_the_sample_changed(tmp_path: Path):
+    root = tmp_path / "hugectr"
+    (root / "samples" / "wdl").mkdir(parents=True)
+    (root / "samples" / "wdl" / "wdl_8gpu.py").write_text(
+        WDL_STANDIN.replace("display=200", "display=100")
+    )
+    adapter = get_adapter("hugectr")
+    options = CURRENT | {"source_root": str(root), "data_dir": "/d"}
+    ctx = context(adapter, "wide_deep", "1n8g", 0, "fp32", False, tmp_path, options)
+    runner = adapter.command(ctx)[-1]
+    done = subprocess.run([sys.executable, runner], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "has 0 copies of 'model.fit(max_iter=2300, display=200" in done.stderr
+
+
+def test_hugectr_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("hugectr")
+    fixture = FIXTURES / "hugectr_current" / "2n8g_wdl_b2048_amp_1.log"
+    cell = fixture_cell(adapter, "wide_deep", fixture)
+    logs = run_folder(fixture, cell, tmp_path)
+    result = adapter.parse(logs, cell, adapter.resolved_options(CURRENT))
+    tp = run_throughput(result, Window(4, 16))
+    # iterations 5..20: 8 * 0.0102 s + 8 * 0.0098 s, 32768 samples each
+    assert tp.throughput_samples_per_s == pytest.approx(16 * 32768 / 0.16, rel=1e-9)
+    with pytest.raises(ParseError, match="no HugeCTR `Iter:` lines"):
+        adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser
+
+
+# ----------------------------------------------------------------------------- NGC MXNet
+
+MXNET_FOLDER = "/workspace/DeepLearningExamples/MxNet/Classification/RN50v1.5"
+
+
+def test_ngc_mxnet_current_release_facts():
+    adapter = get_adapter("ngc_mxnet")
+    options = adapter.resolved_options(CURRENT)
+    assert adapter.environment_of(options) == "nvcr.io/nvidia/mxnet:24.06-py3"
+    assert adapter.source_of("resnet50", options).tag == "729963dd47e7c8bd462ad10bfac7a7b0b604e6dd"
+    assert adapter.parser_of("resnet50", options) == "parse_dle_mxnet_rn50_current"
+    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_dle_mxnet_rn50"
+    assert adapter.launch_of(options) == "horovodrun"
+    assert adapter.script("resnet50", options) == f"{MXNET_FOLDER}/train.py"
+
+
+def test_ngc_mxnet_current_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """DLPerf v1.0's train.py flags (all still in fit.py, models.py, data.py at 729963d), the
+    runner's 4-channel input in float16 and its environment, and the dllogger JSON in the run
+    folder; horovodrun from node 0 as before."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-02]")
+    adapter = get_adapter("ngc_mxnet")
+    ctx = context(adapter, "resnet50", "2n8g", 0, "amp", False, tmp_path, dict(CURRENT))
+    cmd = adapter.command(ctx)
+    v1 = adapter.command(context(adapter, "resnet50", "2n8g", 0, "amp", False, tmp_path, {}))
+    assert "horovodrun" in cmd and has(cmd, "-np", 16)
+    script = cmd.index(f"{MXNET_FOLDER}/train.py")
+    args = cmd[script + 1 :]
+    assert has(args, "--batch-size", 16 * 64) and has(args, "--dtype", "float16")
+    assert has(args, "--image-shape", "4,224,224")  # v1: 3,224,224
+    assert has(args, "--data-backend", "synthetic") and has(args, "--benchmark-iters", ctx.steps)
+    assert has(args, "--disp-batches", 1) and has(args, "--kv-store", "horovod")
+    assert args[-2:] == ["--dllogger-log", str(tmp_path / "dle_mxnet_dllogger.json")]
+    v1_args = v1[v1.index(f"{MXNET_FOLDER}/train.py") + 1 :]
+    assert has(v1_args, "--image-shape", "3,224,224") and "--dllogger-log" not in v1_args
+    env = {a.split("=")[0]: a.split("=", 1)[1] for a in cmd[1 : cmd.index("horovodrun")]}
+    assert env["MXNET_OPTIMIZER_AGGREGATION_SIZE"] == "60"  # v1: 54
+    assert env["MXNET_ENABLE_CUDA_GRAPHS"] == "1" and env["OMP_NUM_THREADS"] == "1"
+    assert "HOROVOD_NUM_NCCL_STREAMS" not in env  # DLPerf v1.0's, not the runner's
+    assert "MXNET_OPTIMIZER_AGGREGATION_SIZE=54" in v1
+    # a case's own env still wins; fp32 keeps 3 channels; data_dir gives DALI's RecordIO
+    own = CURRENT | {"env": {"MXNET_OPTIMIZER_AGGREGATION_SIZE": "30"}, "data_dir": "/rec"}
+    fp32 = adapter.command(context(adapter, "resnet50", "1n1g", 0, "fp32", False, tmp_path, own))
+    assert "MXNET_OPTIMIZER_AGGREGATION_SIZE=30" in fp32 and "MXNET_ASYNC_GPU_ENGINE=1" in fp32
+    assert has(fp32, "--image-shape", "3,224,224") and has(fp32, "--data-train", "/rec/train.rec")
+    assert has(fp32, "--data-backend", "dali-gpu")
+
+
+def test_ngc_mxnet_current_parses_through_the_adapter(tmp_path: Path):
+    adapter = get_adapter("ngc_mxnet")
+    fixture = FIXTURES / "dle_mxnet_rn50_current" / "1n4g_rn50_b256_amp_1.log"
+    cell = fixture_cell(adapter, "resnet50", fixture)
+    logs = run_folder(fixture, cell, tmp_path)
+    tp = run_throughput(adapter.parse(logs, cell, adapter.resolved_options(CURRENT)), Window(4, 16))
+    # iterations 5..20: 8 * 0.24 s + 8 * 0.26 s = 4.0 s for 16 * 1024 images
+    assert tp.throughput_samples_per_s == pytest.approx(16 * 1024 / 4.0, rel=1e-9)
+    with pytest.raises(ParseError, match="no DLE MXNet `Epoch"):
+        adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser

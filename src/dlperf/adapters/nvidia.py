@@ -4,9 +4,9 @@ DLPerf v1.0 ran DeepLearningExamples at fixed commits in the NGC 20.03 container
 `torch.distributed.launch` on every node, TensorFlow 1.x and MXNet through `horovodrun` from node 0.
 
 Release `current` (option `release`, see dlperf.adapters.upstream): DeepLearningExamples' last
-commit (DLE_CURRENT) in containers that run on Hopper, and Megatron-LM's core_v0.19.0; what each
-changes is said at the adapter, and docs/upstream-releases.md says what was read from which file
-and what is not verified.
+commit (DLE_CURRENT) in containers that run on Hopper, Megatron-LM's core_v0.19.0 and HugeCTR
+v24.06.00's Python W&D sample in merlin-hugectr:24.06; what each changes is said at the adapter,
+and docs/upstream-releases.md says what was read from which file and what is not verified.
 """
 
 from __future__ import annotations
@@ -37,6 +37,37 @@ NGC_TF1_LAST = "nvcr.io/nvidia/tensorflow:23.03-tf1-py3"
 # from (docker/.ngc_version.dev; its LTS image, docker/.ngc_version.lts, is 25.09).
 MEGATRON_CURRENT = "5be9626709af2722333bf54797c954c09edeada3"
 NGC_PYTORCH_MEGATRON = "nvcr.io/nvidia/pytorch:26.06-py3"
+# NVIDIA's MXNet container 24.06 (MXNet 1.9.1, CUDA 12.4.1; its release notes: "intended for use on
+# the NVIDIA Hopper Architecture H100 GPU"), the newest MXNet release notes found. DLE's MXNet
+# RN50 was last changed at 810bcf3 (May 2023); its Dockerfile still names mxnet:22.10-py3.
+NGC_MXNET_LAST = "nvcr.io/nvidia/mxnet:24.06-py3"
+# DLE master's MxNet/Classification/RN50v1.5/runner: the environment it sets before train.py.
+DLE_MXNET_RUNNER_ENV = {
+    "MXNET_UPDATE_ON_KVSTORE": "0",
+    "MXNET_EXEC_ENABLE_ADDTO": "1",
+    "MXNET_USE_TENSORRT": "0",
+    "MXNET_GPU_WORKER_NTHREADS": "2",
+    "MXNET_GPU_COPY_NTHREADS": "1",
+    "MXNET_OPTIMIZER_AGGREGATION_SIZE": "60",
+    "HOROVOD_CYCLE_TIME": "0.1",
+    "HOROVOD_FUSION_THRESHOLD": "67108864",
+    "MXNET_HOROVOD_NUM_GROUPS": "16",
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_FWD": "999",
+    "MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN_BWD": "25",
+    "MXNET_ENABLE_CUDA_GRAPHS": "1",
+    "MXNET_ASYNC_GPU_ENGINE": "1",
+    "HOROVOD_ENABLE_ASYNC_COMPLETION": "1",
+    "MXNET_CUDNN_AUTOTUNE_DEFAULT": "0",
+    "HOROVOD_BATCH_D2D_MEMCOPIES": "1",
+    "HOROVOD_GROUPED_ALLREDUCES": "1",
+    "OMP_NUM_THREADS": "1",
+}
+# HugeCTR's release v24.06.00 and the last HugeCTR image on NGC: from v25.03.00 (March 2025) on
+# HugeCTR ships only a Dockerfile, and v25.03.00's samples/wdl, src/pybind/model.cpp and
+# core23/logger.cpp are v24.06.00's unchanged. NVIDIA-Merlin/Merlin v24.06.00's
+# docker/dockerfile.ctr builds the image's HugeCTR with -DSM="60;61;70;75;80;90" (Hopper).
+HUGECTR_CURRENT = "a89cf40460b3e73d77a8d84264a001c253730576"
+NGC_HUGECTR = "nvcr.io/nvidia/merlin/merlin-hugectr:24.06"
 
 
 class NGCPyTorch(UpstreamAdapter):
@@ -420,6 +451,7 @@ class NGCMXNet(UpstreamAdapter):
     """DeepLearningExamples MXNet ResNet-50 v1.5 (DALI, Horovod) in NGC MXNet 20.03.
 
     `--batch-size` of the script is the global batch (DLPerf passed per-device x devices).
+    Release current: DLE's last MXNet RN50 (DLE_CURRENT) in NGC MXNet 24.06, the newest found.
     """
 
     name: ClassVar[str] = "ngc_mxnet"
@@ -455,7 +487,45 @@ class NGCMXNet(UpstreamAdapter):
         },
     )
 
+    releases: ClassVar[dict[str, Release]] = {
+        # train.py and its flags as DLPerf v1.0 ran them (every one is still in fit.py, models.py,
+        # data.py at DLE_CURRENT); new: rank 0 logs through dllogger (parse_dle_mxnet_rn50_current),
+        # the runner's input of 4 channels in float16 and its environment (DLE_MXNET_RUNNER_ENV).
+        # DLE's Dockerfile adds dllogger v0.1.0 (requirements.txt) to the image.
+        "current": Release(
+            version=f"MXNet 1.9.1 (NGC 24.06); DeepLearningExamples {DLE_CURRENT[:7]}",
+            environment=NGC_MXNET_LAST,
+            models={
+                "resnet50": ModelSource(DLE, "MxNet/Classification/RN50v1.5", DLE_CURRENT),
+            },
+            parsers={"resnet50": "parse_dle_mxnet_rn50_current"},
+            unverified="not run: no GPU or container here; flags read from fit.py, models.py, "
+            "data.py and runner at DLE 729963d, the log line from fit.py and log_utils.py there "
+            "and dllogger v0.1.0's StdOutBackend; DLE never ran these scripts in the 24.06 image",
+        ),
+    }
+
+    def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        """Release current: the runner's environment, then those of option env that differ from
+        DLPerf v1.0's defaults (which the option holds unless the case sets it)."""
+        env = super().workload_env(ctx)
+        if self.release_name(ctx.options) != "current":
+            return env
+        defaults = self.options["env"]
+        return DLE_MXNET_RUNNER_ENV | {k: v for k, v in env.items() if defaults.get(k) != v}
+
     def script_args(self, ctx: TaskContext) -> list[str]:
+        args = self.dlperf_v1_args(ctx)
+        if self.release_name(ctx.options) != "current":
+            return args
+        # runner: `n_ch = 4 - int(data_backend == 'mxnet')` in float16 (DALI pads to 4 channels)
+        backend = args[args.index("--data-backend") + 1]
+        channels = 4 - int(backend == "mxnet") if ctx.cell.precision == "amp" else 3
+        args[args.index("--image-shape") + 1] = f"{channels},224,224"
+        dllogger = Path(ctx.run_dir) / "dle_mxnet_dllogger.json"  # rank 0's JSON copy
+        return [*args, "--dllogger-log", str(dllogger)]
+
+    def dlperf_v1_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         total = self.batch_size(cell, o) * ctx.nodes * ctx.gpus_per_node
         if cell.precision == "amp":
@@ -677,10 +747,39 @@ class HugeCTR(UpstreamAdapter):
         max_batch_size={"wide_deep": 16384},
         binary="huge_ctr",
         config_template="",  # the W&D JSON (layers, data paths); required
-        loss_scale=1024,  # solver.mixed_precision for amp
+        loss_scale=1024,  # solver.mixed_precision for amp (release current: CreateSolver's scaler)
     )
+    releases: ClassVar[dict[str, Release]] = {
+        # The Python API's W&D sample, samples/wdl/wdl_8gpu.py: one process drives a node's GPUs
+        # (CreateSolver's vvgpu, one list per node), several nodes under mpirun as
+        # samples/dcn/README.md runs dcn_2node_8gpu.py. The script takes no arguments: the task
+        # runs a copy of it with this cell's values (see current_edits), as DLPerf v1.0's
+        # HugeCTR took them from a JSON file. Its data are the Parquet files of the sample's
+        # preprocess.sh (option data_dir: the folder it calls criteo_data).
+        "current": Release(
+            version=f"HugeCTR 24.06 (v24.06.00 {HUGECTR_CURRENT[:7]}, merlin-hugectr:24.06)",
+            environment=NGC_HUGECTR,
+            models={
+                "wide_deep": ModelSource("NVIDIA-Merlin/HugeCTR", "samples/wdl", HUGECTR_CURRENT)
+            },
+            entry={"wide_deep": "wdl_8gpu.py"},
+            parsers={"wide_deep": "parse_hugectr_current"},
+            source_root="/hugectr",  # samples/wdl/README.md mounts the checkout there
+            unverified="not run: no GPU or container here; the script, its solver and fit "
+            "arguments and the log line read from HugeCTR v24.06.00 (samples/wdl/wdl_8gpu.py, "
+            "include/pybind/solver_wrapper.hpp, include/pybind/model_wrapper.hpp, "
+            "src/pybind/model.cpp, core23/logger.cpp)",
+        ),
+    }
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        if self.release_name(options) == "current":
+            if not options.get("data_dir"):
+                return (
+                    "HugeCTR's W&D sample reads the Criteo Parquet files of its preprocess.sh: "
+                    "set option data_dir to that folder (criteo_data, with train/ and val/)"
+                )
+            return None
         if not options.get("config_template"):
             return (
                 "HugeCTR needs option config_template (a W&D JSON such as DLPerf's wdl_7x1024.json)"
@@ -691,7 +790,50 @@ class HugeCTR(UpstreamAdapter):
         return 1
 
     def program(self, ctx: TaskContext) -> list[str]:
+        if self.release_name(ctx.options) == "current":
+            return [str(ctx.options["python"]), str(self.write_script(ctx))]
         return [str(ctx.options["binary"]), "--train", str(self.write_config(ctx))]
+
+    def current_edits(self, ctx: TaskContext) -> list[tuple[str, str]]:
+        """Release current: the lines of samples/wdl/wdl_8gpu.py (v24.06.00) that hold the batch
+        size (global), GPUs, data paths and iterations, and what this cell puts there. Mixed
+        precision is CreateSolver's use_mixed_precision with scaler (include/pybind/
+        solver_wrapper.hpp); fit's eval_interval and snapshot 0 turn evaluation and snapshots off
+        (src/pybind/model.cpp tests `> 0`); display 1 logs every iteration, as DLPerf v1.0 did."""
+        o = ctx.options
+        total = self.batch_size(ctx.cell, o) * ctx.nodes * ctx.gpus_per_node
+        vvgpu = [list(range(ctx.gpus_per_node))] * ctx.nodes
+        solver = f"    vvgpu={vvgpu},\n"
+        if ctx.cell.precision == "amp":
+            solver += f"    use_mixed_precision=True,\n    scaler={float(o['loss_scale'])},\n"
+        data = str(o["data_dir"]).rstrip("/")
+        return [
+            ("    batchsize=16384,\n", f"    batchsize={total},\n"),
+            ("    vvgpu=[[0, 1, 2, 3, 4, 5, 6, 7]],\n", solver),
+            (
+                'source=["./criteo_data/train/_file_list.txt"],',
+                f"source=[{data + '/train/_file_list.txt'!r}],",
+            ),
+            (
+                'eval_source="./criteo_data/val/_file_list.txt",',
+                f"eval_source={data + '/val/_file_list.txt'!r},",
+            ),
+            (
+                "model.fit(max_iter=2300, display=200, eval_interval=1000, snapshot=1000000, "
+                'snapshot_prefix="wdl")',
+                f"model.fit(max_iter={ctx.steps}, display=1, eval_interval=0, snapshot=0, "
+                'snapshot_prefix="wdl")',
+            ),
+        ]
+
+    def write_script(self, ctx: TaskContext) -> Path:
+        """Release current: `hugectr_<cell>.py` in the run folder, which reads the upstream script
+        on the node, makes current_edits (each old text must be there exactly once, else it stops
+        naming it) and runs the result as the script itself."""
+        script = self.script(ctx.cell.model, ctx.options)
+        path = Path(ctx.run_dir) / f"hugectr_{ctx.cell.id}.py"
+        path.write_text(HUGECTR_RUNNER.format(script=script, edits=self.current_edits(ctx)))
+        return path
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         return []
@@ -715,3 +857,21 @@ class HugeCTR(UpstreamAdapter):
         path = Path(ctx.run_dir) / f"hugectr_{ctx.cell.id}.json"
         path.write_text(json.dumps(conf, indent=2))
         return path
+
+
+# Release current's runner (HugeCTR.write_script): the upstream script with the cell's edits.
+HUGECTR_RUNNER = """\
+# dlperf: HugeCTR's {script} with this cell's batch size, GPUs, data and iterations
+import sys
+
+SCRIPT = {script!r}
+EDITS = {edits!r}
+with open(SCRIPT) as f:
+    text = f.read()
+for old, new in EDITS:
+    if text.count(old) != 1:
+        sys.exit(f"dlperf: {{SCRIPT}} has {{text.count(old)}} copies of {{old!r}}, not one")
+    text = text.replace(old, new)
+sys.argv = [SCRIPT]
+exec(compile(text, SCRIPT, "exec"), {{"__name__": "__main__", "__file__": SCRIPT}})
+"""

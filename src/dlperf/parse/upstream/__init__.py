@@ -20,6 +20,7 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - dle_tf1_bert_current: as dle_tf1_bert; a line repeating the previous counter (an AMP-skipped
   update) covers one iteration
 - dle_mxnet_rn50: timestamps (asctime prefix), else printed rates; J, `Batch [a-b]` = b - a iters
+- dle_mxnet_rn50_current: timestamps (dllogger `Epoch: e Iteration: i`, i 0-based); J
 - gluoncv_rn50: printed job-wide rates (asctime stamps if every line has one); J, log_interval
 - gluonnlp_bert: step times (latency x steps); R, log_interval steps
 - paddle_cv: timestamps (asctime prefix), else step times (elapse); R, the printed batch(es)
@@ -38,6 +39,7 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - mindspore_bert_current: step times (TimeMonitor's `Train epoch time` of a sink); R, one sink of
   data_sink_steps steps
 - hugectr: step times (`Time(n iters)`); J, n iterations
+- hugectr_current: as hugectr, the `[HCTR][..][INFO][RK0][main]: ` logger's line
 - megatron: step times (ms per iteration x iterations); J, log_interval iterations
 - megatron_current: as megatron; the line after the first iteration's covers the iterations since
   it, timed by its average times all of them less the first iteration's
@@ -51,6 +53,7 @@ from pathlib import Path
 from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream._common import RunFacts
 from dlperf.parse.upstream.dllogger import (
+    parse_dle_mxnet_rn50_current,
     parse_dle_pytorch_bert,
     parse_dle_pytorch_bert_current,
     parse_dle_pytorch_rn50,
@@ -61,6 +64,7 @@ from dlperf.parse.upstream.dllogger import (
 )
 from dlperf.parse.upstream.misc import (
     parse_hugectr,
+    parse_hugectr_current,
     parse_megatron,
     parse_megatron_current,
     parse_mindspore,
@@ -106,6 +110,7 @@ PARSERS: dict[str, Parser] = {
     "dle_tf1_bert": parse_dle_tf1_bert,
     "dle_tf1_bert_current": parse_dle_tf1_bert_current,
     "dle_mxnet_rn50": parse_dle_mxnet_rn50,
+    "dle_mxnet_rn50_current": parse_dle_mxnet_rn50_current,
     "gluoncv_rn50": parse_gluoncv_rn50,
     "gluonnlp_bert": parse_gluonnlp_bert,
     "paddle_cv": parse_paddle_cv,
@@ -120,6 +125,7 @@ PARSERS: dict[str, Parser] = {
     "mindspore_benchmark": parse_mindspore_benchmark,
     "mindspore_bert_current": parse_mindspore_bert_current,
     "hugectr": parse_hugectr,
+    "hugectr_current": parse_hugectr_current,
     "megatron": parse_megatron,
     "megatron_current": parse_megatron_current,
 }

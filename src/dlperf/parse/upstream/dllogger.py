@@ -40,6 +40,7 @@ class DllSource:
     rank_field: str | None = None  # a field naming the rank that printed (TF1 BERT with Horovod)
     skipped_field: str | None = None  # steps the printed counter left out (skipped AMP steps)
     repeat_is_iteration: bool = False  # a line repeating the previous counter ran one iteration
+    zero_based: bool = False  # the counter is the 0-based index of the line's last iteration
 
 
 def _claim(step_prefix: str) -> re.Pattern[str]:
@@ -71,6 +72,17 @@ SOURCES = {
         "average_loss",
         ("average_loss", "learning_rate", "skipped_steps"),
         skipped_field="skipped_steps",
+    ),
+    # DLE master's MXNet RN50 (fit.py, last changed 810bcf3): rank 0 logs `dllogger.log((epoch,
+    # i), {'train.loss', 'train.ips', 'train.lr'})` every disp_batches, i the 0-based index of the
+    # batch just done (enumerate), through log_utils.format_step: `Epoch: e Iteration: i`.
+    "dle_mxnet_rn50_current": DllSource(
+        "DLE MXNet RN50 `Epoch: e Iteration: i  train.ips`",
+        _claim(r"Epoch: \d+ Iteration:"),
+        re.compile(r"Epoch: (?P<epoch>\d+) Iteration: (?P<counter>\d+)(?=\s|$)"),
+        "train.ips",
+        ("train.",),
+        zero_based=True,
     ),
     "dle_tf1_rn50": DllSource(
         "DLE TF1 RN50 `(epoch, step) imgs_per_sec`",
@@ -149,7 +161,7 @@ def _reader(source: DllSource):
             else None
         )
         epoch = int(step["epoch"]) if step.groupdict().get("epoch") else None
-        counter = int(step["counter"])
+        counter = int(step["counter"]) + int(source.zero_based)
         if source.skipped_field:
             counter += int(_number(fields, source.skipped_field))
         if source.repeat_is_iteration:
@@ -183,6 +195,14 @@ def _parse(
         0, "timed by dllogger timestamps; a record covers the iterations since the previous line"
     )
     return global_result(logs, rows, facts, Method.TIMESTAMPS, notes, source.what)
+
+
+def parse_dle_mxnet_rn50_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Release current of DLE MXNet RN50 (729963d): rank 0's dllogger line `DLL <datetime> -
+    Epoch: e Iteration: i train.loss : l train.ips : r images/s train.lr : x` every disp_batches
+    (i 0-based: i + 1 iterations done); the epoch's own `Epoch: e train.loss ... train.ips` line
+    and the `Summary:` line are not progress lines."""
+    return _parse("dle_mxnet_rn50_current", logs, facts)
 
 
 def parse_dle_pytorch_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
