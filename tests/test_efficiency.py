@@ -73,6 +73,19 @@ def test_two_ranks_share_the_flops_per_device(tmp_path):
     assert row["mfu_pct"] == pytest.approx(100.0)
 
 
+def test_explain_cost_is_the_sum_of_the_timed_lines(tmp_path):
+    """The count, the calibration and the probe state their seconds; a line without (an older
+    log, a stated formula) adds nothing, and none timed leaves the cost n/a, never 0."""
+    flops = ("flops", {"rank": 0, "per_sample": "1e9", "math": "fp32", "seconds": "0.512"})
+    peak = ("peak", {"rank": 0, "math": "fp32", "measured_tflops": 1, "seconds": "0.263"})
+    comm = ("comm", {"rank": 0, "bytes": 1000, "busbw_gb_s": "2", "seconds": "0.800"})
+    row = figures([rank_log(tmp_path, 0, flops, peak, comm), rank_log(tmp_path, 1)], devices=2)
+    assert row["explain_s"] == pytest.approx(0.512 + 0.263 + 0.8)
+    formula = ("flops", {"rank": 0, "per_sample": "1e9", "math": "fp32", "method": "formula"})
+    assert figures([rank_log(tmp_path, 0, formula, peak)], devices=1)["explain_s"] == 0.263
+    assert math.isnan(figures([rank_log(tmp_path, 0, formula)], devices=1)["explain_s"])
+
+
 def test_no_flops_line_leaves_mfu_nan_never_zero(tmp_path):
     row = figures([rank_log(tmp_path, 0)], devices=1)
     assert math.isnan(row["mfu_pct"]) and math.isnan(row["achieved_tflops"])

@@ -37,6 +37,7 @@ RUN_FIGURE_COLUMNS = [
     "energy_detail",
     "busbw_gb_s",
     "comm_bytes",
+    "explain_s",  # what the count, calibration and probe cost the run (their lines' `seconds`)
     "explain_trace",
 ]
 CELL_FIGURE_COLUMNS = [
@@ -72,6 +73,9 @@ def run_figures(
         used.append(comm)
         row["busbw_gb_s"] = comm.number("busbw_gb_s")
         row["comm_bytes"] = comm.number("bytes")
+    timed = [f.number("seconds") for f in used if f.kind != logline.POWER]
+    if any(t is not None for t in timed):
+        row["explain_s"] = sum(t for t in timed if t is not None)
     row["explain_trace"] = ",".join(f.where for f in used if f.kind != logline.POWER) + (
         f",{sum(f.kind == logline.POWER for f in used)} power samples"
         if any(f.kind == logline.POWER for f in used)

@@ -118,12 +118,20 @@ def log_measured_peak(
     if args.calibrate_s <= 0 or not args.explain:
         return
     n = 8192 if gpu != "none" else 1024
+    started = time.perf_counter()
     try:
         tflops = flops.time_matmuls(matmul_of(n), sync, n, args.calibrate_s)
     except Exception as err:  # e.g. no bf16 matmul kernel on this CPU
         print(f"dlperf: no {math} peak measured: {type(err).__name__}: {err}", flush=True)
         return
-    log("peak", rank=rank, math=math, measured_tflops=f"{tflops:.4g}", gpu=gpu.replace(" ", "_"))
+    log(
+        "peak",
+        rank=rank,
+        math=math,
+        measured_tflops=f"{tflops:.4g}",
+        gpu=gpu.replace(" ", "_"),
+        seconds=f"{time.perf_counter() - started:.3f}",  # what the calibration cost the run
+    )
 
 
 class PowerSampler:

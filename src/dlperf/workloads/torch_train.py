@@ -187,16 +187,21 @@ def main(argv: list[str] | None = None) -> int:
             model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
         )
     math = math_dtype(args, device)
+    # Each explaining measurement states the seconds it took the run (`seconds`): what it cost.
     if rank == 0 and args.explain:
+        started = time.perf_counter()
+        per_sample = counted_flops_per_sample(plain, batch)
         log(
             "flops",
             rank=rank,
-            per_sample=f"{counted_flops_per_sample(plain, batch):.6g}",
+            per_sample=f"{per_sample:.6g}",
             math=math,
             method="counted_FlopCounterMode",
             formula=f"{formula_flops_per_sample(args, model_config):.6g}",
+            seconds=f"{time.perf_counter() - started:.3f}",
         )
         if args.calibrate_s > 0:  # on as many threads as this rank trains with
+            started = time.perf_counter()
             peak = flops.measure_gemm_peak_tflops(math, str(device), args.calibrate_s)
             log(
                 "peak",
@@ -206,9 +211,13 @@ def main(argv: list[str] | None = None) -> int:
                 gpu=torch.cuda.get_device_name(device).replace(" ", "_")
                 if device.type == "cuda"
                 else "none",
+                seconds=f"{time.perf_counter() - started:.3f}",
             )
     if world > 1 and args.comm_probe_iters > 0 and args.explain:
         grad_bytes = sum(p.numel() * p.element_size() for p in plain.parameters())
+        started = (
+            time.perf_counter()
+        )  # the other ranks wait in it for rank 0's count: its time is the probe's
         probe = measure_allreduce_busbw(grad_bytes, iters=args.comm_probe_iters, warmup=1)
         if rank == 0:
             log(
@@ -220,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                 iters=probe.iterations,
                 time_per_op_s=f"{probe.time_per_op_s:.6g}",
                 busbw_gb_s=f"{probe.busbw_bytes_per_s / 1e9:.6g}",
+                seconds=f"{time.perf_counter() - started:.3f}",
             )
     power = PowerSampler(
         rank,
