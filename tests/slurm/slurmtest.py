@@ -194,13 +194,13 @@ def read_tsv(path: Path) -> list[dict[str, str]]:
 
 
 def planned_runs(output: str) -> list[str]:
-    """The manifests the run rules (run_cell_*) of a dry run plan, from its printed job blocks."""
+    """The manifests the run rule (run_cell) of a dry run plans, from its printed job blocks."""
     runs = []
     block_rule = None
     for line in output.splitlines():
         stripped = line.strip()
         if stripped.startswith(("rule ", "localrule ")):
             block_rule = stripped.split()[1].rstrip(":")
-        elif stripped.startswith("output:") and (block_rule or "").startswith("run_cell"):
+        elif stripped.startswith("output:") and block_rule == "run_cell":
             runs.append(stripped.split(":", 1)[1].split(",")[0].strip())  # the manifest
     return runs

@@ -40,7 +40,7 @@ def slow_case(layouts: list[str]) -> dict[str, Any]:
 
 
 def _finished_runs(workdir: Path) -> int:
-    return (workdir / "snakemake.out").read_text().count("(Rule: run_cell_")
+    return (workdir / "snakemake.out").read_text().count("(Rule: run_cell)")
 
 
 def _running(cluster: Cluster, marker: str) -> list[dict[str, str]]:
