@@ -187,7 +187,8 @@ def _normalise(cells: pd.DataFrame) -> pd.DataFrame:
         "flags",
         "energy_detail",
     ):
-        cells[column] = cells[column].fillna("").astype(str)
+        # as object first: an all-empty column reads as float64, which "" cannot fill
+        cells[column] = cells[column].astype(object).fillna("").astype(str)
     cells["variant"] = cells["variant"].replace("", "default")
     return cells
 
