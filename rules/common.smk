@@ -155,7 +155,7 @@ def task_logs(cell_id):
 
 
 def edited_logs(runs):
-    """Task logs changed or deleted since their run wrote its manifest (written last), as JSON: a
+    """Task logs changed or deleted since their run wrote its manifest (written last): part of a
     param of whatever reads the logs, so a hand edit rebuilds it and nothing else does.
 
     The logs are not Snakemake files: 5,000 runs of up to 32 ranks would be 86,000 more files to
@@ -178,7 +178,7 @@ def edited_logs(runs):
                 continue
             if log.st_mtime_ns > written:
                 changed.append([path, log.st_mtime_ns, log.st_size])
-    return json.dumps(changed)
+    return changed
 
 
 def tables_params():

@@ -75,6 +75,4 @@ def adaptive_params(wildcards):
     """The decision's settings, and its runs' task logs edited since they ran."""
     settings = {k: config.get(k) for k in ("window", "repeats", "adaptive_repeats")}
     runs = [(wildcards.cell, r) for r in range(1, int(wildcards.runs) + 1)]
-    return json.dumps(
-        settings | {"edited_logs": json.loads(edited_logs(runs))}, sort_keys=True
-    )
+    return json.dumps(settings | {"edited_logs": edited_logs(runs)}, sort_keys=True)

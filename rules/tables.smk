@@ -28,6 +28,6 @@ rule tables:
         "../envs/dlperf.yaml"
     params:
         settings=tables_params(),
-        edited_logs=edited_logs(every_run()),
+        edited_logs=json.dumps(edited_logs(every_run())),
     script:
         "../workflow/scripts/tables.py"

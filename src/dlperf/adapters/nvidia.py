@@ -319,79 +319,62 @@ class NGCTensorFlow(UpstreamAdapter):
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
-        xla = ["--use_xla"] if cell.xla else []
-        if cell.model == "resnet50" and self.release_name(o) == "current":
-            return self.current_rn50_args(ctx, bsz)
+        if cell.model == "bert_base":
+            return self.bert_args(ctx, bsz, current=self.release_name(o) == "current")
         if self.release_name(o) == "current":
-            return self.current_bert_args(ctx, bsz)
-        if cell.model == "resnet50":
-            precision = ["--precision=fp32"]
-            if cell.precision == "amp":
-                precision += ["--use_tf_amp", "--use_static_loss_scaling", "--loss_scale=128"]
-            data: list[str] = []
-            if o["data_dir"]:
-                data = [f"--data_dir={o['data_dir']}"]
-                if o["dali"]:
-                    idx = o["dali_idx_dir"] or str(Path(o["data_dir"]).parent / "dali_idx")
-                    data += ["--use_dali", f"--data_idx_dir={idx}"]
-            return [
-                "--arch=resnet50",
-                "--mode=train",
-                "--iter_unit=batch",
-                f"--num_iter={ctx.steps}",
-                f"--batch_size={bsz}",
-                "--warmup_steps=0",
-                "--use_cosine_lr",
-                "--label_smoothing=0.1",
-                "--lr_init=0.256",
-                "--lr_warmup_epochs=8",
-                "--momentum=0.875",
-                "--weight_decay=3.0517578125e-05",
-                "--weight_init=fan_in",
-                "--display_every=1",
-                "--gpu_memory_fraction=0.98",
-                f"--results_dir={ctx.run_dir / 'tf_results'}",
-                *precision,
-                *data,
-                *xla,
-            ]
-        config = o["bert_config"] or f"{self.model_dir('bert_base', o)}/data/bert_config.json"
+            return self.current_rn50_args(ctx, bsz)
+        # ResNet-50, DLPerf v1.0
+        xla = ["--use_xla"] if cell.xla else []
+        precision = ["--precision=fp32"]
+        if cell.precision == "amp":
+            precision += ["--use_tf_amp", "--use_static_loss_scaling", "--loss_scale=128"]
+        data: list[str] = []
+        if o["data_dir"]:
+            data = [f"--data_dir={o['data_dir']}"]
+            if o["dali"]:
+                idx = o["dali_idx_dir"] or str(Path(o["data_dir"]).parent / "dali_idx")
+                data += ["--use_dali", f"--data_idx_dir={idx}"]
         return [
-            f"--input_files_dir={o['data_dir']}",
-            f"--eval_files_dir={o['data_dir']}",
-            f"--output_dir={ctx.run_dir / 'tf_bert_output'}",
-            f"--bert_config_file={config}",
-            "--do_train=True",
-            "--do_eval=False",
-            f"--train_batch_size={bsz}",
-            "--eval_batch_size=32",
-            f"--max_seq_length={o['seq_len']}",
-            f"--max_predictions_per_seq={o['max_predictions_per_seq']}",
-            f"--num_train_steps={ctx.steps}",
-            "--num_warmup_steps=10000",
-            "--num_accumulation_steps=1",
-            "--save_checkpoints_steps=1000000",
-            "--learning_rate=1e-4",
-            "--optimizer_type=adam",
-            "--horovod",
-            "--allreduce_post_accumulation=False",
-            *(["--use_fp16"] if cell.precision == "amp" else []),
+            "--arch=resnet50",
+            "--mode=train",
+            "--iter_unit=batch",
+            f"--num_iter={ctx.steps}",
+            f"--batch_size={bsz}",
+            "--warmup_steps=0",
+            "--use_cosine_lr",
+            "--label_smoothing=0.1",
+            "--lr_init=0.256",
+            "--lr_warmup_epochs=8",
+            "--momentum=0.875",
+            "--weight_decay=3.0517578125e-05",
+            "--weight_init=fan_in",
+            "--display_every=1",
+            "--gpu_memory_fraction=0.98",
+            f"--results_dir={ctx.run_dir / 'tf_results'}",
+            *precision,
+            *data,
             *xla,
         ]
 
-    def current_bert_args(self, ctx: TaskContext, bsz: int) -> list[str]:
-        """The last TF1 BERT run_pretraining.py with DLPerf v1.0's arguments, except: precision and
-        XLA said both ways (`--amp`/`--noamp`, `--use_xla`/`--nouse_xla`, as
-        scripts/run_pretraining_adam.sh passes them: both default to on), a line every step
-        (`--display_loss_steps=1`, so an AMP-skipped step is a line of its own) and the dllogger
-        JSON in the run folder (its default /results/bert_dllog.json needs DLE's docker mount)."""
+    def bert_args(self, ctx: TaskContext, bsz: int, current: bool) -> list[str]:
+        """run_pretraining.py's arguments as DLPerf v1.0 passed them. Release current (the last
+        TF1 BERT) takes the same, except: precision and XLA said both ways (`--amp`/`--noamp`,
+        `--use_xla`/`--nouse_xla`, as scripts/run_pretraining_adam.sh passes them: both default
+        to on), a line every step (`--display_loss_steps=1`, so an AMP-skipped step is a line of
+        its own) and the dllogger JSON in the run folder (its default /results/bert_dllog.json
+        needs DLE's docker mount)."""
         o, cell = ctx.options, ctx.cell
+        amp = cell.precision == "amp"
         config = o["bert_config"] or f"{self.model_dir('bert_base', o)}/data/bert_config.json"
+        if current:
+            precision = ["--amp" if amp else "--noamp", "--use_xla" if cell.xla else "--nouse_xla"]
+        else:
+            precision = [*(["--use_fp16"] if amp else []), *(["--use_xla"] if cell.xla else [])]
         return [
             f"--input_files_dir={o['data_dir']}",
             f"--eval_files_dir={o['data_dir']}",
             f"--output_dir={ctx.run_dir / 'tf_bert_output'}",
-            f"--dllog_path={ctx.run_dir / 'tf_bert_dllog.json'}",
+            *([f"--dllog_path={ctx.run_dir / 'tf_bert_dllog.json'}"] if current else []),
             f"--bert_config_file={config}",
             "--do_train=True",
             "--do_eval=False",
@@ -403,13 +386,12 @@ class NGCTensorFlow(UpstreamAdapter):
             "--num_warmup_steps=10000",
             "--num_accumulation_steps=1",
             "--save_checkpoints_steps=1000000",
-            "--display_loss_steps=1",
+            *(["--display_loss_steps=1"] if current else []),
             "--learning_rate=1e-4",
             "--optimizer_type=adam",
             "--horovod",
             "--allreduce_post_accumulation=False",
-            "--amp" if cell.precision == "amp" else "--noamp",
-            "--use_xla" if cell.xla else "--nouse_xla",
+            *precision,
         ]
 
     def current_rn50_args(self, ctx: TaskContext, bsz: int) -> list[str]:
