@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from workflow_helpers import framework_python, workload_env
+from workflow_helpers import framework_python, run_ranks, workload_env
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.errors import ConfigError
@@ -68,26 +68,7 @@ def test_workload_lines_parse(model: str, tmp_path: Path) -> None:
 
 def test_workload_two_processes(tmp_path: Path) -> None:
     """Data parallel over two processes (jax.distributed, gloo): both ranks log every step."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs, logs = [], []
-    for rank in range(2):
-        logs.append(tmp_path / f"rank{rank}.log")
-        env = run_env(
-            RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE="2",
-            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-        )  # fmt: skip
-        with open(logs[-1], "w") as out:
-            procs.append(
-                subprocess.Popen(
-                    workload("bert_base", 2, 3), stdout=out, stderr=subprocess.STDOUT, env=env
-                )
-            )
-    codes = [p.wait(timeout=300) for p in procs]
-    assert codes == [0, 0], "\n".join(log.read_text()[-2000:] for log in logs)
+    logs = run_ranks(workload("bert_base", 2, 3), tmp_path, env=run_env)
     assert "world_size=2" in logs[0].read_text()
     records = parse_builtin_logs(logs).records
     assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]

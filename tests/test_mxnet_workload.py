@@ -6,13 +6,12 @@ workload in the environment the workflow builds from envs/mxnet.txt. The unit te
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from workflow_helpers import framework_python, workload_env
+from workflow_helpers import framework_python, free_port, run_ranks, workload_env
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.matrix import Cell, Layout
@@ -76,12 +75,6 @@ def config_fields(text: str) -> dict[str, str]:
     return next(fields for kind, fields in filter(None, lines) if kind == "config")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 # ------------------------------------------------------------------------ workload, end to end
 
 
@@ -130,19 +123,7 @@ def test_bert_hybridized_amp(mxnet_python: str, tmp_path: Path) -> None:
 def test_two_processes_over_dist_sync(model: str, mxnet_python: str, tmp_path: Path) -> None:
     """Rank 0 starts ps-lite's scheduler and server; both ranks log every step, and all exit.
     (ResNet: its convolution weights must reach the KVStore in the default layout, not oneDNN's.)"""
-    port = str(free_port())
-    procs, logs = [], []
-    for rank in range(2):
-        logs.append(tmp_path / f"rank{rank}.log")
-        env = run_env(
-            RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE="2",
-            MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
-        )  # fmt: skip
-        with open(logs[-1], "w") as out:
-            command = workload(mxnet_python, model, 3)
-            procs.append(subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env))
-    codes = [p.wait(timeout=300) for p in procs]
-    assert codes == [0, 0], "\n".join(log.read_text()[-2000:] for log in logs)
+    logs = run_ranks(workload(mxnet_python, model, 3), tmp_path, env=run_env)
     config = config_fields(logs[0].read_text())
     assert config["world_size"] == "2" and config["kvstore"] == "dist_sync"
     assert config["threads"] == "1"  # 2 ranks share the cores: os.cpu_count() // 2 each, or 1

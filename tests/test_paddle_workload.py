@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from workflow_helpers import framework_python, workload_env
+from workflow_helpers import framework_python, run_ranks, workload_env
 
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
@@ -62,18 +62,7 @@ def test_workload_lines_parse(model: str, flags: list[str], tmp_path: Path) -> N
 
 
 def test_two_processes_train_data_parallel_over_gloo(tmp_path: Path) -> None:
-    command = workload("bert_base", steps=3)
-    logs = [tmp_path / f"rank{r}.log" for r in range(2)]
-    procs = []
-    for rank, log in enumerate(logs):
-        env = workload_env(
-            RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE="2",
-            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29700 + (hash(tmp_path) % 200) * 2),
-        )  # fmt: skip
-        procs.append(
-            subprocess.Popen(command, stdout=open(log, "w"), stderr=subprocess.STDOUT, env=env)
-        )
-    assert [p.wait(timeout=300) for p in procs] == [0, 0], logs[0].read_text()[-2000:]
+    logs = run_ranks(workload("bert_base", steps=3), tmp_path)
     parsed = parse_builtin_logs(logs)
     assert sorted({r.rank for r in parsed.records}) == [0, 1]
     assert config_line(logs[0])["world_size"] == "2"

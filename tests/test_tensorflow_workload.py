@@ -4,12 +4,11 @@ adapter `tensorflow`, run for real in the environment the workflow builds from e
 from __future__ import annotations
 
 import argparse
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
-from workflow_helpers import framework_python, workload_env
+from workflow_helpers import framework_python, run_ranks, workload_env
 
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
@@ -76,20 +75,7 @@ def test_workload_lines_parse(model: str, flags: list[str], tmp_path: Path) -> N
 
 
 def test_two_processes_train_data_parallel_with_multiworkermirroredstrategy(tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # the workers listen on port + 1 and port + 2
-    command = workload("bert_base")
-    logs = [tmp_path / f"rank{r}.log" for r in range(2)]
-    procs = []
-    for rank, log in enumerate(logs):
-        env = workload_env(
-            RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE="2",
-            MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-        )  # fmt: skip
-        with open(log, "w") as out:
-            procs.append(subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env))
-    assert [p.wait(timeout=300) for p in procs] == [0, 0], logs[0].read_text()[-2000:]
+    logs = run_ranks(workload("bert_base"), tmp_path)  # workers listen on port + 1 and + 2
     records = parse_builtin_logs(logs).records
     assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
     assert config_line(logs[0])["world_size"] == "2"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -89,3 +91,40 @@ def workload_env(**extra: str) -> dict[str, str]:
 
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
     return env | {"PYTHONPATH": str(environments.dlperf_only_path(ENVIRONMENTS))} | extra
+
+
+def free_port() -> int:
+    """A port nothing listens on now, chosen by the OS, for a test's rendezvous. (Workloads that
+    also use the next few ports, as Paddle's and TensorFlow's do, find those free in practice.)"""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_ranks(
+    command: list[str],
+    directory: Path,
+    world: int = 2,
+    env: Callable[..., dict[str, str]] = workload_env,
+) -> list[Path]:
+    """Run `world` ranks of a workload on this machine as the harness starts them (the rank
+    variables, one rendezvous port), assert that every rank exits 0, and return their logs."""
+    port = str(free_port())
+    logs = [directory / f"rank{rank}.log" for rank in range(world)]
+    procs = []
+    for rank, log in enumerate(logs):
+        ranks = {"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank)}
+        rendezvous = {"LOCAL_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1"}
+        with open(log, "w") as out:
+            procs.append(
+                subprocess.Popen(
+                    command,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env(**ranks, **rendezvous, MASTER_PORT=port),
+                )
+            )
+    codes = [proc.wait(timeout=300) for proc in procs]
+    tails = "\n".join(f"--- {log.name}\n{log.read_text()[-2000:]}" for log in logs)
+    assert codes == [0] * world, tails
+    return logs
