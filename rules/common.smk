@@ -107,19 +107,22 @@ def cell_spec(wildcards):
 
 
 def measure_params(wildcards):
-    """What a run measures; a change here reruns that cell's runs and nothing else."""
+    """What a run measures; a change here reruns that cell's runs and nothing else. For a built-in
+    workload that includes its code (dlperf.workloads.code_digest): editing the workload reruns
+    its cells, while editing the harness, which only launches and reads runs, reruns none."""
     spec = cell_spec(wildcards)
     adapter = get_adapter(spec.cell.framework)
     window = config["window"]
-    return json.dumps(
-        {
-            "cell": spec.cell.key(),
-            "options": adapter.resolved_options(spec.options),
-            "steps": adapter.steps_for(window["warmup"], window["measure"]),
-            "device": config["device"],
-        },
-        sort_keys=True,
-    )
+    measure = {
+        "cell": spec.cell.key(),
+        "options": adapter.resolved_options(spec.options),
+        "steps": adapter.steps_for(window["warmup"], window["measure"]),
+        "device": config["device"],
+    }
+    code = adapter.code_digest()
+    if code:
+        measure["workload_code"] = code
+    return json.dumps(measure, sort_keys=True)
 
 
 def environment_pins(wildcards):

@@ -10,12 +10,15 @@ import shutil
 import signal
 import subprocess
 import time
+from base64 import urlsafe_b64encode
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from workflow_helpers import ROOT, SNAKEMAKE, planned_jobs, snakemake
+
+from dlperf.workloads import code_digest
 
 pytestmark = pytest.mark.integration
 TINY = ROOT / "tests" / "data" / "tiny.yaml"
@@ -91,6 +94,18 @@ def test_a_deleted_manifest_is_redone(copy):
     jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
     assert jobs["run_cell"] == [f"cell={RESNET}.1n2g, repeat=2"]
     assert {"tables", "report"} <= set(jobs)
+
+
+def test_a_run_measured_by_other_workload_code_is_redone(copy):
+    """A run's params carry its workload's code digest (recorded in its manifest): a run that
+    Snakemake recorded with another digest, as after an edit of the workload, is redone."""
+    output = f"results/runs/{RESNET}.1n2g/r2/manifest.json"
+    code = json.loads((copy / output).read_text())["measure"]["workload_code"]
+    assert code == code_digest("dlperf.workloads.torch_train")
+    record = copy / ".snakemake" / "metadata" / urlsafe_b64encode(output.encode()).decode()
+    record.write_text(record.read_text().replace(code, "0" * len(code)))  # measured before an edit
+    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
+    assert jobs["run_cell"] == [f"cell={RESNET}.1n2g, repeat=2"]
 
 
 def test_a_deleted_log_is_a_parse_error_naming_it(copy):

@@ -138,6 +138,11 @@ class Adapter(ABC):
         """Why a planned cell is not run by this adapter here (None: it runs)."""
         return None
 
+    def code_digest(self) -> str | None:
+        """A digest of the dlperf code a run executes; None where the run executes an upstream
+        source's own scripts (named by the release and container options instead)."""
+        return None
+
     @abstractmethod
     def command(self, ctx: TaskContext) -> list[str]:
         """The argument list that runs this task (never a shell string)."""

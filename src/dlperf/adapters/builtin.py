@@ -11,6 +11,7 @@ from dlperf.adapters.base import Adapter, Launcher, TaskContext
 from dlperf.matrix import Cell
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.records import ParseResult
+from dlperf.workloads import code_digest
 
 
 def cpu_has_native_bf16() -> bool:
@@ -64,6 +65,9 @@ class BuiltinWorkload(Adapter):
         "calibrate_s": {"type": "number", "minimum": 0},
         "comm_probe_iters": {"type": "integer", "minimum": 0},
     }
+
+    def code_digest(self) -> str | None:
+        return code_digest(self.module)
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if (
