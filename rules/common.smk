@@ -109,7 +109,8 @@ def cell_spec(wildcards):
 def measure_params(wildcards):
     """What a run measures; a change here reruns that cell's runs and nothing else. For a built-in
     workload that includes its code (dlperf.workloads.code_digest): editing the workload reruns
-    its cells, while editing the harness, which only launches and reads runs, reruns none."""
+    its cells, while editing the harness, which only launches and reads runs, reruns none.
+    """
     spec = cell_spec(wildcards)
     adapter = get_adapter(spec.cell.framework)
     window = config["window"]
