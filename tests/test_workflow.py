@@ -188,6 +188,21 @@ def test_editing_harness_code_reruns_no_measured_run(done):
     assert set(jobs) == {"tables", "report", "all"}
 
 
+def test_editing_the_workload_reruns_its_runs(done):
+    """What ran is the workload's code: an edit of it (or of a dlperf module it imports) redoes
+    every run of its framework, as a changed option does."""
+    path = ROOT / "src/dlperf/workloads/common.py"
+    content, st = path.read_bytes(), path.stat()
+    try:
+        path.write_bytes(content + b"\n# edited\n")
+        jobs = planned_jobs(done, "--configfile", "config.yaml")
+    finally:
+        path.write_bytes(content)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert len(jobs["run_cell"]) == 6 * 2  # every run of the tiny suite (all PyTorch)
+    assert planned_jobs(done, "--configfile", "config.yaml") == {}  # restored: nothing to do
+
+
 def test_interrupted_run_is_the_only_one_redone(tmp_path):
     config = yaml.safe_load(TINY.read_text())
     config["cases"] = config["cases"][:1]
