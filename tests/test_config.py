@@ -79,8 +79,14 @@ def test_yaml_syntax_error_names_file_and_line(tmp_path):
 def test_duplicate_cell_names_both_cases():
     config = minimal()
     config["cases"].append(dict(config["cases"][0]))
-    with pytest.raises(ConfigError, match=r"cases\[0\] and cases\[1\]"):
+    with pytest.raises(ConfigError, match=r"cases\[0\] and cases\[1\]: .* `variant`"):
         Suite(validate(config)).cell_specs()
+    config["cases"][1]["variant"] = "current"  # e.g. the same cell at another release
+    ids = [spec.id for spec in Suite(validate(config)).cell_specs()]
+    assert ids == [
+        "pytorch.resnet50.fp32.noxla.b8.1n1g",
+        "pytorch.resnet50.fp32.noxla.b8-current.1n1g",
+    ]
 
 
 def test_schema_framework_enum_matches_registry(root):

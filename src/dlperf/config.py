@@ -299,7 +299,9 @@ class Suite:
             for spec in expand_case(case):
                 if spec.id in seen:
                     raise ConfigError(
-                        f"cell {spec.id} comes from both cases[{seen[spec.id]}] and cases[{i}]"
+                        f"cell {spec.id} comes from both cases[{seen[spec.id]}] and cases[{i}]: "
+                        "to measure both, give one a `variant` (e.g. `variant: current` beside "
+                        "`options: {release: current}`), which becomes part of its cell ids"
                     )
                 seen[spec.id] = i
                 specs.append(spec)
