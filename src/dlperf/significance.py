@@ -5,13 +5,13 @@ The rule (one place, used by ``dlperf diff`` and the report):
 - Inputs are the throughputs of the ok runs of one cell in A and in B; non-finite values are
   dropped. A side with fewer than 2 runs gives verdict ``n/a`` (with the reason): one run says
   nothing about its own noise.
-- **Test**: Mann-Whitney U, two-sided. Exact null distribution (by counting the arrangements of
-  the ranks) when there are no ties and both sides have at most ``EXACT_MAX_N`` runs; otherwise
+- **Test**: Mann-Whitney U, two-sided, computed by ``scipy.stats.mannwhitneyu``. Exact null
+  distribution when there are no ties and both sides have at most ``EXACT_MAX_N`` runs; otherwise
   the normal approximation with the tie correction of the variance and a 0.5 continuity
-  correction. p = min(1, 2 * min(P(U <= u), P(U >= u))), as scipy.stats.mannwhitneyu computes it.
-- **Effect**: ratio of medians B / A, with a percentile bootstrap confidence interval
-  (independent resampling of each side, ``n_boot`` draws, a fixed seed so the interval is
-  reproducible) at level 1 - alpha.
+  correction. p = min(1, 2 * min(P(U <= u), P(U >= u))); every value equal gives p = 1.
+- **Effect**: ratio of medians B / A, with a percentile bootstrap confidence interval computed by
+  ``scipy.stats.bootstrap`` (independent resampling of each side, ``n_boot`` draws, a fixed seed
+  so the interval is reproducible) at level 1 - alpha.
 - **Verdict**: significant when p < alpha. Then ``faster`` if the ratio is above 1, ``slower`` if
   below (a significant test with a ratio of exactly 1 reads ``same``); not significant: ``same``.
   With few runs the test cannot reach alpha at all (3 vs 3 runs: the smallest p is 0.1); the
@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
+from scipy import stats
 
 EXACT_MAX_N = 50
 MIN_RUNS = 2
@@ -59,65 +59,29 @@ class Comparison:
     reason: str
 
 
-def _ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mid-ranks (1-based) and the sizes of the tie groups."""
-    order = np.argsort(values, kind="mergesort")
-    ordered = values[order]
-    ranks = np.empty(len(values))
-    _, starts, counts = np.unique(ordered, return_index=True, return_counts=True)
-    for start, count in zip(starts, counts, strict=True):
-        ranks[order[start : start + count]] = start + (count + 1) / 2
-    return ranks, counts
-
-
-@lru_cache(maxsize=64)
-def _u_counts(m: int, n: int) -> tuple[float, ...]:
-    """Number of rank arrangements giving each U = 0..m*n (no ties), by the recurrence
-    c(m, n, u) = c(m - 1, n, u - n) + c(m, n - 1, u) (Mann and Whitney 1947)."""
-    table = [[np.zeros(1) for _ in range(n + 1)] for _ in range(m + 1)]
-    for i in range(m + 1):
-        for j in range(n + 1):
-            if i == 0 or j == 0:
-                table[i][j] = np.ones(1)
-                continue
-            counts = np.zeros(i * j + 1)
-            counts[j : j + len(table[i - 1][j])] += table[i - 1][j]  # the largest is from A
-            counts[: len(table[i][j - 1])] += table[i][j - 1]  # the largest is from B
-            table[i][j] = counts
-    return tuple(table[m][n].tolist())
-
-
-def _normal_sf(z: float) -> float:
-    return 0.5 * math.erfc(z / math.sqrt(2))
-
-
 def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> UTest:
     """Two-sided Mann-Whitney U test of A against B (see the module's rule for the method)."""
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     m, n = len(xa), len(xb)
     if m == 0 or n == 0:
         return UTest(math.nan, math.nan, "none")
-    ranks, ties = _ranks(np.concatenate([xa, xb]))
-    u = float(ranks[:m].sum() - m * (m + 1) / 2)
-    has_ties = bool((ties > 1).any())
-    if not has_ties and max(m, n) <= EXACT_MAX_N:
-        counts = np.asarray(_u_counts(m, n))
-        total = counts.sum()
-        k = round(u)
-        below, above = counts[: k + 1].sum() / total, counts[k:].sum() / total
-        return UTest(u, min(1.0, 2 * min(below, above)), "exact")
-    big_n = m + n
-    tie_term = float((ties**3 - ties).sum()) / (big_n * (big_n - 1))
-    variance = m * n / 12 * ((big_n + 1) - tie_term)
-    if variance <= 0:  # every value equal
-        return UTest(u, 1.0, "normal")
-    z = (abs(u - m * n / 2) - 0.5) / math.sqrt(variance)
-    return UTest(u, min(1.0, 2 * _normal_sf(max(z, 0.0))), "normal")
+    pooled = np.concatenate([xa, xb])
+    has_ties = len(np.unique(pooled)) < len(pooled)
+    exact = not has_ties and max(m, n) <= EXACT_MAX_N
+    result = stats.mannwhitneyu(
+        xa, xb, alternative="two-sided", method="exact" if exact else "asymptotic"
+    )
+    # scipy's statistic is U of its first sample, A (pairs where A beats B, ties 1/2)
+    return UTest(float(result.statistic), float(result.pvalue), "exact" if exact else "normal")
 
 
 def smallest_p_value(m: int, n: int) -> float:
     """The smallest two-sided exact p the test can give with m and n runs: 2 / C(m + n, m)."""
     return min(1.0, 2 / math.comb(m + n, m)) if m and n else math.nan
+
+
+def _median_ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(b, axis=axis) / np.median(a, axis=axis)
 
 
 def bootstrap_ratio_ci(
@@ -127,16 +91,28 @@ def bootstrap_ratio_ci(
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = DEFAULT_SEED,
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI of median(B) / median(A), each side resampled on its own."""
+    """Percentile bootstrap CI of median(B) / median(A), each side resampled on its own.
+
+    Each side needs ``MIN_RUNS`` values, else (nan, nan). When each side's values are all equal,
+    both bounds are the ratio itself. A resample of A with median 0 has an infinite (0/0: nan)
+    ratio, so a bound can be inf or nan; no warning is raised.
+    """
     xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    rng = np.random.default_rng(seed)
-    med_a = np.median(rng.choice(xa, size=(n_boot, len(xa)), replace=True), axis=1)
-    med_b = np.median(rng.choice(xb, size=(n_boot, len(xb)), replace=True), axis=1)
+    if min(len(xa), len(xb)) < MIN_RUNS:  # scipy refuses a sample of one
+        return math.nan, math.nan
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = med_b / med_a
-    tail = (1 - level) / 2 * 100
-    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
-    return float(low), float(high)
+        result = stats.bootstrap(
+            (xa, xb),
+            _median_ratio,
+            paired=False,
+            vectorized=True,
+            n_resamples=n_boot,
+            method="percentile",
+            confidence_level=level,
+            rng=seed,
+        )
+    ci = result.confidence_interval
+    return float(ci.low), float(ci.high)
 
 
 def compare_samples(
