@@ -110,6 +110,16 @@ def test_spread_median_cv_and_ci():
     assert one.median == 5.0 and math.isnan(one.cv)
 
 
+def test_median_ci_ranks_binomial_coverage_by_hand():
+    # n = 5: even (min, max) covers only 1 - 2 / 32 < 95 %: the widest interval and its coverage
+    assert median_ci_ranks(5, 0.95) == (0, 4, pytest.approx(0.9375))
+    # n = 20, 0-based (5, 14): the median lies between them when 6..14 runs lie below it
+    coverage = sum(math.comb(20, i) for i in range(6, 15)) / 2**20
+    assert median_ci_ranks(20, 0.95) == (5, 14, pytest.approx(coverage))
+    assert median_ci_ranks(20, coverage + 1e-9)[:2] == (4, 15)  # just above: one rank wider
+    assert median_ci_ranks(1, 0.95)[:2] == (None, None)
+
+
 def test_speedup_without_baseline_is_nan_never_one_or_zero():
     assert speedup(300.0, 100.0) == 3.0
     for base in (None, 0.0, math.nan):

@@ -7,6 +7,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from scipy.stats import binom
+
 from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
 
 
@@ -191,16 +194,12 @@ def median_ci_ranks(n: int, level: float) -> tuple[int | None, int | None, float
     """
     if n < 2:
         return None, None, math.nan
-    pmf = [math.comb(n, i) / 2**n for i in range(n + 1)]
-    best: tuple[int, int, float] = (0, n - 1, 1 - 2 * pmf[0])
-    for j in range(n // 2):
-        k = n - 1 - j
-        coverage = sum(pmf[j + 1 : k + 1])
-        if coverage >= level:
-            best = (j, k, coverage)
-        else:
-            break
-    return best
+    # (x_j, x_{n-1-j}) misses the median when at most j runs lie below it, or at most j above
+    j = np.arange(n // 2)
+    coverage = 1 - 2 * binom.cdf(j, n, 0.5)
+    reaching = np.flatnonzero(coverage >= level)  # coverage falls as j grows
+    best = int(reaching[-1]) if len(reaching) else 0
+    return best, n - 1 - best, float(coverage[best])
 
 
 def speedup(throughput: float, baseline: float | None) -> float:
