@@ -35,6 +35,13 @@ def test_limit_is_k_scaled_mads():
     assert outlier_mask([9.0, 10.0, 11.0, 10.0, 14.45], k=3.0)[-1] is True
 
 
+def test_scale_is_the_stated_1_4826_mads_not_scipys_normal_constant():
+    # median 10, MAD 1, floor 0.1: exactly 1.4826 (scipy's scale="normal" gives 1.482602...)
+    assert robust_scale([9.0, 10.0, 11.0, 10.0, 14.44]) == pytest.approx(1.4826, rel=1e-12)
+    assert robust_scale([9.0, 10.0, math.nan, 11.0]) == pytest.approx(1.4826, rel=1e-12)
+    assert math.isnan(robust_scale([math.nan, math.inf]))
+
+
 def test_fewer_than_three_runs_have_no_outliers():
     assert outlier_mask([]) == []
     assert outlier_mask([1.0]) == [False]

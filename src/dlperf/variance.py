@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+from scipy.stats import median_abs_deviation
 
 from dlperf.stats import median_ci_ranks, spread
 
@@ -71,9 +72,9 @@ def robust_scale(values: Sequence[float]) -> float:
     finite = [v for v in values if math.isfinite(v)]
     if not finite:
         return math.nan
-    median = statistics.median(finite)
-    mad = statistics.median(abs(v - median) for v in finite)
-    return max(MAD_SCALE * mad, MIN_REL_SCALE * abs(median))
+    # MAD_SCALE, not scale="normal" (1 / Phi^-1(3/4) = 1.482602...): the rule states 1.4826
+    mad = float(median_abs_deviation(finite))
+    return max(MAD_SCALE * mad, MIN_REL_SCALE * abs(statistics.median(finite)))
 
 
 def outlier_mask(values: Sequence[float], k: float = DEFAULT_K) -> list[bool]:
