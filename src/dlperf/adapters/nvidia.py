@@ -12,6 +12,7 @@ and docs/upstream-releases.md says what was read from which file and what is not
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -256,6 +257,41 @@ class NGCPyTorch(UpstreamAdapter):
         ]
 
 
+@dataclass(frozen=True)
+class ConvNetsFlags:
+    """What TensorFlow/Classification/ConvNets main.py calls its flags at a release."""
+
+    mode: str
+    dali: str
+    cosine_lr: str
+    xla: str
+    fp32: tuple[str, ...]
+    amp: tuple[str, ...]
+
+
+CONVNETS_FLAGS = {
+    # DLPerf v1.0 (DLE fed7ba9, NGC 20.03)
+    "dlperf_v1": ConvNetsFlags(
+        mode="train",
+        dali="--use_dali",
+        cosine_lr="--use_cosine_lr",
+        xla="--use_xla",
+        fp32=("--precision=fp32",),
+        amp=("--precision=fp32", "--use_tf_amp", "--use_static_loss_scaling", "--loss_scale=128"),
+    ),
+    # The last TF1 main.py, as resnet50v1.5/training/training_perf.sh runs it
+    # (`--mode=training_benchmark`, `--amp --static_loss_scale 128`, `--xla`)
+    "current": ConvNetsFlags(
+        mode="training_benchmark",
+        dali="--dali",
+        cosine_lr="--cosine_lr",
+        xla="--xla",
+        fp32=(),
+        amp=("--amp", "--static_loss_scale=128"),
+    ),
+}
+
+
 class NGCTensorFlow(UpstreamAdapter):
     """DeepLearningExamples TensorFlow 1.x ResNet-50 v1.5 (DALI, Horovod, XLA) and BERT (Horovod, XLA)."""
 
@@ -321,40 +357,7 @@ class NGCTensorFlow(UpstreamAdapter):
         bsz = self.batch_size(cell, o)
         if cell.model == "bert_base":
             return self.bert_args(ctx, bsz, current=self.release_name(o) == "current")
-        if self.release_name(o) == "current":
-            return self.current_rn50_args(ctx, bsz)
-        # ResNet-50, DLPerf v1.0
-        xla = ["--use_xla"] if cell.xla else []
-        precision = ["--precision=fp32"]
-        if cell.precision == "amp":
-            precision += ["--use_tf_amp", "--use_static_loss_scaling", "--loss_scale=128"]
-        data: list[str] = []
-        if o["data_dir"]:
-            data = [f"--data_dir={o['data_dir']}"]
-            if o["dali"]:
-                idx = o["dali_idx_dir"] or str(Path(o["data_dir"]).parent / "dali_idx")
-                data += ["--use_dali", f"--data_idx_dir={idx}"]
-        return [
-            "--arch=resnet50",
-            "--mode=train",
-            "--iter_unit=batch",
-            f"--num_iter={ctx.steps}",
-            f"--batch_size={bsz}",
-            "--warmup_steps=0",
-            "--use_cosine_lr",
-            "--label_smoothing=0.1",
-            "--lr_init=0.256",
-            "--lr_warmup_epochs=8",
-            "--momentum=0.875",
-            "--weight_decay=3.0517578125e-05",
-            "--weight_init=fan_in",
-            "--display_every=1",
-            "--gpu_memory_fraction=0.98",
-            f"--results_dir={ctx.run_dir / 'tf_results'}",
-            *precision,
-            *data,
-            *xla,
-        ]
+        return self.rn50_args(ctx, bsz, CONVNETS_FLAGS[self.release_name(o)])
 
     def bert_args(self, ctx: TaskContext, bsz: int, current: bool) -> list[str]:
         """run_pretraining.py's arguments as DLPerf v1.0 passed them. Release current (the last
@@ -394,26 +397,24 @@ class NGCTensorFlow(UpstreamAdapter):
             *precision,
         ]
 
-    def current_rn50_args(self, ctx: TaskContext, bsz: int) -> list[str]:
-        """The last TF1 ConvNets main.py, as resnet50v1.5/training/training_perf.sh runs it
-        (`--mode=training_benchmark`, `--amp --static_loss_scale 128`, `--xla`), with DLPerf's
-        hyper-parameters; `--warmup_steps=0` so the hook prints from the first step."""
+    def rn50_args(self, ctx: TaskContext, bsz: int, flags: ConvNetsFlags) -> list[str]:
+        """ConvNets main.py's arguments with DLPerf's hyper-parameters, in the spelling of the
+        release's main.py; `--warmup_steps=0` so the hook prints from the first step."""
         o, cell = ctx.options, ctx.cell
         data: list[str] = []
         if o["data_dir"]:
             data = [f"--data_dir={o['data_dir']}"]
             if o["dali"]:
                 idx = o["dali_idx_dir"] or str(Path(o["data_dir"]).parent / "dali_idx")
-                data += ["--dali", f"--data_idx_dir={idx}"]
-        amp = ["--amp", "--static_loss_scale=128"] if cell.precision == "amp" else []
+                data += [flags.dali, f"--data_idx_dir={idx}"]
         return [
             "--arch=resnet50",
-            "--mode=training_benchmark",
+            f"--mode={flags.mode}",
             "--iter_unit=batch",
             f"--num_iter={ctx.steps}",
             f"--batch_size={bsz}",
             "--warmup_steps=0",
-            "--cosine_lr",
+            flags.cosine_lr,
             "--label_smoothing=0.1",
             "--lr_init=0.256",
             "--lr_warmup_epochs=8",
@@ -423,9 +424,9 @@ class NGCTensorFlow(UpstreamAdapter):
             "--display_every=1",
             "--gpu_memory_fraction=0.98",
             f"--results_dir={ctx.run_dir / 'tf_results'}",
-            *amp,
+            *(flags.amp if cell.precision == "amp" else flags.fp32),
             *data,
-            *(["--xla"] if cell.xla else []),
+            *([flags.xla] if cell.xla else []),
         ]
 
 
