@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CORES ?= $(shell nproc)
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup system run run-cross dry-run test lint bench clean
+.PHONY: setup system run run-cross dry-run gpu-proof test lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -28,6 +28,10 @@ run-cross: setup system  ## every installable framework side by side (each in it
 
 dry-run: setup
 	$(SNAKEMAKE) -n --cores $(CORES)
+
+PROOF_OUT ?= gpu-proof
+gpu-proof: setup  ## one GPU: the GPU suite (config/gpu.yaml) and its plain-loop references, 9 min
+	$(PY) -m dlperf gpu-proof --out $(PROOF_OUT)
 
 test: setup
 	SLURM=1 $(MAKE) system

@@ -1,6 +1,7 @@
 """Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`,
 `dlperf plan`, `dlperf diff` (A/B of two results folders: exit 1 on a significant regression,
-2 on bad input), `dlperf report` (the report of cells tables alone, nothing run)."""
+2 on bad input), `dlperf report` (the report of cells tables alone, nothing run), `dlperf
+gpu-proof` (the GPU suite and its plain-loop references, dlperf.gpuproof)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ from dlperf.errors import ConfigError
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["gpu-proof"]:  # its options are its own (dlperf.gpuproof.kit)
+        from dlperf.gpuproof import kit
+
+        return kit.main(argv[1:])
     parser = argparse.ArgumentParser(prog="dlperf", description="DLPerf benchmarks as a workflow")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -83,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--name", help="the report's title (default: the tables' file names)")
 
     sub.add_parser("adapters", help="list registered adapters and their options")
+    sub.add_parser(
+        "gpu-proof",
+        help="prove the GPU paths on one GPU within a time budget (dlperf gpu-proof --help)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:

@@ -280,12 +280,16 @@ def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str
             workflow_dir / requirements, Path(settings.get("root", environments.DEFAULT_ROOT))
         )
         record = environments.ensure(env)
-    # the workload imports dlperf's stdlib-only modules, and nothing else of dlperf's environment
+    # the workload imports dlperf's stdlib-only modules, and nothing else of dlperf's environment;
+    # a site's interpreter keeps the PYTHONPATH the site set up for it (`module load` sets one)
     pythonpath = str(
         environments.dlperf_only_path(Path(settings.get("root", environments.DEFAULT_ROOT)))
     )
+    inherited = os.environ.get("PYTHONPATH") if site_python else None
     env_vars = spec.env | {
-        "PYTHONPATH": os.pathsep.join(filter(None, [pythonpath, spec.env.get("PYTHONPATH")]))
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [pythonpath, spec.env.get("PYTHONPATH"), inherited])
+        )
     }
     return replace(spec, python=record["python"], env=env_vars), record
 

@@ -1,0 +1,8 @@
+"""`dlperf gpu-proof`: one command that proves dlperf's GPU paths on one GPU within a time budget.
+
+- dlperf.gpuproof.reference: the plain training loops the built-in workload is held to.
+- dlperf.gpuproof.kit: runs the GPU suite (config/gpu.yaml) case by case through the workflow,
+  the references beside it, and packs what came out into a few files.
+- dlperf.gpuproof.summary: what the proof found, from the tables, the raw logs and the
+  references (proof.json, proof.md).
+"""

@@ -1,0 +1,376 @@
+"""Run the GPU suite case by case within a time budget, the plain-loop references beside it, and
+pack the report, tables and logs into at most eight files.
+
+    python -m dlperf gpu-proof --out OUT [--suite config/gpu.yaml] [--budget-s 540] [--cases 1,2]
+
+The cases run in the order the suite lists them. Before each, the plain loop of the same model,
+precision and batch runs when the case is a built-in PyTorch one (dlperf.gpuproof.reference);
+then Snakemake runs the case's runs in a working folder (`--work`, default .dlperf/gpu-proof).
+A case that would not end before the budget's reserve for the report is stopped (its runs are
+cancelled, as Ctrl-C does) and named as not done; so is one whose packages are missing. The
+tables and reports are then made for the cases that ran. Running the command again goes on
+where the last one stopped: Snakemake redoes nothing that is done.
+
+`--tiny` shrinks every model to a CPU's size (the test of this kit on a machine without a GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import dlperf
+from dlperf.config import Suite, load
+from dlperf.gpuproof import summary
+from dlperf.launch.facts import node_facts
+from dlperf.matrix import expand_case
+from dlperf.paths import RUN_MANIFEST_PATTERN
+from dlperf.util import atomic_write_json
+
+REPO = Path(dlperf.__file__).resolve().parents[2]
+REPORT_RESERVE_S = 75.0  # kept for the tables, reports and packing after the last case
+REFERENCE_TIMEOUT_S = 240.0
+JAX_PACKAGES = ("jax", "keras", "keras_hub")
+TINY_OPTIONS = {
+    "resnet50": {"image_size": 32, "num_classes": 100},
+    "bert_base": {
+        "seq_len": 32,
+        "max_predictions": 5,
+        "model_config": {
+            "num_hidden_layers": 2,
+            "hidden_size": 128,
+            "num_attention_heads": 2,
+            "intermediate_size": 512,
+            "vocab_size": 4096,
+        },
+    },
+}
+
+
+@dataclass
+class Stage:
+    """One case of the suite: what became of it."""
+
+    number: int  # 1-based, as in the suite file
+    case: dict[str, Any]
+    cells: list[str]
+    state: str = "pending"  # done, stopped (budget), not_run (why), failed (Snakemake's exit)
+    detail: str = ""
+    seconds: float = 0.0
+    reference: dict[str, Any] | None = None
+
+
+@dataclass
+class Clock:
+    budget_s: float
+    started: float = field(default_factory=time.monotonic)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def left(self) -> float:
+        return self.budget_s - self.elapsed()
+
+    def say(self, message: str) -> None:
+        print(f"[{self.elapsed():5.0f}s] {message}", flush=True)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="dlperf gpu-proof", description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, required=True, help="folder for the packed files")
+    p.add_argument("--suite", type=Path, default=REPO / "config" / "gpu.yaml")
+    p.add_argument("--work", type=Path, default=Path(".dlperf/gpu-proof"))
+    p.add_argument("--budget-s", type=float, default=540.0, help="wall time for everything")
+    p.add_argument("--cases", help="case numbers to run, e.g. 1,2,5 (default: all, in order)")
+    p.add_argument("--tiny", action="store_true", help="CPU-sized models and window (tests)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    clock = Clock(args.budget_s)
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    base = yaml.safe_load(args.suite.read_text())
+    if args.tiny:
+        base = tiny_suite(base)
+    validated = validated_suite(base, work)  # a bad suite stops here, naming the key
+    stages = [
+        Stage(n, base["cases"][n - 1], [s.id for s in expand_case(validated["cases"][n - 1])])
+        for n in _numbers(args.cases, len(base["cases"]))
+    ]
+    clock.say(f"gpu-proof: {len(stages)} cases of {args.suite}, budget {args.budget_s:.0f}s")
+    facts = node_facts()
+    clock.say(f"GPUs: {', '.join(facts['gpus']) or 'none'}")
+    for stage in stages:
+        run_stage(stage, stages, base, validated["repeats"], work, clock, args.tiny)
+    done = [s for s in stages if s.state == "done" or (s.state == "failed" and s.cells)]
+    report_state = "not made: no case ran"
+    if done:
+        clock.say("tables and reports")
+        suite_file = write_suite(base, [s.case for s in done], work)
+        code, _ = snakemake(work, suite_file, [], clock.left() + REPORT_RESERVE_S / 2)
+        report_state = "made" if code == 0 else f"Snakemake exit {code}: see snakemake.log"
+    proof = summary.build(work / "results", stages, facts, base, report_state)
+    atomic_write_json(work / "proof.json", proof)
+    (work / "proof.md").write_text(summary.markdown(proof))
+    files = pack(work, args.out.resolve())
+    clock.say(f"wrote {len(files)} files to {args.out}: {', '.join(f.name for f in files)}")
+    print(summary.markdown(proof), flush=True)
+    return 0
+
+
+def tiny_suite(base: dict[str, Any]) -> dict[str, Any]:
+    """The suite at a CPU's size: small models, a short window, one repeat, any device."""
+    small = dict(base, repeats=1, window={"warmup": 2, "measure": 3}, device="auto")
+    small["max_batch_search"] = {"start": 2, "granularity": 2, "ceiling": 8, "probe_steps": 2}
+    small["cases"] = [
+        dict(
+            case,
+            options=case.get("options", {}) | TINY_OPTIONS[case["model"]],
+            batch_size=[b if b == "max" else 4 for b in case["batch_size"]],
+        )
+        for case in base["cases"]
+    ]
+    return small
+
+
+def validated_suite(config: dict[str, Any], work: Path) -> dict[str, Any]:
+    """The suite with the schema's defaults, its cells expanded once to check them."""
+    path = work / "suite.check.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    validated = load(path)
+    Suite(validated).cell_specs()
+    return validated
+
+
+def _numbers(text: str | None, count: int) -> list[int]:
+    if not text:
+        return list(range(1, count + 1))
+    numbers = [int(part) for part in text.split(",") if part.strip()]
+    bad = [n for n in numbers if not 1 <= n <= count]
+    if bad:
+        raise SystemExit(f"dlperf gpu-proof: --cases {bad}: the suite has cases 1 to {count}")
+    return numbers
+
+
+def run_stage(
+    stage: Stage,
+    stages: list[Stage],
+    base: dict[str, Any],
+    repeats: int,
+    work: Path,
+    clock: Clock,
+    tiny: bool,
+) -> None:
+    label = f"case {stage.number} ({', '.join(stage.cells)})"
+    missing = missing_packages(stage.case)
+    if missing:
+        stage.state, stage.detail = "not_run", f"missing packages: {', '.join(missing)}"
+        clock.say(f"{label}: not run, {stage.detail}")
+        return
+    if clock.left() < REPORT_RESERVE_S + 30:
+        stage.state, stage.detail = "not_run", "the budget was spent before it"
+        clock.say(f"{label}: not run, {stage.detail}")
+        return
+    started = time.monotonic()
+    if is_reference_case(stage.case):
+        stage.reference = run_reference(stage.case, base, work, clock, tiny)
+    earlier = [s.case for s in stages if s.state in ("done", "failed") and s.cells]
+    suite_file = write_suite(base, [*earlier, stage.case], work)
+    targets = [
+        RUN_MANIFEST_PATTERN.format(cell=cell, repeat=r)
+        for cell in stage.cells
+        for r in range(1, repeats + 1)
+    ]
+    clock.say(f"{label}: {len(targets)} runs")
+    code, stopped = snakemake(work, suite_file, targets, clock.left() - REPORT_RESERVE_S)
+    stage.seconds = time.monotonic() - started
+    if stopped:
+        stage.state = "stopped"
+        stage.detail = f"stopped after {stage.seconds:.0f}s: the budget's reserve for the report"
+    elif code != 0:
+        stage.state, stage.detail = "failed", f"Snakemake exit {code} (see snakemake.log)"
+    else:
+        stage.state = "done"
+    statuses = summary.run_statuses(work / "results", stage.cells)
+    clock.say(f"{label}: {stage.state} in {stage.seconds:.0f}s; runs {statuses or 'none'}")
+
+
+def missing_packages(case: dict[str, Any]) -> list[str]:
+    if case["framework"] != "jax":
+        return []
+    return [name for name in JAX_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def is_reference_case(case: dict[str, Any]) -> bool:
+    """A built-in PyTorch case of one numeric batch size, eager: its plain loop is comparable."""
+    return (
+        case["framework"] == "pytorch"
+        and not any(case.get("xla", [False]))
+        and all(isinstance(b, int) for b in case["batch_size"])
+    )
+
+
+def run_reference(
+    case: dict[str, Any], base: dict[str, Any], work: Path, clock: Clock, tiny: bool
+) -> dict[str, Any]:
+    """The plain loop at the case's first precision and batch size, with the suite's window."""
+    options = case.get("options", {})
+    window = base.get("window", {})
+    warmup, measure = window.get("warmup", 20), window.get("measure", 100)
+    model, batch = case["model"], case["batch_size"][0]
+    precision = case.get("precision", ["fp32"])[0]
+    command = [
+        sys.executable, "-m", "dlperf.gpuproof.reference",
+        "--model", model,
+        "--batch-size", str(batch),
+        "--precision", precision,
+        "--warmup", str(warmup),
+        "--measure", str(measure),
+        "--image-size", str(options.get("image_size", 224)),
+        "--seq-len", str(options.get("seq_len", 128)),
+        "--max-predictions", str(options.get("max_predictions", 20)),
+        *(["--tiny"] if tiny else []),
+    ]  # fmt: skip
+    window_tag = f"w{warmup}-{measure}{'-tiny' if tiny else ''}"
+    log = work / "logs" / f"reference.{model}.{precision}.b{batch}.{window_tag}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    earlier = _reference_result(log)
+    if earlier:  # this command ran it before, in this work folder: going on, not redoing
+        clock.say(f"reference loop: {model} {precision} b{batch}: kept from {log}")
+        return {"status": "ok", "log": log.name} | earlier
+    clock.say(f"reference loop: {model} {precision} b{batch}")
+    try:
+        with open(log, "w") as out:
+            finished = subprocess.run(
+                command, stdout=out, stderr=subprocess.STDOUT, timeout=REFERENCE_TIMEOUT_S
+            )
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "detail": f"over {REFERENCE_TIMEOUT_S:.0f}s", "log": log.name}
+    result = _reference_result(log)
+    if finished.returncode != 0 or not result:
+        tail = log.read_text().strip().splitlines()[-1:] or ["no output"]
+        return {"status": "failed", "detail": tail[0][:300], "log": log.name}
+    clock.say(f"reference loop: {result['throughput_samples_per_s']:.1f} samples/s")
+    return {"status": "ok", "log": log.name} | result
+
+
+def _reference_result(log: Path) -> dict[str, Any] | None:
+    """The JSON line a finished reference loop printed last, if its log has one."""
+    if not log.exists():
+        return None
+    lines = [line for line in log.read_text().splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else None
+
+
+def write_suite(base: dict[str, Any], cases: list[dict[str, Any]], work: Path) -> Path:
+    """The suite of these cases; a JAX case runs on this interpreter (which has its packages)."""
+    suite = dict(base, cases=cases)
+    if any(c["framework"] == "jax" for c in cases):
+        site = dict(suite.get("site") or {})
+        environments = dict(site.get("environments") or {})
+        environments["python"] = dict(environments.get("python") or {}, jax=sys.executable)
+        suite["site"] = site | {"environments": environments}
+    path = work / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return path
+
+
+def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> tuple[int, bool]:
+    """Run the workflow in `work` (its own results/ and .snakemake/); (exit code, stopped).
+
+    Past `timeout_s` the whole process group gets SIGINT, as Ctrl-C: each waiting run cancels its
+    job and leaves no manifest, so nothing half-measured is read as done."""
+    command = [
+        sys.executable, "-m", "snakemake",
+        *targets,  # before --config, which takes every word after it
+        "--snakefile", str(REPO / "Snakefile"),
+        "--directory", str(work),
+        "--cores", str(os.cpu_count() or 1),
+        "--keep-going",
+        "--config", f"suite={suite}",
+    ]  # fmt: skip
+    with open(work / "snakemake.log", "a") as log:
+        log.write(f"\n$ {' '.join(command)}\n")
+        log.flush()
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            return process.wait(timeout=max(timeout_s, 1.0)), False
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            return process.returncode, True
+
+
+PACKED_REPORTS = ("report.en.html", "report.zh.html", "report.en.md")
+
+
+def pack(work: Path, out: Path) -> list[Path]:
+    """proof.md, proof.json, the reports, and two archives: tables (with the suite that ran) and
+    logs (every run's logs and manifests, the searches, the references, Snakemake's log)."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name in ("proof.md", "proof.json"):
+        files.append(_copy(work / name, out / name))
+    for name in PACKED_REPORTS:
+        path = work / "results" / "report" / name
+        if path.exists():
+            files.append(_copy(path, out / name))
+    results = work / "results"
+    files.append(
+        _tar(
+            out / "tables.tar.gz",
+            work,
+            [results / "tables", results / "json", work / "suite.yaml"],
+        )
+    )
+    files.append(
+        _tar(
+            out / "logs.tar.gz",
+            work,
+            [
+                results / "runs",
+                results / "maxbatch",
+                results / "logs",
+                work / "logs",
+                work / "snakemake.log",
+            ],
+        )
+    )
+    return files
+
+
+def _copy(source: Path, target: Path) -> Path:
+    target.write_bytes(source.read_bytes())
+    return target
+
+
+def _tar(target: Path, root: Path, paths: list[Path]) -> Path:
+    with tarfile.open(target, "w:gz") as tar:
+        for path in paths:
+            if path.exists():
+                tar.add(path, arcname=str(path.relative_to(root)))
+    return target
+
+
+if __name__ == "__main__":
+    sys.exit(main())

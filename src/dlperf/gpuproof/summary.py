@@ -1,0 +1,319 @@
+"""What a GPU proof found: proof.json and proof.md, from the tables, the raw logs and the references.
+
+- The built-in figure against its plain loop: the cell's median over the reference's throughput.
+- The measurement checked on the device's clock: per run, samples in the window over the window's
+  time on CUDA events (the workload's `device_s=` at each step's end) against the same window on
+  the host's timestamps, which the tables use.
+- The GPU's facts as the run saw them (its `dlperf-config` line and the node's nvidia-smi), the
+  `batch_size: max` searches, the issue's targets, and every case not done with why.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from dlperf import logline
+from dlperf.paths import ResultPaths
+
+if TYPE_CHECKING:
+    from dlperf.gpuproof.kit import Stage
+
+# The issue's bar for one H100 (NVIDIA's PyTorch RN50 AMP on an A100-80GB: 2,470 img/s).
+TARGETS = {
+    "resnet50_amp_samples_per_s": 3600.0,
+    "resnet50_amp_vs_reference": 1.0,
+    "bert_base_amp_mfu_pct": 45.0,
+}
+DEVICE_CLOCK_TOLERANCE_PCT = 1.0
+CELL_FIGURES = [
+    "status",
+    "statuses",
+    "batch_size_resolved",
+    "throughput_median",
+    "throughput_cv",
+    "achieved_tflops",
+    "mfu_pct",
+    "peak_tflops",
+    "peak_source",
+    "peak_mem_mib",
+    "device_mem_used_mib",
+    "energy_j_per_sample",
+    "power_w_per_device",
+    "energy_detail",
+]
+
+
+def run_statuses(results: Path, cells: list[str]) -> str:
+    """`ok:3 oom:1` over the manifests of these cells' runs (what the progress line says)."""
+    counts: dict[str, int] = {}
+    for cell in cells:
+        for manifest in sorted((results / "runs" / cell).glob("r*/manifest.json")):
+            status = json.loads(manifest.read_text()).get("status", "?")
+            counts[status] = counts.get(status, 0) + 1
+    return " ".join(f"{k}:{v}" for k, v in sorted(counts.items()))
+
+
+def build(
+    results: Path,
+    stages: list[Stage],
+    facts: dict[str, Any],
+    suite: dict[str, Any],
+    report_state: str,
+) -> dict[str, Any]:
+    paths = ResultPaths(results)
+    cells = _cells(paths)
+    window = suite.get("window", {})
+    warmup, measure = int(window.get("warmup", 20)), int(window.get("measure", 100))
+    proof: dict[str, Any] = {
+        "suite": suite.get("name"),
+        "window": {"warmup": warmup, "measure": measure},
+        "report": report_state,
+        "node": {k: facts.get(k) for k in ("host", "gpus", "cuda_driver_version", "cpu_model")},
+        "topology": facts.get("topology"),
+        "versions": _versions(paths, [c for s in stages for c in s.cells]),
+        "cases": [],
+    }
+    for stage in stages:
+        entry: dict[str, Any] = {
+            "number": stage.number,
+            "cells": {cell: cells.get(cell, {"status": "missing"}) for cell in stage.cells},
+            "state": stage.state,
+            "detail": stage.detail,
+            "seconds": round(stage.seconds, 1),
+        }
+        if stage.reference is not None:
+            entry["reference"] = stage.reference
+            entry["vs_reference"] = _vs_reference(stage.reference, entry["cells"])
+        entry["device_clock"] = [
+            check
+            for cell in stage.cells
+            for check in device_clock_checks(paths, cell, warmup, measure)
+        ]
+        searches = {cell: _search(paths, cell) for cell in stage.cells if ".bmax." in cell}
+        if searches:
+            entry["max_batch"] = searches
+        proof["cases"].append(entry)
+    proof["targets"] = targets(proof)
+    return proof
+
+
+def _cells(paths: ResultPaths) -> dict[str, dict[str, Any]]:
+    if not paths.cells.exists():
+        return {}
+    table = pd.read_csv(paths.cells, sep="\t")
+    columns = [c for c in CELL_FIGURES if c in table.columns]
+    return {row["cell_id"]: {k: _plain(row[k]) for k in columns} for _, row in table.iterrows()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _versions(paths: ResultPaths, cells: list[str]) -> dict[str, str]:
+    """The framework, CUDA, cuDNN, NCCL and GPU a built-in run stated in its config line."""
+    for cell in cells:
+        for log in sorted((paths.root / "runs" / cell).glob("r*/rank0.log")):
+            for line in log.read_text(errors="replace").splitlines():
+                parsed = logline.parse_line(line)
+                if parsed and parsed[0] == logline.CONFIG and "cuda" in parsed[1]:
+                    keys = ("gpu", "torch", "cuda", "cudnn", "nccl", "device", "amp_dtype")
+                    return {k: parsed[1][k] for k in keys if k in parsed[1]} | {"from": str(log)}
+    return {}
+
+
+def _vs_reference(reference: dict[str, Any], cells: dict[str, Any]) -> dict[str, Any]:
+    if reference.get("status") != "ok":
+        return {"ratio": None, "detail": f"reference {reference.get('status')}"}
+    for cell, row in cells.items():
+        median = row.get("throughput_median")
+        if median:
+            ratio = median / reference["throughput_samples_per_s"]
+            return {"cell": cell, "ratio": round(ratio, 4)}
+    return {"ratio": None, "detail": "the built-in cell has no median"}
+
+
+def device_clock_checks(
+    paths: ResultPaths, cell: str, warmup: int, measure: int
+) -> list[dict[str, Any]]:
+    """Per run: the window's throughput on host timestamps and on the device's clock."""
+    checks = []
+    for log in sorted((paths.root / "runs" / cell).glob("r*/rank0.log")):
+        steps = [
+            fields
+            for kind, fields in filter(
+                None, map(logline.parse_line, log.read_text(errors="replace").splitlines())
+            )
+            if kind == logline.STEP
+        ]
+        if len(steps) < warmup + measure + 1 or "device_s" not in steps[-1] or warmup < 1:
+            continue
+        before, last = steps[warmup - 1], steps[warmup + measure - 1]
+        samples = sum(float(s["samples"]) for s in steps[warmup : warmup + measure])
+        host_s = float(last["end"]) - float(before["end"])
+        device_s = float(last["device_s"]) - float(before["device_s"])
+        difference = 100 * (host_s / device_s - 1)
+        checks.append(
+            {
+                "run": log.parent.name,
+                "cell": cell,
+                "host_samples_per_s": round(samples / host_s, 3),
+                "device_samples_per_s": round(samples / device_s, 3),
+                "difference_pct": round(difference, 3),
+                "within_tolerance": abs(difference) <= DEVICE_CLOCK_TOLERANCE_PCT,
+            }
+        )
+    return checks
+
+
+def _search(paths: ResultPaths, cell: str) -> dict[str, Any]:
+    path = paths.max_batch(cell).result
+    if not path.exists():
+        return {"status": "missing"}
+    found = json.loads(path.read_text())
+    return {
+        "status": found["status"],
+        "batch_size": found.get("batch_size"),
+        "detail": found.get("detail", ""),
+        "probes": [f"{p['batch_size']}:{p['status']}" for p in found.get("probes", [])],
+    }
+
+
+def targets(proof: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's bar, each with the figure measured against it (None: not measured)."""
+    rn50 = _first(proof, "pytorch.resnet50.amp.noxla.")
+    bert = [
+        row.get("mfu_pct")
+        for case in proof["cases"]
+        for cell, row in case["cells"].items()
+        if cell.startswith("pytorch.bert_base.amp.") and row.get("mfu_pct") is not None
+    ]
+    vs = next(
+        (
+            case["vs_reference"].get("ratio")
+            for case in proof["cases"]
+            if "vs_reference" in case and "resnet50.amp" in str(case["vs_reference"].get("cell"))
+        ),
+        None,
+    )
+    checks = [
+        ("ResNet-50 AMP img/s", rn50, TARGETS["resnet50_amp_samples_per_s"]),
+        ("ResNet-50 AMP / plain loop", vs, TARGETS["resnet50_amp_vs_reference"]),
+        (
+            "BERT-base AMP MFU % (best cell)",
+            max(bert) if bert else None,
+            TARGETS["bert_base_amp_mfu_pct"],
+        ),
+    ]
+    return [
+        {
+            "what": what,
+            "measured": value,
+            "target": bar,
+            "met": None if value is None else value >= bar,
+        }
+        for what, value, bar in checks
+    ]
+
+
+def _first(proof: dict[str, Any], prefix: str) -> float | None:
+    for case in proof["cases"]:
+        for cell, row in case["cells"].items():
+            if cell.startswith(prefix) and row.get("throughput_median") is not None:
+                return float(row["throughput_median"])
+    return None
+
+
+def markdown(proof: dict[str, Any]) -> str:
+    """proof.md: the node, the cells with their figures, the checks, what was not done."""
+    node = proof["node"]
+    versions = proof["versions"]
+    lines = [
+        f"# dlperf GPU proof: {', '.join(node.get('gpus') or ['no GPU'])}",
+        "",
+        f"- host {node.get('host')}, CPU {node.get('cpu_model')}, driver CUDA {node.get('cuda_driver_version')}",
+        "- built-in run's stack: "
+        + (", ".join(f"{k} {v}" for k, v in versions.items() if k != "from") or "not seen"),
+        f"- window: skip {proof['window']['warmup']}, measure {proof['window']['measure']} steps; report {proof['report']}",
+        "- MFU = samples/s x FLOPs per sample (counted by torch's FlopCounterMode: matrix products "
+        "and convolutions, forward + backward) / the datasheet's dense peak for the precision the "
+        "products run in",
+        "",
+        "## Targets",
+        "",
+        "| what | measured | target | met |",
+        "| --- | --- | --- | --- |",
+    ]
+    for t in proof["targets"]:
+        measured = "not measured" if t["measured"] is None else f"{t['measured']:.4g}"
+        met = {None: "n/a", True: "yes", False: "no"}[t["met"]]
+        lines.append(f"| {t['what']} | {measured} | {t['target']:g} | {met} |")
+    lines += [
+        "",
+        "## Cells",
+        "",
+        "| case | cell | status | samples/s | CV | MFU % | peak MiB | J/sample | W | plain loop | ratio |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for case in proof["cases"]:
+        reference = case.get("reference") or {}
+        for cell, row in case["cells"].items():
+            ref = reference.get("throughput_samples_per_s")
+            ratio = (case.get("vs_reference") or {}).get("ratio")
+            lines.append(
+                f"| {case['number']} ({case['state']}) | `{cell}` | {row.get('statuses') or row.get('status')} "
+                f"| {_f(row.get('throughput_median'))} | {_f(row.get('throughput_cv'))} "
+                f"| {_f(row.get('mfu_pct'))} | {_f(row.get('peak_mem_mib'))} "
+                f"| {_f(row.get('energy_j_per_sample'))} | {_f(row.get('power_w_per_device'))} "
+                f"| {_f(ref) if ref else reference.get('status', '')} | {_f(ratio)} |"
+            )
+    checks = [c for case in proof["cases"] for c in case["device_clock"]]
+    lines += [
+        "",
+        f"## Host timestamps against CUDA events (tolerance {DEVICE_CLOCK_TOLERANCE_PCT}%)",
+        "",
+        "| cell | run | host samples/s | CUDA-event samples/s | difference % |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| `{c['cell']}` | {c['run']} | {c['host_samples_per_s']:.1f} | {c['device_samples_per_s']:.1f} | {c['difference_pct']:+.3f} |"
+        for c in checks
+    ] or ["| none: no run on CUDA | | | | |"]
+    for case in proof["cases"]:
+        for cell, search in (case.get("max_batch") or {}).items():
+            lines += [
+                "",
+                f"## batch_size: max of `{cell}`",
+                "",
+                f"{search['status']}: {search.get('batch_size')} ({search.get('detail')}); "
+                f"probes {' '.join(search.get('probes', []))}",
+            ]
+    not_done = [c for c in proof["cases"] if c["state"] != "done"]
+    lines += ["", "## Not done", ""]
+    lines += [
+        f"- case {c['number']} ({', '.join(c['cells'])}): {c['state']}, {c['detail']}"
+        for c in not_done
+    ] or ["- nothing: every case ran"]
+    for case in proof["cases"]:
+        reference = case.get("reference")
+        if reference and reference.get("status") != "ok":
+            lines.append(
+                f"- plain loop of case {case['number']}: {reference['status']}, {reference.get('detail')}"
+            )
+    if proof.get("topology"):
+        lines += ["", "## nvidia-smi topo -m", "", "```", proof["topology"], "```"]
+    return "\n".join(lines) + "\n"
+
+
+def _f(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
