@@ -187,13 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     optimizer: torch.optim.Optimizer
     # On CUDA: fused optimizer kernels (one launch for every parameter, and the grad scaler's
     # inf check stays on the device instead of a host sync per step).
-    fused = {"fused": True} if device.type == "cuda" else {}
+    fused = True if device.type == "cuda" else None
     if args.model == "resnet50":
         optimizer = torch.optim.SGD(
-            model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, **fused
+            model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, fused=fused
         )
     else:
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, **fused)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=fused)
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     use_amp = args.precision == "amp"
     scaler = torch.amp.GradScaler(device.type, enabled=use_amp and device.type == "cuda")
