@@ -82,7 +82,11 @@ def allocate(
     per_node = launcher is Launcher.PER_NODE
     tasks = 1 if per_node else layout.gpus_per_node
     cpus = int(site["cpus_per_task"]) * (layout.gpus_per_node if per_node else 1)
-    request_gpus = backend == "slurm" and site["request_gpus"]
+    # locally, GPUs are handed to the job too: submitit's local executor hides every GPU
+    # (CUDA_VISIBLE_DEVICES="") from a job that asks for none
+    request_gpus = (backend == "slurm" and site["request_gpus"]) or (
+        backend == "local" and local is not None and local.kind == "GPUs"
+    )
     return Allocation(
         nodes=layout.nodes,
         tasks_per_node=tasks,
