@@ -102,3 +102,18 @@ def test_the_local_backend_refuses_more_ranks_than_the_machine_has():
     ):
         allocate(big, Launcher.PER_DEVICE, "local", site, two_cpus)
     assert LocalMachine.probe("cpu").kind == "CPUs"
+
+
+def test_the_local_backend_hands_its_gpus_to_the_job():
+    """submitit's local executor hides every GPU from a job that asks for none (seen on an H100:
+    every local CUDA run failed with 'torch sees no CUDA device')."""
+    from dlperf.adapters import Launcher
+    from dlperf.launch.allocation import LocalMachine, allocate
+    from dlperf.matrix import Cell
+
+    site = {"nodes_max": 64, "gpus_per_node_max": 8, "cpus_per_task": 1, "request_gpus": True}
+    cell = Cell.parse("pytorch.resnet50.amp.noxla.b256.1n2g")
+    on_gpus = allocate(cell, Launcher.PER_DEVICE, "local", site, LocalMachine(2, "GPUs"))
+    assert (on_gpus.gpus_per_node, on_gpus.tasks_per_node) == (2, 2)
+    on_cpus = allocate(cell, Launcher.PER_DEVICE, "local", site, LocalMachine(2, "CPUs"))
+    assert on_cpus.gpus_per_node == 0

@@ -1,0 +1,83 @@
+"""The GPU proof kit's CPU path: the GPU suite planned, the plain loops, the packing, the checks."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from workflow_helpers import ROOT, planned_jobs
+
+from dlperf import logline
+from dlperf.gpuproof import kit, summary
+from dlperf.paths import ResultPaths
+
+
+def test_the_gpu_suite_plans_every_case(tmp_path: Path) -> None:
+    jobs = planned_jobs(
+        tmp_path, "--config", f"suite={ROOT / 'config' / 'gpu.yaml'}", "device=auto"
+    )
+    cells = {w.split("cell=")[1].split(",")[0] for w in jobs["run_cell"]}
+    assert len(jobs["run_cell"]) == 13 * 3
+    assert "pytorch.resnet50.amp.noxla.b256.1n1g" in cells
+    assert "jax.bert_base.amp.xla.b64.1n1g" in cells
+    assert jobs["find_max_batch"] == ["cell=pytorch.bert_base.amp.noxla.bmax.1n1g"]
+
+
+def _step(step: int, end: float, device_s: float) -> str:
+    return logline.format_line(
+        "step", rank=0, step=step, samples=8, start=f"{end - 0.1:.6f}", end=f"{end:.6f}",
+        loss="1.0", device_s=f"{device_s:.6f}",
+    )  # fmt: skip
+
+
+def test_device_clock_check_compares_the_same_window(tmp_path: Path) -> None:
+    """Host window 1.0 s, device window 0.98 s over steps 3-12: 2.04% apart, flagged."""
+    log = tmp_path / "runs" / "c" / "r1" / "rank0.log"
+    log.parent.mkdir(parents=True)
+    lines = [_step(i, 100 + 0.1 * i, 0.098 * i) for i in range(1, 14)]
+    log.write_text("\n".join(lines) + "\n")
+    [check] = summary.device_clock_checks(ResultPaths(tmp_path), "c", warmup=2, measure=10)
+    assert check["host_samples_per_s"] == pytest.approx(80.0)
+    assert check["device_samples_per_s"] == pytest.approx(80 / 0.98, rel=1e-5)
+    assert check["difference_pct"] == pytest.approx(2.041, abs=1e-3)
+    assert check["within_tolerance"] is False
+
+
+def test_a_cpu_log_has_no_device_clock_check(tmp_path: Path) -> None:
+    log = tmp_path / "runs" / "c" / "r1" / "rank0.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("dlperf-step rank=0 step=1 samples=8 start=1.0 end=2.0 loss=1\n" * 20)
+    assert summary.device_clock_checks(ResultPaths(tmp_path), "c", 2, 10) == []
+
+
+@pytest.mark.integration
+def test_tiny_proof_runs_references_and_cases_and_packs(tmp_path: Path) -> None:
+    """Cases 3 and 4 (FP32 ResNet-50 and BERT) at a CPU's size, and case 7 (JAX), which this
+    environment lacks: the references, the runs, the report, and seven files."""
+    out, work = tmp_path / "out", tmp_path / "work"
+    code = kit.main(
+        ["--out", str(out), "--work", str(work), "--tiny", "--cases", "3,4,7", "--budget-s", "900"]
+    )
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["proof.md", "proof.json", "report.en.html", "report.zh.html", "report.en.md",
+         "tables.tar.gz", "logs.tar.gz"]
+    )  # fmt: skip
+    proof = json.loads((out / "proof.json").read_text())
+    cases = {c["number"]: c for c in proof["cases"]}
+    assert [cases[n]["state"] for n in (3, 4)] == ["done", "done"]
+    for n in (3, 4):
+        reference = cases[n]["reference"]
+        assert reference["status"] == "ok" and reference["throughput_samples_per_s"] > 0
+        [row] = cases[n]["cells"].values()
+        assert row["status"] == "ok"
+        ratio = row["throughput_median"] / reference["throughput_samples_per_s"]
+        assert cases[n]["vs_reference"]["ratio"] == pytest.approx(ratio, rel=1e-3)
+    assert cases[7]["state"] == "not_run" and "missing packages" in cases[7]["detail"]
+    assert "case 7" in (out / "proof.md").read_text()
+    with tarfile.open(out / "logs.tar.gz") as tar:
+        names = tar.getnames()
+    assert any(n.endswith("pytorch.resnet50.fp32.noxla.b4.1n1g/r1/rank0.log") for n in names)
+    assert any(n.startswith("logs/reference.bert_base.fp32.b4") for n in names)
