@@ -117,3 +117,13 @@ def test_the_local_backend_hands_its_gpus_to_the_job():
     assert (on_gpus.gpus_per_node, on_gpus.tasks_per_node) == (2, 2)
     on_cpus = allocate(cell, Launcher.PER_DEVICE, "local", site, LocalMachine(2, "CPUs"))
     assert on_cpus.gpus_per_node == 0
+
+
+def test_the_driver_cuda_version_is_read_from_nvidia_smi_header():
+    """The header's first colon is the driver's version (580.159.04 was recorded as the CUDA
+    version on an H100 before)."""
+    from dlperf.launch.facts import driver_cuda_version
+
+    header = "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |"
+    assert driver_cuda_version(header) == "13.0"
+    assert driver_cuda_version("no GPU here") is None

@@ -237,7 +237,8 @@ def markdown(proof: dict[str, Any]) -> str:
     lines = [
         f"# dlperf GPU proof: {', '.join(node.get('gpus') or ['no GPU'])}",
         "",
-        f"- host {node.get('host')}, CPU {node.get('cpu_model')}, driver CUDA {node.get('cuda_driver_version')}",
+        f"- host {node.get('host')}, CPU {node.get('cpu_model')}, "
+        f"CUDA supported by the driver {node.get('cuda_driver_version')}",
         "- built-in run's stack: "
         + (", ".join(f"{k} {v}" for k, v in versions.items() if k != "from") or "not seen"),
         f"- window: skip {proof['window']['warmup']}, measure {proof['window']['measure']} steps; report {proof['report']}",

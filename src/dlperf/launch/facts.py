@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -43,15 +44,7 @@ def node_facts(frameworks: tuple[str, ...] = ("torch", "transformers")) -> dict[
     gpus = _run(
         ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
     )
-    header = _run(["nvidia-smi"]) or ""
-    cuda = next(
-        (
-            part.split(":")[1].strip().split()[0]
-            for part in header.split("|")
-            if "CUDA Version" in part
-        ),
-        None,
-    )
+    cuda = driver_cuda_version(_run(["nvidia-smi"]) or "")
     try:
         import os
 
@@ -71,6 +64,14 @@ def node_facts(frameworks: tuple[str, ...] = ("torch", "transformers")) -> dict[
         "packages": {name: package_version(name) for name in frameworks},
         "env": environment_variables(),
     }
+
+
+def driver_cuda_version(header: str) -> str | None:
+    """The CUDA version the driver supports, from nvidia-smi's header
+    (`| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0 |`); the GPU
+    query line carries the driver's own version."""
+    match = re.search(r"CUDA Version:\s*([0-9.]+)", header)
+    return match[1] if match else None
 
 
 # Variables that change how a framework, its math libraries or its communication behave.
