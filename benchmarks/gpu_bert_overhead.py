@@ -3,8 +3,9 @@
 Trains transformers' BertForPreTraining (AMP fp16, grad scaler, fused AdamW, clipping at 1.0: the
 built-in workload's step) in one process, variant after variant, and prints per variant the
 samples/s, the host's CPU time per step and the device's time per step (CUDA events around the
-window). A step whose CPU time is near its wall time is bound by the host, not the GPU. Ratios are
-measured in this one run.
+window). The CPU time includes the CUDA driver's spin-wait inside synchronisations, so it is an
+upper bound of the host's work, not a proof that the host is the bottleneck: torch.profiler's
+CPU and CUDA self times say that. Ratios are measured in this one run.
 
     python benchmarks/gpu_bert_overhead.py [--batch-size 64] [--steps 30]
 """
