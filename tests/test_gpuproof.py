@@ -75,9 +75,10 @@ def test_tiny_proof_runs_references_and_cases_and_packs(tmp_path: Path) -> None:
         assert row["status"] == "ok"
         ratio = row["throughput_median"] / reference["throughput_samples_per_s"]
         assert cases[n]["vs_reference"]["ratio"] == pytest.approx(ratio, rel=1e-3)
+    assert "(2 layers)" in cases[4]["reference"]["source"]  # the suite's model config, as the runs
     assert cases[7]["state"] == "not_run" and "missing packages" in cases[7]["detail"]
     assert "case 7" in (out / "proof.md").read_text()
     with tarfile.open(out / "logs.tar.gz") as tar:
         names = tar.getnames()
     assert any(n.endswith("pytorch.resnet50.fp32.noxla.b4.1n1g/r1/rank0.log") for n in names)
-    assert any(n.startswith("logs/reference.bert_base.fp32.b4") for n in names)
+    assert any(n.startswith("logs/reference.bert_base.fp32.b4.") for n in names)

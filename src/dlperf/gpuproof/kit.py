@@ -17,6 +17,7 @@ where the last one stopped: Snakemake redoes nothing that is done.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     facts = node_facts()
     clock.say(f"GPUs: {', '.join(facts['gpus']) or 'none'}")
     for stage in stages:
-        run_stage(stage, stages, base, validated["repeats"], work, clock, args.tiny)
+        run_stage(stage, stages, base, validated["repeats"], work, clock)
     done = [s for s in stages if s.state == "done" or (s.state == "failed" and s.cells)]
     report_state = "not made: no case ran"
     if done:
@@ -173,7 +174,6 @@ def run_stage(
     repeats: int,
     work: Path,
     clock: Clock,
-    tiny: bool,
 ) -> None:
     label = f"case {stage.number} ({', '.join(stage.cells)})"
     missing = missing_packages(stage.case)
@@ -187,7 +187,7 @@ def run_stage(
         return
     started = time.monotonic()
     if is_reference_case(stage.case):
-        stage.reference = run_reference(stage.case, base, work, clock, tiny)
+        stage.reference = run_reference(stage.case, base, work, clock)
     earlier = [s.case for s in stages if s.state in ("done", "failed") and s.cells]
     suite_file = write_suite(base, [*earlier, stage.case], work)
     targets = [
@@ -225,7 +225,7 @@ def is_reference_case(case: dict[str, Any]) -> bool:
 
 
 def run_reference(
-    case: dict[str, Any], base: dict[str, Any], work: Path, clock: Clock, tiny: bool
+    case: dict[str, Any], base: dict[str, Any], work: Path, clock: Clock
 ) -> dict[str, Any]:
     """The plain loop at the case's first precision and batch size, with the suite's window."""
     options = case.get("options", {})
@@ -243,10 +243,11 @@ def run_reference(
         "--image-size", str(options.get("image_size", 224)),
         "--seq-len", str(options.get("seq_len", 128)),
         "--max-predictions", str(options.get("max_predictions", 20)),
-        *(["--tiny"] if tiny else []),
+        "--model-config", json.dumps(options.get("model_config", {})),
     ]  # fmt: skip
-    window_tag = f"w{warmup}-{measure}{'-tiny' if tiny else ''}"
-    log = work / "logs" / f"reference.{model}.{precision}.b{batch}.{window_tag}.log"
+    # the log is kept for the next call: its name says exactly what it measured
+    digest = hashlib.sha1(" ".join(command[3:]).encode()).hexdigest()[:10]
+    log = work / "logs" / f"reference.{model}.{precision}.b{batch}.{digest}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     earlier = _reference_result(log)
     if earlier:  # this command ran it before, in this work folder: going on, not redoing

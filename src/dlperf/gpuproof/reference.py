@@ -21,14 +21,6 @@ from typing import Any
 import torch
 from torch import nn
 
-TINY_BERT = {  # the CPU test's size: the BERT-base architecture, narrow
-    "num_hidden_layers": 2,
-    "hidden_size": 128,
-    "num_attention_heads": 2,
-    "intermediate_size": 512,
-    "vocab_size": 4096,
-}
-
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -41,7 +33,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seq-len", type=int, default=128)
     p.add_argument("--max-predictions", type=int, default=20)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--tiny", action="store_true", help="a narrow 2-layer BERT (CPU tests)")
+    p.add_argument("--model-config", default="{}", help="JSON overrides of BertConfig")
     return p.parse_args(argv)
 
 
@@ -106,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from transformers import BertConfig, BertForPreTraining
 
-        config: Any = BertConfig(**(TINY_BERT if args.tiny else {}))  # type: ignore[arg-type]
+        config: Any = BertConfig(**json.loads(args.model_config))
         model = BertForPreTraining(config).to(device)  # type: ignore[arg-type]
         source = f"transformers BertForPreTraining ({config.num_hidden_layers} layers)"
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)

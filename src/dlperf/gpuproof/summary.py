@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from dlperf import logline
+from dlperf.efficiency import CELL_FIGURE_COLUMNS
 from dlperf.paths import ResultPaths
 
 if TYPE_CHECKING:
@@ -36,15 +37,7 @@ CELL_FIGURES = [
     "batch_size_resolved",
     "throughput_median",
     "throughput_cv",
-    "achieved_tflops",
-    "mfu_pct",
-    "peak_tflops",
-    "peak_source",
-    "peak_mem_mib",
-    "device_mem_used_mib",
-    "energy_j_per_sample",
-    "power_w_per_device",
-    "energy_detail",
+    *CELL_FIGURE_COLUMNS,
 ]
 
 
