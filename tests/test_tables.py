@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dlperf import logline
@@ -143,3 +144,52 @@ def test_a_max_cell_parses_and_reports_the_batch_size_its_search_found(tmp_path)
     assert runs.loc[0, "batch_size"] == "max" and runs.loc[0, "batch_size_resolved"] == 48
     cells = cells_table(runs, planned_cells([CellSpec(cell, {})]), WINDOW, 1)
     assert cells.loc[0, "batch_size_resolved"] == 48 and cells.loc[0, "flags"] == ""
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [("samples", "nan"), ("samples", "1e999"), ("samples", "-4"), ("samples", "0"), ("end", "nan")],
+)
+def test_an_impossible_step_value_is_that_runs_parse_error_naming_the_line(tmp_path, field, value):
+    """Issue 20.8: a non-finite or impossible value never crashes the tables nor gives a figure;
+    the other runs keep theirs."""
+    good = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=1)
+    lines = rank_log(1).splitlines()
+    lines[4] = lines[4].replace(
+        f"{field}={logline.parse_line(lines[4])[1][field]}", f"{field}={value}"
+    )
+    bad = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": "\n".join(lines)}, repeat=2)
+    runs, _steps = runs_table([good, bad], WINDOW, tmp_path / "json")
+    by_repeat = runs.set_index("repeat")
+    assert by_repeat.loc[1, "status"] == "ok"
+    assert by_repeat.loc[2, "status"] == "parse_error"
+    assert (
+        f"{bad.parent / 'rank1.log'}:5: impossible step record" in by_repeat.loc[2, "status_detail"]
+    )
+    assert pd.isna(by_repeat.loc[2, "throughput_samples_per_s"])
+
+
+def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tmp_path):
+    """Issue 20.7: with `%.6g` every epoch time became 1.7955e+09 and a 9.78 s run read 0 s."""
+    from dlperf.paths import ResultPaths
+    from dlperf.plan import read_runs
+    from dlperf.tables import write_table
+
+    t0 = 1795500000.123456
+    frame = pd.DataFrame(
+        {
+            "cell_id": [CELL.id, CELL.id],
+            "status": ["ok", "ok"],
+            "submitted_at": [t0, t0 + 60.5],
+            "noticed_at": [t0 + 9.78, t0 + 71.25],
+            "workload_wall_s": [8.123456789, 9.5],
+        }
+    )
+    path = ResultPaths(tmp_path).runs
+    path.parent.mkdir(parents=True)
+    write_table(frame, path)
+    back = pd.read_csv(path, sep="\t")
+    assert back[["submitted_at", "noticed_at", "workload_wall_s"]].equals(
+        frame[["submitted_at", "noticed_at", "workload_wall_s"]]
+    )
+    assert read_runs(tmp_path)["wall_s"].round(6).tolist() == [9.78, 10.75]

@@ -425,11 +425,12 @@ def planned_cells(specs: Iterable[Any]) -> pd.DataFrame:
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
+    """Every number as Python writes it (the shortest text that reads back the same value): a
+    rounded epoch time would turn a run's duration into 0."""
     with atomic_path(path) as tmp:
         frame.to_csv(
             tmp,
             sep="\t",
             index=False,
-            float_format="%.6g",
             compression="gzip" if path.name.endswith(".gz") else None,
         )

@@ -36,5 +36,7 @@ def _record(fields: dict[str, str], path: Path, lineno: int) -> StepRecord:
             start_s=float(fields["start"]),
             time_s=float(fields["end"]),
         )
+    except ParseError:
+        raise
     except ValueError as err:
         raise ParseError(f"unreadable step line: {err}", path, lineno) from None

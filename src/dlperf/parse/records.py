@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -42,6 +43,22 @@ class StepRecord:
     start_s: float | None = None  # start of the record, where the source prints it
     duration_s: float | None = None
     rate: float | None = None  # samples per second as printed
+
+    def __post_init__(self) -> None:
+        """Every parser's records are checked here, once: a value no real step can have
+        (non-finite, no samples, a non-positive time or rate) is a ParseError naming the line."""
+        if not (math.isfinite(self.samples) and self.samples > 0) or self.steps < 1:
+            raise ParseError(
+                f"impossible step record: samples={self.samples}, steps={self.steps}",
+                self.path,
+                self.line,
+            )
+        for name in ("time_s", "start_s", "duration_s", "rate"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not math.isfinite(value) or (name in ("duration_s", "rate") and value <= 0):
+                raise ParseError(f"impossible step record: {name}={value}", self.path, self.line)
 
 
 @dataclass
