@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from dlperf.adapters import Launcher, get_adapter
-from dlperf.config import Suite, snakemake_config
+from dlperf.config import Suite, resolve_baselines, snakemake_config
 from dlperf.errors import ConfigError
 from dlperf.launch.allocation import LocalMachine, allocate
 from dlperf.launch.submit import harness_json
@@ -27,6 +27,7 @@ try:
     )
     config.clear()
     config.update(_suite_config)
+    resolve_baselines(config, search=[Path("."), Path(workflow.basedir)])
     SUITE = Suite(config)
     CELLS = {spec.id: spec for spec in SUITE.cell_specs()}
     # Place every cell before anything runs (dry-run included): an impossible layout stops here.
@@ -72,13 +73,6 @@ def _campaign_plan():
 
 
 RUN_PRIORITY = _campaign_plan()
-# A baseline path is relative to the working directory, else to the workflow (the shipped ones).
-for _baseline in config["baselines"]:
-    if (
-        not Path(_baseline["path"]).exists()
-        and Path(workflow.basedir, _baseline["path"]).exists()
-    ):
-        _baseline["path"] = str(Path(workflow.basedir, _baseline["path"]))
 
 # Jobs inherit this process's environment: they run `python -m dlperf` with the interpreter
 # Snakemake runs on (the project's venv), and read where and how runs are launched from

@@ -393,3 +393,17 @@ def _pids(marker: str) -> list[int]:
 
 def _workloads(marker: str) -> list[int]:
     return [p for p in _pids("dlperf.workloads.torch_train") if p in _pids(marker)]
+
+
+def test_a_missing_baseline_is_an_error_before_anything_runs(tmp_path):
+    """Issue 20.6: it froze the report (exit 0, 'Nothing to be done') instead."""
+    config = yaml.safe_load(TINY.read_text())
+    config["baselines"] = [{"name": "DLPerf", "path": "config/baselines/no-such.tsv"}]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", "config.yaml", check=False)
+    assert proc.returncode != 0
+    assert (
+        "baselines[0].path: no such file 'config/baselines/no-such.tsv'"
+        in proc.stderr + proc.stdout
+    )
+    assert not (tmp_path / "results").exists()

@@ -273,6 +273,13 @@ def snakemake_config(
     return validate(merged, layers)
 
 
+def resolve_baselines(config: dict[str, Any], search: Sequence[Path]) -> None:
+    """Each baseline's path, relative to the working directory or else to the workflow (the
+    shipped ones); one that is in neither is an error naming its key, before anything runs."""
+    for i, baseline in enumerate(config["baselines"]):
+        baseline["path"] = str(_find(baseline["path"], search, f"baselines[{i}].path"))
+
+
 def _find(name: str, search: Sequence[Path], what: str) -> Path:
     for folder in search:
         candidate = Path(folder, name)
