@@ -193,3 +193,37 @@ def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tm
         frame[["submitted_at", "noticed_at", "workload_wall_s"]]
     )
     assert read_runs(tmp_path)["wall_s"].round(6).tolist() == [9.78, 10.75]
+
+
+def test_a_rank_log_copied_over_another_is_a_parse_error_naming_it(tmp_path):
+    """Issue 20.1: `cp rank0.log rank1.log` gave an ok run at half the real throughput."""
+    manifest = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(0)})
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert (
+        f"{manifest.parent / 'rank1.log'}: this log of rank 1 holds the steps of rank(s) 0"
+        in row["status_detail"]
+    )
+    assert row.get("throughput_samples_per_s") is None
+
+
+@pytest.mark.parametrize("other", ["another cell", "another repeat"])
+def test_a_manifest_of_another_run_is_a_parse_error_and_moves_nothing(tmp_path, other):
+    """Issue 20.3: a copied manifest moved its measurement into this folder's cell."""
+    first = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=1)
+    second = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=2)
+    if other == "another repeat":
+        second.write_text(first.read_text())  # repeat 1's manifest copied as repeat 2's
+        stated = f"{CELL.id} r1"
+    else:
+        data = json.loads(second.read_text())
+        data["cell"] = Cell.parse("pytorch.resnet50.fp32.noxla.b8.1n2g").key()
+        second.write_text(json.dumps(data))
+        stated = "pytorch.resnet50.fp32.noxla.b8.1n2g r2"
+    runs, _steps = runs_table([first, second], WINDOW, tmp_path / "json")
+    assert runs["cell_id"].tolist() == [CELL.id, CELL.id]
+    assert runs["repeat"].tolist() == [1, 2]
+    assert runs["status"].tolist() == ["ok", "parse_error"]
+    detail = runs["status_detail"].iloc[1]
+    assert f"{second}: the manifest is of {stated}, not of the run of its folder" in detail
+    assert sorted(p.name for p in (tmp_path / "json" / CELL.id).iterdir()) == ["r1.json"]

@@ -128,6 +128,7 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
     """
     try:
         manifest = _read_manifest(manifest_path)
+        _check_manifest_is_this_runs(manifest, manifest_path)
     except ParseError as err:
         return RunRow({}, _unreadable_row(manifest_path, str(err)), [], None)
     row: dict[str, Any] = dict(manifest["cell"]) | {
@@ -170,7 +171,9 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
             parsed = adapter.parse(
                 logs, cell, adapter.resolved_options(manifest["measure"]["options"])
             )
-            check_every_rank_reported(parsed, logs, per_node)
+            check_every_rank_reported(
+                parsed, logs, per_node, ranks=[t["task"] for t in manifest["tasks"]]
+            )
             records = parsed.records
             result = run_throughput(parsed, window)
             figures = run_figures(parse_facts(logs), result, records, window, cell.layout.devices)
@@ -215,6 +218,19 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     return manifest
 
 
+def _check_manifest_is_this_runs(manifest: dict[str, Any], path: Path) -> None:
+    """A manifest copied from another run (another cell's, or repeat 1's as repeat 2) would move
+    that measurement into this folder's cell: the run it states must be the folder's."""
+    stated = (manifest["cell"].get("cell_id"), manifest["repeat"])
+    folder = (path.parent.parent.name, path.parent.name)
+    if (stated[0], f"r{stated[1]}") != folder:
+        raise ParseError(
+            f"the manifest is of {stated[0]} r{stated[1]}, not of the run of its folder "
+            f"({folder[0]} {folder[1]}); delete it to redo the run",
+            path,
+        )
+
+
 def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:
     """The row of a run whose manifest cannot be read: its cell and repeat from the path."""
     cell_id, repeat = manifest_path.parent.parent.name, manifest_path.parent.name
@@ -230,13 +246,16 @@ def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:
     }
 
 
-def check_every_rank_reported(parsed: ParseResult, logs: list[Path], per_node: bool) -> None:
+def check_every_rank_reported(
+    parsed: ParseResult, logs: list[Path], per_node: bool, ranks: list[int] | None = None
+) -> None:
     """A run is measured only when its logs speak for every process it launched.
 
     No step records at all names every log. For one process per device (the built-in
     workloads), a rank log without step records names that log: the figure of the other ranks
-    alone would be a fraction of the real throughput, shown as ok. (Per-node launchers may print
-    from node 0 only; their parsers check their own lines.)
+    alone would be a fraction of the real throughput, shown as ok. So does a log whose steps are
+    another rank's (`ranks[i]` launched `logs[i]`): one rank's log copied over another's.
+    (Per-node launchers may print from node 0 only; their parsers check their own lines.)
     """
     if not parsed.records:
         names = ", ".join(str(p) for p in logs) or "(no logs)"
@@ -244,7 +263,14 @@ def check_every_rank_reported(parsed: ParseResult, logs: list[Path], per_node: b
     if per_node or all(r.rank < 0 for r in parsed.records):
         return
     reporting = {r.path for r in parsed.records}
-    for path in logs:
+    for i, path in enumerate(logs):
+        spoken = {r.rank for r in parsed.records if r.path == str(path)}
+        if ranks is not None and spoken and spoken != {ranks[i]}:
+            raise ParseError(
+                f"this log of rank {ranks[i]} holds the steps of rank(s) "
+                f"{', '.join(map(str, sorted(spoken)))}: a copy of another rank's log?",
+                path,
+            )
         if str(path) not in reporting:
             raise ParseError(
                 f"no step records in this rank's log: {len(reporting)} of {len(logs)} "
