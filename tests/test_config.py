@@ -58,6 +58,14 @@ def test_default_suite_is_valid(root):
             "cases[0].options.imag_size: unknown option of pytorch",
         ),
         (lambda c: c["cases"][0].update(batch_size=["huge"]), "cases[0].batch_size[0]"),
+        # issue 20.11: values that passed the schema
+        (lambda c: c.update(time_limit_min=float("inf")), "time_limit_min: inf is not a finite"),
+        (lambda c: c.update(time_limit_min=float("nan")), "time_limit_min: nan is not a finite"),
+        (
+            lambda c: c["cases"][0].update(options={"calibrate_s": float("nan")}),
+            "cases[0].options.calibrate_s: nan is not a finite number",
+        ),
+        (lambda c: c.update(report={"languages": []}), "report.languages: [] should be non-empty"),
     ],
 )
 def test_errors_name_the_key(mutate, message):
@@ -175,3 +183,33 @@ def test_a_suite_is_what_the_user_wrote_plus_the_schema_defaults(tmp_path, root)
         assert given["repeats"] == 7 and len(given["cases"]) == 1
     default = snakemake_config({}, [], {}, [root])
     assert default == load(root / "config/config.yaml") and default["repeats"] == 3
+
+
+def test_an_empty_suite_setting_is_an_error_not_the_default_suite(tmp_path):
+    """Issue 20.11: `--config suite=` ran the default suite."""
+    from dlperf.config import snakemake_config
+
+    with pytest.raises(ConfigError, match="suite= names no file"):
+        snakemake_config({"suite": ""}, [], {"suite": ""}, search=[tmp_path])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["diff", "a", "b", "--alpha", "2"], "--alpha: 2 must be between 0 and 1"),
+        (["diff", "a", "b", "--threshold", "-1"], "--threshold: -1 is below 0"),
+        (["diff", "a", "b", "--threshold", "nan"], "--threshold: 'nan' is not a finite number"),
+        (
+            ["plan", "s.yaml", "--results", "/nonexistent"],
+            "--results: /nonexistent: no such folder",
+        ),
+        (["plan", "s.yaml", "--time-limit-s", "-5"], "--time-limit-s: -5 must be above 0"),
+    ],
+)
+def test_cli_refuses_out_of_range_arguments_with_exit_2(argv, message, capsys):
+    from dlperf.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err

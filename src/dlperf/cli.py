@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -45,7 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     plan.add_argument("config", type=Path)
     plan.add_argument(
-        "--results", type=Path, default=Path("results"), help="earlier results for run durations"
+        "--results",
+        type=_folder,
+        default=Path("results"),
+        help="earlier results for run durations (default: results, if there)",
     )
     plan.add_argument("--nodes", type=int, help="nodes for the campaign (default: site.nodes)")
     plan.add_argument(
@@ -54,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     share = plan.add_mutually_exclusive_group()
     share.add_argument("--shared", dest="exclusive", action="store_false", default=None)
     share.add_argument("--exclusive", dest="exclusive", action="store_true", default=None)
-    plan.add_argument("--time-limit-s", type=float, default=4.0, help="solver time limit")
+    plan.add_argument("--time-limit-s", type=_above(0), default=4.0, help="solver time limit")
     plan.add_argument("--runs", action="store_true", help="also print every run's planned start")
 
     diff = sub.add_parser(
@@ -67,11 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("b", type=Path, help="the one compared with A, of the same kind")
     diff.add_argument(
         "--threshold",
-        type=float,
+        type=_at_least(0),
         default=0.05,
         help="relative slow-down that counts as a regression when significant (default 0.05)",
     )
-    diff.add_argument("--alpha", type=float, default=0.05, help="test level (default 0.05)")
+    diff.add_argument("--alpha", type=_fraction, default=0.05, help="test level (default 0.05)")
 
     report = sub.add_parser(
         "report",
@@ -110,6 +114,49 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"dlperf: {err}", file=sys.stderr)
         return 2
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _at_least(low: float):  # noqa: ANN202
+    def check(text: str) -> float:
+        value = _number(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{text} is below {low}")
+        return value
+
+    return check
+
+
+def _above(low: float):  # noqa: ANN202
+    def check(text: str) -> float:
+        value = _number(text)
+        if value <= low:
+            raise argparse.ArgumentTypeError(f"{text} must be above {low}")
+        return value
+
+    return check
+
+
+def _fraction(text: str) -> float:
+    value = _number(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
+    return value
+
+
+def _folder(text: str) -> Path:
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder")
+    return Path(text)
 
 
 def _run_cell(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ file and line, or `--config`, and the key.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -174,6 +175,7 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
     """
     if isinstance(layers, str):
         layers = [Layer(layers, config)]
+    _check_finite(config, [], layers)
     errors = sorted(_Validator(schema()).iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         lines = [_located(e, layers) for e in errors[:10]]
@@ -190,6 +192,24 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
             parts: list[Any] = ["cases", i, *(p for p in (sub.groups() if sub else ()) if p)]
             raise ConfigError(f"{_source(parts, layers)}: cases[{i}]{detail}") from None
     return config
+
+
+def _check_finite(value: Any, parts: list[Any], layers: Sequence[Layer]) -> None:
+    """YAML's .inf and .nan pass every bound of the schema (nan compares false to all): no
+    setting of a suite may be one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(
+            f"{_source(parts, layers)}: {key_path(parts)}: {value} is not a finite number"
+        )
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        _check_finite(item, [*parts, key], layers)
 
 
 def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
@@ -260,6 +280,8 @@ def snakemake_config(
     """
     files = [read_layer(p) for p in configfiles]
     cli_layer = Layer(CLI, {k: v for k, v in cli.items() if k != SUITE_KEY})
+    if SUITE_KEY in config and not str(config[SUITE_KEY] or "").strip():
+        raise ConfigError(f"{CLI} {SUITE_KEY}= names no file (give suite=FILE, or leave it out)")
     if config.get(SUITE_KEY):
         suite_file = _find(str(config[SUITE_KEY]), search, f"{CLI} {SUITE_KEY}")
         layers = [read_layer(suite_file), *files]
