@@ -957,3 +957,15 @@ def test_snakemake_report_holds_plots_and_tables(tmp_path: Path) -> None:
     for category in ("Plots", "Tables", "Reports", "resnet50 fp32 b2"):
         assert category in html
     assert "resnet50.fp32.b2.speedup.zh.png" in html
+
+
+def test_user_text_cannot_inject_markdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 20.12: a title with a newline added a heading to the Markdown report."""
+    monkeypatch.setitem(CONFIG["report"], "title", "Mine\n# injected | heading")
+    root = render_suite(tmp_path)
+    for lang in ("en", "zh"):
+        md = (root / f"results/report/report.{lang}.md").read_text(encoding="utf-8")
+        assert md.startswith("# Mine # injected \\| heading\n")
+        assert "\n# injected" not in md
+        html = (root / f"results/report/report.{lang}.html").read_text(encoding="utf-8")
+        assert "Mine\n# injected | heading" in html or "Mine # injected | heading" in html
