@@ -227,3 +227,31 @@ def test_a_manifest_of_another_run_is_a_parse_error_and_moves_nothing(tmp_path, 
     detail = runs["status_detail"].iloc[1]
     assert f"{second}: the manifest is of {stated}, not of the run of its folder" in detail
     assert sorted(p.name for p in (tmp_path / "json" / CELL.id).iterdir()) == ["r1.json"]
+
+
+def test_a_clock_step_inside_the_window_is_a_parse_error_not_a_figure(tmp_path):
+    """Issue 20.2: a one-hour clock step gave an ok run at 0.002 samples/s beside a recorded
+    workload wall time of 9 s."""
+    lines = rank_log(1).splitlines()
+    jumped = []
+    for line in lines:
+        kind, fields = logline.parse_line(line) or ("", {})
+        if kind == logline.STEP and int(fields["step"]) >= 5:
+            fields = fields | {k: f"{float(fields[k]) + 3600:.6f}" for k in ("start", "end")}
+            line = logline.format_line(logline.STEP, **fields)
+        jumped.append(line)
+    manifest = write_run(
+        tmp_path, {"rank0.log": rank_log(0), "rank1.log": "\n".join(jumped) + "\n"}
+    )
+    data = json.loads(manifest.read_text())
+    for task in data["tasks"]:
+        task["workload_wall_s"] = 9.0
+    manifest.write_text(json.dumps(data))
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert (
+        "but the workload ran 9 s (monotonic): the clock the steps were stamped with jumped"
+        in (row["status_detail"])
+    )
+    (manifest.parent / "rank1.log").write_text(rank_log(1))  # the same run without the jump
+    assert read_run(manifest, WINDOW).row["status"] == "ok"

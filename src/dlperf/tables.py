@@ -176,9 +176,11 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
             )
             records = parsed.records
             result = run_throughput(parsed, window)
+            check_window_within_wall_time(result, row["workload_wall_s"], logs)
             figures = run_figures(parse_facts(logs), result, records, window, cell.layout.devices)
         except (ParseError, OSError) as err:
             row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
+            records, result = [], None  # nothing of a run that failed a check is a measurement
         else:
             row |= {k: v for k, v in result.__dict__.items() if k != "step_time_ms"}
             row |= percentiles(result.step_time_ms)
@@ -244,6 +246,27 @@ def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:
         "source": "measured",
         "schema_version": SCHEMA_VERSION,
     }
+
+
+# A window lies inside its process's life: on the log's timestamps it cannot take longer than the
+# workload's wall time the harness measured on a monotonic clock (plus this much slack).
+WINDOW_WALL_SLACK = (0.02, 1.0)  # relative, seconds
+
+
+def check_window_within_wall_time(
+    result: RunThroughput, workload_wall_s: float | None, logs: list[Path]
+) -> None:
+    """A wall clock stepped forward inside the window (NTP, a VM resumed) makes a throughput of
+    nothing: the window then outlasts the process that logged it."""
+    if not workload_wall_s:
+        return
+    relative, seconds = WINDOW_WALL_SLACK
+    if result.window_time_s > workload_wall_s * (1 + relative) + seconds:
+        raise ParseError(
+            f"the window takes {result.window_time_s:.6g} s on the logged timestamps but the "
+            f"workload ran {workload_wall_s:.6g} s (monotonic): the clock the steps were "
+            f"stamped with jumped ({result.trace})"
+        )
 
 
 def check_every_rank_reported(

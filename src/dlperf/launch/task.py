@@ -127,7 +127,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
     rendezvous = {key: env[key] for key in keys}
     limit_s = spec.time_limit_min * 60
     with open(log_path, "w") as log:
-        start = time.time()
+        start = time.monotonic()  # a duration: immune to the wall clock being stepped
         proc = subprocess.Popen(
             command,
             stdout=log,
@@ -150,10 +150,10 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
                 "detail": f"ran past the time limit ({spec.time_limit_min} min)",
                 "exit_code": None,
                 "command": command,
-                "workload_wall_s": time.time() - start,
+                "workload_wall_s": time.monotonic() - start,
                 "rendezvous": rendezvous,
             }
-    wall = time.time() - start
+    wall = time.monotonic() - start
     tail = _tail(log_path)
     if code == 0:
         skipped = _skip_reason(tail)
