@@ -145,6 +145,17 @@ def test_reports_render_in_both_languages(done):
     assert "OOM" in (done / "results/report/report.en.md").read_text()
 
 
+def test_snakemake_commands_work_as_typed(done):
+    """Issue 20.18: with threads as a share of the cores, `--report` and `--summary` stopped with
+    "Workflow requires a total number of cores"; the workflow profile now sets them."""
+    for args in (["--summary"], ["--dag"], ["--list-changes", "params"], ["--report", "r.html"]):
+        proc = snakemake(done, *args, "--configfile", "config.yaml")
+        assert "requires a total number of cores" not in proc.stderr
+    assert (done / "r.html").stat().st_size > 10_000  # Snakemake's report, with the reports in it
+    dry = snakemake(done, "-n", "--configfile", "config.yaml")
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+
+
 def test_changing_one_case_reruns_only_its_runs_and_downstream(done, tmp_path):
     config = yaml.safe_load((done / "config.yaml").read_text())
     config["cases"][1]["options"]["seq_len"] = 24
