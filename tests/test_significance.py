@@ -142,8 +142,15 @@ def test_compare_same_and_too_few_runs():
     b = [100.1, 100.9, 99.1, 100.4, 99.6, 100.3, 99.7]
     same = compare_samples(a, b)
     assert same.verdict == "same" and not same.significant and not same.regression
-    few = compare_samples([100.0, 101.0, 102.0], [50.0, 51.0, 52.0])
-    assert few.verdict == "same" and "cannot reach" in few.reason  # 3 vs 3: smallest p 0.1
+    few = compare_samples([100.0, 101.0, 102.0], [50.0, 51.0, 52.0])  # 3 vs 3: smallest p 0.1
+    assert few.verdict == "n/a" and not few.regression
+    assert few.reason == (
+        "not enough runs to tell: 3 vs 3 runs cannot reach p < 0.05 (smallest p 0.1); "
+        "4 per side could"
+    )
+    # issue 20.13: a ratio of 6.5e-06 with 2 runs a side read "same"
+    far = compare_samples([100.0, 101.0], [0.00065, 0.00066])
+    assert far.verdict == "n/a" and "not enough runs to tell" in far.reason
     one = compare_samples([100.0], [50.0, math.nan, 51.0])
     assert one.verdict == "n/a" and one.reason == "A has 1 ok run (need >= 2 per side)"
     assert one.n_b == 2 and one.ratio == pytest.approx(50.5 / 100)

@@ -14,8 +14,9 @@ The rule (one place, used by ``dlperf diff`` and the report):
   so the interval is reproducible) at level 1 - alpha.
 - **Verdict**: significant when p < alpha. Then ``faster`` if the ratio is above 1, ``slower`` if
   below (a significant test with a ratio of exactly 1 reads ``same``); not significant: ``same``.
-  With few runs the test cannot reach alpha at all (3 vs 3 runs: the smallest p is 0.1); the
-  reason says so, so ``same`` is never mistaken for proof of equality.
+  With so few runs that the test cannot reach alpha at all (3 vs 3 runs: the smallest p is 0.1)
+  the verdict is ``n/a``, "not enough runs to tell", with how many per side could: never
+  ``same``, however far apart the runs are.
 - **Regression**: verdict ``slower`` and ratio < 1 - threshold (threshold relative, 0.03 = 3 %).
 """
 
@@ -78,6 +79,14 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> UTest:
 def smallest_p_value(m: int, n: int) -> float:
     """The smallest two-sided exact p the test can give with m and n runs: 2 / C(m + n, m)."""
     return min(1.0, 2 / math.comb(m + n, m)) if m and n else math.nan
+
+
+def runs_to_tell(alpha: float) -> int:
+    """The fewest runs per side with which the test can reach p < alpha at all."""
+    n = MIN_RUNS
+    while smallest_p_value(n, n) >= alpha:
+        n += 1
+    return n
 
 
 def _median_ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -146,7 +155,9 @@ def compare_samples(
     ci_low, ci_high = bootstrap_ratio_ci(xa, xb, level, n_boot, seed)
     significant = test.p_value < alpha
     verdict = "same"
-    if significant and ratio > 1:
+    if smallest_p_value(len(xa), len(xb)) >= alpha:
+        verdict = "n/a"  # not enough runs to tell: "same" would read as evidence of equality
+    elif significant and ratio > 1:
         verdict = "faster"
     elif significant and ratio < 1:
         verdict = "slower"
@@ -169,5 +180,8 @@ def _reason(
         return text
     floor = smallest_p_value(m, n)
     if floor >= alpha:
-        return f"{m} vs {n} runs cannot reach p < {alpha:g} (smallest p {floor:.3g})"
+        return (
+            f"not enough runs to tell: {m} vs {n} runs cannot reach p < {alpha:g} (smallest p "
+            f"{floor:.3g}); {runs_to_tell(alpha)} per side could"
+        )
     return f"p={test.p_value:.3g} >= {alpha:g}"
