@@ -456,6 +456,20 @@ def _job_state(state: str) -> str:
     return Status.FAILED
 
 
+def first_cause(outcomes: dict[int, dict[str, Any]], status: str) -> str:
+    """The detail of the task that ended first with the run's status: when one rank is killed,
+    the others die after it of the broken connection, and the killed one is the cause."""
+    ended = sorted(
+        (o.get("ended_at", math.inf), task, o.get("detail", ""))
+        for task, o in outcomes.items()
+        if o.get("status") == status
+    )
+    if not ended:
+        return ""
+    _, task, detail = ended[0]
+    return f"task {task} ended first: {detail}" if len(outcomes) > 1 and detail else detail
+
+
 def _manifest(
     spec: RunSpec,
     allocation: Allocation,
@@ -476,9 +490,7 @@ def _manifest(
         detail = detail or f"tasks {missing} never reported"
     status = worst(statuses)
     if not detail:
-        detail = next(
-            (o.get("detail", "") for o in outcomes.values() if o.get("status") == status), ""
-        )
+        detail = first_cause(outcomes, status)
     starts = [o["started_at"] for o in outcomes.values()]
     ends = [o["ended_at"] for o in outcomes.values()]
     facts = {

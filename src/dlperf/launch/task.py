@@ -161,7 +161,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
     elif adapter.is_oom(tail):
         status, detail = Status.OOM, "out of memory (see log)"
     else:
-        status, detail = Status.FAILED, f"exit code {code}; last line: {_last_line(tail)}"
+        status, detail = Status.FAILED, f"{exit_text(code)}; last line: {_last_line(tail)}"
     return {
         "status": status,
         "detail": detail,
@@ -170,6 +170,16 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         "workload_wall_s": wall,
         "rendezvous": rendezvous,
     }
+
+
+def exit_text(code: int) -> str:
+    """`exit code 1`, or for a process a signal ended, which: `killed by SIGKILL (exit code -9)`."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name} (exit code {code})"
+        except ValueError:
+            pass
+    return f"exit code {code}"
 
 
 def in_container(command: list[str], container: dict[str, Any] | None) -> list[str]:
