@@ -46,6 +46,13 @@ def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     )
 
     overrides = json.loads(args.model_config)
+    config_class: Any = ResNetConfig if args.model == "resnet50" else BertConfig
+    unknown = sorted(set(overrides) - set(config_class().to_dict()))
+    if unknown:  # a typo would otherwise train the default-sized model, silently
+        raise SystemExit(
+            f"dlperf: model_config: {', '.join(unknown)}: not a field of {config_class.__name__}"
+            f" (its fields: {', '.join(sorted(config_class().to_dict()))})"
+        )
     config: Any
     if args.model == "resnet50":
         config = ResNetConfig(num_labels=args.num_classes, **overrides)  # type: ignore[call-arg]
