@@ -94,7 +94,7 @@ def test_short_log_is_a_parse_error_naming_the_last_line():
 
 def test_percentiles_linear_interpolation():
     p = percentiles([float(v) for v in range(1, 101)])
-    assert p == {"p50_ms": 50.5, "p75_ms": 75.25, "p90_ms": 90.1, "p95_ms": 95.05}
+    assert p == pytest.approx({"p50_ms": 50.5, "p75_ms": 75.25, "p90_ms": 90.1, "p95_ms": 95.05})
     assert math.isnan(percentiles([])["p50_ms"])
 
 

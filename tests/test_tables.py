@@ -255,3 +255,24 @@ def test_a_clock_step_inside_the_window_is_a_parse_error_not_a_figure(tmp_path):
     )
     (manifest.parent / "rank1.log").write_text(rank_log(1))  # the same run without the jump
     assert read_run(manifest, WINDOW).row["status"] == "ok"
+
+
+def test_run_json_gives_both_percentile_definitions_when_one_rank_hiccups(tmp_path):
+    """Issue 20.16: the DDP benchmark pools every rank's step times; the runs table takes the
+    rank with the slowest window. Rank 1's fourth measured step takes 0.5 s instead of 0.1 s."""
+    hiccup = rank_log(1).splitlines()
+    for i, line in enumerate(hiccup):
+        kind, fields = logline.parse_line(line) or ("", {})
+        if kind == logline.STEP and int(fields["step"]) >= 6:
+            shifted = {k: f"{float(fields[k]) + 0.4:.6f}" for k in ("start", "end")}
+            hiccup[i] = logline.format_line(logline.STEP, **(fields | shifted))
+    manifest = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": "\n".join(hiccup)})
+    runs, _steps = runs_table([manifest], WINDOW, tmp_path / "json")
+    data = json.loads((tmp_path / "json" / CELL.id / "r1.json").read_text())
+    # window: steps 3-7; rank 1's step times 100, 100, 100, 500, 100 ms; rank 0's all 100 ms
+    assert data["step_time_ms"] == pytest.approx([100, 100, 100, 500, 100], abs=1e-3)
+    assert data["percentiles_of"] == "the steps of the rank with the slowest window"
+    assert data["percentiles_ms"]["p90_ms"] == pytest.approx(340, abs=1e-3)  # of 5 steps
+    assert data["percentiles_ms_pooled_ranks"]["p90_ms"] == pytest.approx(140, abs=1e-3)  # of 10
+    assert data["percentiles_ms_pooled_ranks"]["p50_ms"] == pytest.approx(100, abs=1e-3)
+    assert runs.loc[0, "p90_ms"] == pytest.approx(340, abs=1e-3)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import binom
@@ -34,6 +35,16 @@ class RunThroughput:
     ranks: int
     trace: str  # "path:first_line-last_line" of the measured records, per rank
     step_time_ms: list[float]  # per-record times in the window (rank with the slowest window)
+    # every rank's per-record times in the window, pooled: the PyTorch DDP benchmark's definition
+    pooled_step_time_ms: list[float] = field(default_factory=list)
+
+    def figures(self) -> dict[str, Any]:
+        """The one-number fields, for a table row (the step-time lists stay out)."""
+        return {
+            k: v
+            for k, v in self.__dict__.items()
+            if k not in ("step_time_ms", "pooled_step_time_ms")
+        }
 
 
 def window_records(records: Sequence[StepRecord], window: Window) -> tuple[list[StepRecord], int]:
@@ -124,10 +135,12 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
     if -1 in ranks:  # a global source: only its global lines count
         ranks = {-1: ranks[-1]}
     total_samples, slowest_s, slowest_ms, traces = 0.0, 0.0, [], []
+    pooled_ms: list[float] = []
     first_step = last_step = 0
     for _rank, records in sorted(ranks.items()):
         samples, seconds, step_ms, selected = rank_window(records, window, result.method)
         total_samples += samples
+        pooled_ms += step_ms
         if seconds > slowest_s:
             slowest_s, slowest_ms = seconds, step_ms
         traces.append(f"{selected[0].path}:{selected[0].line}-{selected[-1].line}")
@@ -144,6 +157,7 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
         ranks=len(ranks),
         trace=" ".join(traces),
         step_time_ms=slowest_ms,
+        pooled_step_time_ms=pooled_ms,
     )
 
 
@@ -153,13 +167,7 @@ def percentiles(
     """Latency percentiles as the PyTorch DDP benchmark reports them (linear interpolation)."""
     if not values_ms:
         return {f"p{q}_ms": math.nan for q in qs}
-    ordered = sorted(values_ms)
-    out = {}
-    for q in qs:
-        pos = (len(ordered) - 1) * q / 100
-        lo, hi = math.floor(pos), math.ceil(pos)
-        out[f"p{q}_ms"] = ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-    return out
+    return {f"p{q}_ms": float(v) for q, v in zip(qs, np.percentile(values_ms, qs), strict=True)}
 
 
 @dataclass(frozen=True)

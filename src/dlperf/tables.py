@@ -182,7 +182,7 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
             row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
             records, result = [], None  # nothing of a run that failed a check is a measurement
         else:
-            row |= {k: v for k, v in result.__dict__.items() if k != "step_time_ms"}
+            row |= result.figures()
             row |= percentiles(result.step_time_ms)
             row["ranks"] = result.ranks if not per_node else len(logs)
             row |= figures
@@ -347,7 +347,13 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
         "trace": row.get("trace"),
         "throughput_samples_per_s": _finite(row.get("throughput_samples_per_s")),
         "step_time_ms": run.result.step_time_ms if run.result else [],
+        # two definitions, named: the slowest rank's steps (the runs table's p50_ms...), and
+        # every rank's steps pooled, as the PyTorch DDP benchmark computes them
         "percentiles_ms": {k: row.get(k) for k in ("p50_ms", "p75_ms", "p90_ms", "p95_ms")}
+        if run.result
+        else {},
+        "percentiles_of": "the steps of the rank with the slowest window",
+        "percentiles_ms_pooled_ranks": percentiles(run.result.pooled_step_time_ms)
         if run.result
         else {},
     }
