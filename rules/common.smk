@@ -11,6 +11,7 @@ from dlperf.launch.allocation import LocalMachine, allocate
 from dlperf.launch.submit import harness_json
 from dlperf.matrix import CELL_ID_RE
 from dlperf.plan import PlanError, make_plan, plan_text, run_priorities
+from dlperf.report.load import load_baseline
 from dlperf.paths import RUN_LOG_PATTERN, RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from snakemake.logging import logger
 
@@ -28,6 +29,10 @@ try:
     config.clear()
     config.update(_suite_config)
     resolve_baselines(config, search=[Path("."), Path(workflow.basedir)])
+    for _i, _baseline in enumerate(
+        config["baselines"]
+    ):  # read now: a bad one stops no rule late
+        load_baseline(_baseline["name"], Path(_baseline["path"]), _i)
     SUITE = Suite(config)
     CELLS = {spec.id: spec for spec in SUITE.cell_specs()}
     # Place every cell before anything runs (dry-run included): an impossible layout stops here.

@@ -213,3 +213,18 @@ def test_cli_refuses_out_of_range_arguments_with_exit_2(argv, message, capsys):
         main(argv)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_binary_suite_or_table_is_an_error_naming_the_file(tmp_path, capsys):
+    """Issue 20.9: `check`, `plan` and `report` ended in a traceback on a binary file."""
+    from dlperf.cli import main
+
+    noise = tmp_path / "noise.yaml"
+    noise.write_bytes(bytes(range(128, 256)) * 8)
+    table = tmp_path / "noise.tsv"
+    table.write_bytes(noise.read_bytes())
+    for argv in (["check", str(noise)], ["plan", str(noise)]):
+        assert main(argv) == 2
+        assert f"{noise}: not a text file" in capsys.readouterr().err
+    assert main(["report", str(table), "--out", str(tmp_path / "out")]) == 2
+    assert f"{table}: not a readable table" in capsys.readouterr().err

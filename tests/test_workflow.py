@@ -406,15 +406,27 @@ def _workloads(marker: str) -> list[int]:
     return [p for p in _pids("dlperf.workloads.torch_train") if p in _pids(marker)]
 
 
-def test_a_missing_baseline_is_an_error_before_anything_runs(tmp_path):
-    """Issue 20.6: it froze the report (exit 0, 'Nothing to be done') instead."""
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "baselines[0].path: no such file 'base.tsv'"),
+        (bytes(range(256)) * 8, "base.tsv"),
+        (b"", "base.tsv: not a readable table"),
+        (b"a\tb\n1\t2\n", "base.tsv has no cell_id column"),
+    ],
+)
+def test_a_missing_or_malformed_baseline_is_an_error_before_anything_runs(
+    tmp_path, content, message
+):
+    """Issue 20.6 and 9: a missing baseline froze the report (exit 0, 'Nothing to be done'); a
+    malformed one failed the report rule, which had deleted the reports already made."""
     config = yaml.safe_load(TINY.read_text())
-    config["baselines"] = [{"name": "DLPerf", "path": "config/baselines/no-such.tsv"}]
+    config["baselines"] = [{"name": "DLPerf", "path": "base.tsv"}]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    if content is not None:
+        (tmp_path / "base.tsv").write_bytes(content)
     proc = snakemake(tmp_path, "-n", "--cores", "2", "--configfile", "config.yaml", check=False)
     assert proc.returncode != 0
-    assert (
-        "baselines[0].path: no such file 'config/baselines/no-such.tsv'"
-        in proc.stderr + proc.stdout
-    )
+    assert message in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr + proc.stdout
     assert not (tmp_path / "results").exists()

@@ -137,6 +137,8 @@ def read_layer(path: str | Path) -> Layer:
         raise ConfigError(f"{path}: no such config file") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not a text file ({err.reason} at byte {err.start})") from None
     try:
         data = yaml.safe_load(text)
         node = yaml.compose(text)

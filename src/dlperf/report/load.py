@@ -67,7 +67,12 @@ def read_table(path: Path) -> pd.DataFrame:
     """A TSV (or CSV) written by dlperf.tables: ids and words as text, empty text as ''."""
     sep = "," if path.suffix == ".csv" else "\t"
     dtype = dict.fromkeys(_TEXT_COLUMNS, str)
-    frame = pd.read_csv(path, sep=sep, dtype=dtype, keep_default_na=True)
+    try:
+        frame = pd.read_csv(path, sep=sep, dtype=dtype, keep_default_na=True)
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:  # binary, empty
+        line = re.search(r"line (\d+)", str(err))
+        where = f"{path}:{line[1]}" if line else str(path)
+        raise ConfigError(f"{where}: not a readable table: {str(err).splitlines()[0]}") from None
     for column in _TEXT_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].fillna("")
