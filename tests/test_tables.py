@@ -276,3 +276,59 @@ def test_run_json_gives_both_percentile_definitions_when_one_rank_hiccups(tmp_pa
     assert data["percentiles_ms_pooled_ranks"]["p90_ms"] == pytest.approx(140, abs=1e-3)  # of 10
     assert data["percentiles_ms_pooled_ranks"]["p50_ms"] == pytest.approx(100, abs=1e-3)
     assert runs.loc[0, "p90_ms"] == pytest.approx(340, abs=1e-3)
+
+
+def _corrupt(kind: str, rng, run_dir: Path, other: Path) -> None:
+    """One forged fault in a finished 2-rank run (`other`: the manifest of another run)."""
+    logs = [run_dir / "rank0.log", run_dir / "rank1.log"]
+    victim = logs[rng.integers(2)]
+    lines = victim.read_text().splitlines()
+    if kind == "truncate":
+        text = victim.read_text()
+        victim.write_text(text[: rng.integers(len(text))])
+    elif kind == "duplicate":
+        logs[1].write_text(logs[0].read_text())
+    elif kind == "swap":
+        a, b = logs[0].read_text(), logs[1].read_text()
+        logs[0].write_text(b)
+        logs[1].write_text(a)
+    elif kind in ("non_finite", "clock_step"):
+        first = int(rng.integers(1, len(lines)))  # line 0 is the config line
+        for i in range(first, len(lines) if kind == "clock_step" else first + 1):
+            kind_, fields = logline.parse_line(lines[i]) or ("", {})
+            if kind_ != logline.STEP:
+                continue
+            if kind == "clock_step":
+                fields = fields | {k: f"{float(fields[k]) + 3600:.6f}" for k in ("start", "end")}
+            else:
+                fields = fields | {rng.choice(["samples", "end"]): rng.choice(["nan", "inf", "-1"])}
+            lines[i] = logline.format_line(logline.STEP, **fields)
+        victim.write_text("\n".join(lines) + "\n")
+    elif kind == "manifest":
+        (run_dir / "manifest.json").write_text(other.read_text())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_forged_faults_give_the_true_figure_or_a_status_naming_the_file(tmp_path, seed):
+    """Issue 20: whatever is done to a finished run's logs or manifest, its row is either the
+    true figure or a non-ok status that names a file of that run, never another number."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    kind = ["truncate", "duplicate", "swap", "non_finite", "clock_step", "manifest"][seed % 6]
+    logs = {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}
+    other = write_run(tmp_path, logs, repeat=2)
+    manifest = write_run(tmp_path, logs, repeat=1)
+    data = json.loads(manifest.read_text())
+    for task in data["tasks"]:
+        task["workload_wall_s"] = 2.0  # the process outlived its 0.9 s of logged steps
+    manifest.write_text(json.dumps(data))
+    true = read_run(manifest, WINDOW).row["throughput_samples_per_s"]
+    _corrupt(kind, rng, manifest.parent, other)
+    row = read_run(manifest, WINDOW).row
+    if row["status"] == "ok":
+        assert row["throughput_samples_per_s"] == pytest.approx(true), kind
+    else:
+        assert row["status"] == "parse_error", kind
+        assert str(manifest.parent) in row["status_detail"], (kind, row["status_detail"])
+        assert row.get("throughput_samples_per_s") is None, kind
