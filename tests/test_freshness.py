@@ -172,6 +172,7 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
         "--config",
         "suite=suite.yaml",
     ]
+    started_ns = time.time_ns()
     proc = subprocess.Popen(
         cmd,
         cwd=tmp_path,
@@ -181,9 +182,11 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
     )
     try:
         deadline = time.time() + 300
-        # the rerun has started once the old run's files are gone and new steps are logged
-        while (run_dir / "manifest.json").exists() or "dlperf-step" not in _text(
-            run_dir / "rank0.log"
+        # the rerun has started once the old manifest is gone and the new run logs steps: a log
+        # written since this rerun began (on a loaded machine the old log outlives the manifest
+        # for seconds, and a signal then came before the job existed, so it ran to its end)
+        while (run_dir / "manifest.json").exists() or not _new_steps(
+            run_dir / "rank0.log", started_ns
         ):
             assert time.time() < deadline and proc.poll() is None, "the rerun never started"
             time.sleep(0.2)
@@ -205,6 +208,13 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
 
 def _text(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _new_steps(log: Path, since_ns: int) -> bool:
+    try:
+        return log.stat().st_mtime_ns > since_ns and "dlperf-step" in _text(log)
+    except FileNotFoundError:
+        return False
 
 
 def test_files_follow_the_umask(measured):
