@@ -19,6 +19,7 @@ import pandas as pd
 
 from dlperf import logline
 from dlperf.efficiency import CELL_FIGURE_COLUMNS
+from dlperf.matrix import Cell
 from dlperf.paths import ResultPaths
 
 if TYPE_CHECKING:
@@ -87,7 +88,11 @@ def build(
             for cell in stage.cells
             for check in device_clock_checks(paths, cell, warmup, measure)
         ]
-        searches = {cell: _search(paths, cell) for cell in stage.cells if ".bmax." in cell}
+        searches = {
+            cell: _search(paths, cell)
+            for cell in stage.cells
+            if Cell.parse(cell).batch_size == "max"
+        }
         if searches:
             entry["max_batch"] = searches
         proof["cases"].append(entry)
@@ -180,18 +185,19 @@ def _search(paths: ResultPaths, cell: str) -> dict[str, Any]:
 
 def targets(proof: dict[str, Any]) -> list[dict[str, Any]]:
     """The issue's bar, each with the figure measured against it (None: not measured)."""
-    rn50 = _first(proof, "pytorch.resnet50.amp.noxla.")
+    rn50 = _first(proof, model="resnet50", xla=False)
     bert = [
         row.get("mfu_pct")
         for case in proof["cases"]
         for cell, row in case["cells"].items()
-        if cell.startswith("pytorch.bert_base.amp.") and row.get("mfu_pct") is not None
+        if _is(cell, model="bert_base") and row.get("mfu_pct") is not None
     ]
     vs = next(
         (
             case["vs_reference"].get("ratio")
             for case in proof["cases"]
-            if "vs_reference" in case and "resnet50.amp" in str(case["vs_reference"].get("cell"))
+            if case.get("vs_reference", {}).get("cell")
+            and _is(case["vs_reference"]["cell"], model="resnet50")
         ),
         None,
     )
@@ -215,10 +221,17 @@ def targets(proof: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _first(proof: dict[str, Any], prefix: str) -> float | None:
+def _is(cell_id: str, **wanted: Any) -> bool:
+    """A built-in PyTorch AMP cell with these fields (the cells the targets are about)."""
+    cell = Cell.parse(cell_id)
+    fields = {"framework": "pytorch", "precision": "amp"} | wanted
+    return all(getattr(cell, k) == v for k, v in fields.items())
+
+
+def _first(proof: dict[str, Any], **wanted: Any) -> float | None:
     for case in proof["cases"]:
         for cell, row in case["cells"].items():
-            if cell.startswith(prefix) and row.get("throughput_median") is not None:
+            if _is(cell, **wanted) and row.get("throughput_median") is not None:
                 return float(row["throughput_median"])
     return None
 

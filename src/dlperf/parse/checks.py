@@ -1,0 +1,78 @@
+"""Whether a finished run's files speak for it: every launched rank in its own log, a window
+inside the workload's life, a manifest of this folder's run. Each failed check is a ParseError
+naming the file, which makes the run a parse_error (dlperf.tables), never a figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dlperf.parse.records import ParseError, ParseResult
+from dlperf.stats import RunThroughput
+
+
+def check_manifest_is_this_runs(manifest: dict[str, Any], path: Path) -> None:
+    """A manifest copied from another run (another cell's, or repeat 1's as repeat 2) would move
+    that measurement into this folder's cell: the run it states must be the folder's."""
+    stated = (manifest["cell"].get("cell_id"), manifest["repeat"])
+    folder = (path.parent.parent.name, path.parent.name)
+    if (stated[0], f"r{stated[1]}") != folder:
+        raise ParseError(
+            f"the manifest is of {stated[0]} r{stated[1]}, not of the run of its folder "
+            f"({folder[0]} {folder[1]}); delete it to redo the run",
+            path,
+        )
+
+
+# A window lies inside its process's life: on the log's timestamps it cannot take longer than the
+# workload's wall time the harness measured on a monotonic clock (plus this much slack).
+WINDOW_WALL_SLACK = (0.02, 1.0)  # relative, seconds
+
+
+def check_window_within_wall_time(
+    result: RunThroughput, workload_wall_s: float | None, logs: list[Path]
+) -> None:
+    """A wall clock stepped forward inside the window (NTP, a VM resumed) makes a throughput of
+    nothing: the window then outlasts the process that logged it."""
+    if not workload_wall_s:
+        return
+    relative, seconds = WINDOW_WALL_SLACK
+    if result.window_time_s > workload_wall_s * (1 + relative) + seconds:
+        raise ParseError(
+            f"the window takes {result.window_time_s:.6g} s on the logged timestamps but the "
+            f"workload ran {workload_wall_s:.6g} s (monotonic): the clock the steps were "
+            f"stamped with jumped ({result.trace})"
+        )
+
+
+def check_every_rank_reported(
+    parsed: ParseResult, logs: list[Path], per_node: bool, ranks: list[int] | None = None
+) -> None:
+    """A run is measured only when its logs speak for every process it launched.
+
+    No step records at all names every log. For one process per device (the built-in
+    workloads), a rank log without step records names that log: the figure of the other ranks
+    alone would be a fraction of the real throughput, shown as ok. So does a log whose steps are
+    another rank's (`ranks[i]` launched `logs[i]`): one rank's log copied over another's.
+    (Per-node launchers may print from node 0 only; their parsers check their own lines.)
+    """
+    if not parsed.records:
+        names = ", ".join(str(p) for p in logs) or "(no logs)"
+        raise ParseError(f"no step records in {names}")
+    if per_node or all(r.rank < 0 for r in parsed.records):
+        return
+    reporting = {r.path for r in parsed.records}
+    for i, path in enumerate(logs):
+        spoken = {r.rank for r in parsed.records if r.path == str(path)}
+        if ranks is not None and spoken and spoken != {ranks[i]}:
+            raise ParseError(
+                f"this log of rank {ranks[i]} holds the steps of rank(s) "
+                f"{', '.join(map(str, sorted(spoken)))}: a copy of another rank's log?",
+                path,
+            )
+        if str(path) not in reporting:
+            raise ParseError(
+                f"no step records in this rank's log: {len(reporting)} of {len(logs)} "
+                "launched ranks reported steps",
+                path,
+            )
