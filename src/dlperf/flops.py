@@ -125,9 +125,9 @@ def bert_pretraining_flops_per_sample(
 ) -> float:
     """Training FLOPs per sequence: 3 x forward.
 
-    The masked-LM head runs on max_predictions gathered positions in Google's BERT and NVIDIA's
-    DeepLearningExamples; transformers' BertForPreTraining (the built-in workload) computes it on
-    every token and masks the loss: pass mlm_head_on_all_tokens=True for it. BERT-base at 128
+    The masked-LM head runs on max_predictions gathered positions in Google's BERT, NVIDIA's
+    DeepLearningExamples and the built-in workloads; transformers' BertForPreTraining computes it
+    on every token and masks the loss: pass mlm_head_on_all_tokens=True for it. BERT-base at 128
     tokens: 69.9 GFLOPs (gathered, 20 predictions) or 85.5 GFLOPs (all tokens).
     """
     shape = shape or BertShape()

@@ -84,7 +84,6 @@ def log_stated_flops(
     math: str,
     bert: flops.BertShape | None = None,
     depths: tuple[int, ...] = (3, 4, 6, 3),
-    mlm_head_on_all_tokens: bool = False,
 ) -> None:
     """The `dlperf-flops` line of a workload without a FLOP counter: dlperf.flops' stated
     formulas for the model it built (ResNet-50 v1.5 with these depths; BERT of this shape)."""
@@ -97,7 +96,7 @@ def log_stated_flops(
     else:
         shape = bert or flops.BertShape()
         per_sample = flops.bert_pretraining_flops_per_sample(
-            shape, args.seq_len, args.max_predictions, mlm_head_on_all_tokens
+            shape, args.seq_len, args.max_predictions
         )
     log(
         "flops", rank=rank, per_sample=f"{per_sample:.6g}", math=math, method="formula_dlperf.flops"
