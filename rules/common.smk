@@ -1,4 +1,5 @@
 # Helpers shared by the rules: the validated suite, the matrix, paths and input functions.
+import functools
 import json
 import os
 import sys
@@ -8,11 +9,17 @@ from dlperf.adapters import Launcher, get_adapter
 from dlperf.config import Suite, resolve_baselines, snakemake_config
 from dlperf.errors import ConfigError
 from dlperf.launch.allocation import LocalMachine, allocate
+from dlperf.launch.record import measure_digest, measure_of, redo_inputs
 from dlperf.launch.submit import harness_json
 from dlperf.matrix import CELL_ID_RE
 from dlperf.plan import PlanError, make_plan, plan_text, run_priorities
 from dlperf.report.load import load_baseline
-from dlperf.paths import RUN_LOG_PATTERN, RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
+from dlperf.paths import (
+    RUN_LOG_PATTERN,
+    RUN_MANIFEST_PATTERN,
+    ResultPaths,
+    RunPaths,
+)
 from snakemake.logging import logger
 
 RESULTS = ResultPaths()
@@ -106,23 +113,22 @@ def cell_spec(wildcards):
 
 
 def measure_params(wildcards):
-    """What a run measures; a change here reruns that cell's runs and nothing else. For a built-in
-    workload that includes its code (dlperf.workloads.code_digest): editing the workload reruns
-    its cells, while editing the harness, which only launches and reads runs, reruns none.
-    """
-    spec = cell_spec(wildcards)
-    adapter = get_adapter(spec.cell.framework)
-    window = config["window"]
-    measure = {
-        "cell": spec.cell.key(),
-        "options": adapter.resolved_options(spec.options),
-        "steps": adapter.steps_for(window["warmup"], window["measure"]),
-        "device": config["device"],
-    }
-    code = adapter.code_digest()
-    if code:
-        measure["workload_code"] = code
-    return json.dumps(measure, sort_keys=True)
+    """What a run measures (dlperf.launch.record.measure_of); a change reruns that cell's runs
+    and nothing else."""
+    return json.dumps(_measure(wildcards.cell), sort_keys=True)
+
+
+@functools.cache
+def _measure(cell_id):
+    return measure_of(CELLS[cell_id], config)
+
+
+def redo_input(wildcards):
+    """A run recorded with another measure is redone even without Snakemake's records of its
+    params (dlperf.launch.record.redo_inputs)."""
+    cell_spec(wildcards)
+    run = RESULTS.run(wildcards.cell, int(wildcards.repeat))
+    return redo_inputs(run, measure_digest(_measure(wildcards.cell)))
 
 
 def environment_pins(wildcards):

@@ -23,10 +23,15 @@ def max_batch_search(wildcards):
 
 
 def run_inputs(wildcards):
-    """A run's inputs: its environment's pins and, for a `max` cell, its search result. One
+    """A run's inputs: its environment's pins, for a `max` cell its search result, and for a run
+    recorded with another measure the stamp that redoes it (rules/run.smk). One
     input function, not two: Snakemake inspects each one per job (5,000 jobs, 5,000 calls).
     """
-    return environment_pins(wildcards) + max_batch_search(wildcards)
+    return (
+        environment_pins(wildcards)
+        + max_batch_search(wildcards)
+        + redo_input(wildcards)
+    )
 
 
 def max_batch_params(wildcards):

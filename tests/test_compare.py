@@ -71,6 +71,7 @@ def manifest(cell_id: str, repeat: int, torch: str, image_size: int = 32) -> dic
         "adapter": {"name": "pytorch", "version": "1", "launcher": "per_device"},
         "measure": {"cell": {"cell_id": cell_id}, "options": {"image_size": image_size}},
         "backend": "local",
+        "tasks": [],
         "nodes": {
             f"node-{repeat}#node0": {
                 "host": f"node-{repeat}",  # differs run to run: never reported

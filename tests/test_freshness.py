@@ -108,6 +108,25 @@ def test_a_run_measured_by_other_workload_code_is_redone(copy):
     assert jobs["run_cell"] == [f"cell={RESNET}.1n2g, repeat=2"]
 
 
+def test_with_snakemakes_records_lost_a_changed_option_still_redoes_its_cells(copy):
+    """Issue 20.4: after `rm -rf .snakemake` (a fresh clone of the results, a new machine) a
+    changed option reran nothing and the report kept the old figure. The runs' records say what
+    they measured: the changed cell's runs are redone, the other cell's are not."""
+    shutil.rmtree(copy / ".snakemake")
+    assert planned_jobs(copy, "--config", "suite=suite.yaml") == {}
+    config = tiny_suite()
+    config["cases"][0]["layouts"] = ["1n1g"]  # the 1n2g cell leaves the suite: not redone
+    config["cases"][0]["options"]["image_size"] = 24
+    write_suite(copy, config)
+    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
+    assert sorted(jobs["run_cell"]) == [f"cell={RESNET}.1n1g, repeat={r}" for r in (1, 2)]
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    manifest = json.loads((copy / f"results/runs/{RESNET}.1n1g/r1/manifest.json").read_text())
+    assert manifest["measure"]["options"]["image_size"] == 24
+    assert run_row(copy, f"{RESNET}.1n1g", 1).status == "ok"
+    assert planned_jobs(copy, "--config", "suite=suite.yaml") == {}
+
+
 def test_a_deleted_log_is_a_parse_error_naming_it(copy):
     """Task logs are watched, not Snakemake outputs (dry runs of big suites stay fast): a deleted
     one rebuilds the tables, where its run is a parse_error saying how to redo it."""

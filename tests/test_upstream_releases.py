@@ -58,7 +58,8 @@ from test_adapters import check_layout, context, fixture_cell, has, run_folder
 from dlperf.adapters import REGISTRY, get_adapter
 from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
 from dlperf.errors import ConfigError
-from dlperf.matrix import Cell, Layout
+from dlperf.launch.record import measure_digest, measure_of
+from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.parse.records import ParseError
 from dlperf.stats import Window, run_throughput
 
@@ -130,15 +131,18 @@ def test_a_release_without_the_model_is_a_config_error():
 
 
 def test_a_non_default_release_is_part_of_what_a_run_measures():
-    """rules/common.smk's measure_params holds the resolved options: `release` is among them
-    for another release (a rerun when it changes), and the cell id does not carry it."""
+    """What a run measures (dlperf.launch.record.measure_of, the run rule's param) holds the
+    resolved options: `release` is among them for another release (a rerun when it changes),
+    and the cell id does not carry it."""
     adapter = get_adapter("ngc_pytorch")
     assert adapter.resolved_options(CURRENT)["release"] == "current"
     assert adapter.resolved_options(CURRENT) != adapter.resolved_options({})
-    common = (Path(__file__).parents[1] / "rules" / "common.smk").read_text()
-    assert '"options": adapter.resolved_options(spec.options)' in common
     cell = Cell("ngc_pytorch", "resnet50", "amp", False, 256, Layout(1, 8))
     assert cell.id == "ngc_pytorch.resnet50.amp.noxla.b256.1n8g"
+    config = {"window": {"warmup": 20, "measure": 100}, "device": "cuda"}
+    current = measure_of(CellSpec(cell, CURRENT), config)
+    assert current["options"]["release"] == "current"
+    assert measure_digest(current) != measure_digest(measure_of(CellSpec(cell, {}), config))
 
 
 # ----------------------------------------------------------------------------- NGC PyTorch

@@ -164,16 +164,10 @@ def _run_cell(args: argparse.Namespace) -> int:
 
     if not args.harness:
         raise ConfigError("run-cell needs --harness or DLPERF_HARNESS (backend, site, time limits)")
-    manifest = run_cell(
+    record = run_cell(
         json.loads(args.measure), args.repeat, Harness(**json.loads(args.harness)), args.manifest
     )
-    logging.info(
-        "%s r%d: %s %s",
-        manifest["cell"]["cell_id"],
-        args.repeat,
-        manifest["status"],
-        manifest["status_detail"],
-    )
+    logging.info("%s r%d: %s %s", record.cell_id, args.repeat, record.status, record.status_detail)
     return 0
 
 

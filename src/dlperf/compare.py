@@ -13,6 +13,8 @@ from typing import Any
 import pandas as pd
 
 from dlperf import logline
+from dlperf.launch.record import RunRecord
+from dlperf.parse.records import ParseError
 from dlperf.paths import RESULTS, ResultPaths
 from dlperf.significance import compare_samples
 
@@ -173,32 +175,34 @@ NODE_FACTS_SKIPPED = ("host",)  # differs between any two allocations: not an en
 ENVIRONMENT_SKIPPED = ("name", "python", "requirements")  # a path, or said by the scope
 
 
-def manifest_facts(manifest: dict[str, Any]) -> dict[str, str]:
+def manifest_facts(record: RunRecord) -> dict[str, str]:
     """The environment a run ran in, flattened to dotted keys: node facts (packages, python,
     CUDA driver, GPUs, CPU model, environment variables...), adapter version, backend, what was
     measured (per model, cell-independent keys only), the framework's own environment (its
     exact package versions), and the site's settings (container, setup lines, env, partition)."""
     facts: dict[str, str] = {}
-    for key in ("dlperf_version", "python", "backend"):
-        if key in manifest:
-            facts[key] = str(manifest[key])
-    adapter = manifest.get("adapter") or {}
-    if "name" in adapter:
-        facts[f"adapter.{adapter['name']}.version"] = str(adapter.get("version"))
-    for node in (manifest.get("nodes") or {}).values():
+    for key, value in (
+        ("dlperf_version", record.dlperf_version),
+        ("python", record.python),
+        ("backend", record.backend),
+    ):
+        if value:
+            facts[key] = str(value)
+    if "name" in record.adapter:
+        facts[f"adapter.{record.adapter['name']}.version"] = str(record.adapter.get("version"))
+    for node in record.nodes.values():
         for key, value in (node or {}).items():
             if key not in NODE_FACTS_SKIPPED:
                 _flatten(f"node.{key}", value, facts)
-    cell = manifest.get("cell") or {}
-    scope = f"[{cell.get('framework')}.{cell.get('model')}]"
-    for key, value in (manifest.get("measure") or {}).items():
+    framework = record.cell.get("framework")
+    scope = f"[{framework}.{record.cell.get('model')}]"
+    for key, value in record.measure.items():
         if key != "cell":
             _flatten(f"measure{scope}.{key}", value, facts)
-    environment = manifest.get("environment") or {}
-    for key, value in environment.items():
+    for key, value in (record.environment or {}).items():
         if key not in ENVIRONMENT_SKIPPED:
-            _flatten(f"environment[{cell.get('framework')}].{key}", value, facts)
-    _flatten("site", manifest.get("site") or {}, facts)
+            _flatten(f"environment[{framework}].{key}", value, facts)
+    _flatten("site", record.site, facts)
     facts.pop("site", None)  # an empty mapping flattens to nothing
     return facts
 
@@ -206,15 +210,14 @@ def manifest_facts(manifest: dict[str, Any]) -> dict[str, str]:
 WORKLOAD_FACTS = ("torch", "cuda", "cudnn", "nccl", "gpu", "jax", "keras", "keras_hub")
 
 
-def workload_facts(manifest_path: Path, manifest: dict[str, Any]) -> dict[str, str]:
+def workload_facts(record: RunRecord) -> dict[str, str]:
     """Versions the workload itself reported (the built-in workloads' `dlperf-config` line in
     the first task's log): the framework, CUDA, cuDNN and NCCL it really ran with."""
-    tasks = manifest.get("tasks") or []
-    if not tasks or "log" not in tasks[0]:
+    if not record.tasks or "log" not in record.tasks[0]:
         return {}
-    framework = (manifest.get("cell") or {}).get("framework")
+    framework = record.cell.get("framework")
     try:
-        with open(manifest_path.parent / tasks[0]["log"], errors="replace") as log:
+        with open(record.logs[0], errors="replace") as log:
             for _, line in zip(range(200), log, strict=False):
                 parsed = logline.parse_line(line)
                 if parsed and parsed[0] == logline.CONFIG:
@@ -235,13 +238,11 @@ def folder_facts(folder: ResultsFolder) -> tuple[dict[str, set[str]], int]:
     count = 0
     for path in folder.manifests():
         try:
-            manifest = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise DiffInputError(f"{path}: unreadable run manifest ({err})") from err
-        if not isinstance(manifest, dict):
-            raise DiffInputError(f"{path}: not a run manifest (a JSON object)")
+            record = RunRecord.read(path)
+        except ParseError as err:
+            raise DiffInputError(f"unreadable run manifest: {err}") from err
         count += 1
-        found = manifest_facts(manifest) | workload_facts(path, manifest)
+        found = manifest_facts(record) | workload_facts(record)
         for key, value in found.items():
             facts.setdefault(key, set()).add(value)
     return facts, count

@@ -171,10 +171,8 @@ def probe_run(
         probe_harness = dataclasses.replace(harness, results_root=str(paths.probes))
         repeat = 2 if full_length else 1  # r1: the short probe, r2: the confirmation
         manifest_path = paths.probe(probe_cell.id, repeat).manifest
-        manifest = run_cell(probe_measure, repeat, probe_harness, manifest_path)
-        return Probe(
-            batch, manifest["status"], manifest["status_detail"], str(manifest_path), full_length
-        )
+        record = run_cell(probe_measure, repeat, probe_harness, manifest_path)
+        return Probe(batch, record.status, record.status_detail, str(manifest_path), full_length)
 
     return probe
 

@@ -16,6 +16,17 @@ class RunPaths:
     repeat: int
     root: Path = RESULTS
 
+    @classmethod
+    def of_manifest(cls, manifest: Path) -> RunPaths:
+        """The run a manifest's folder names (results/runs/CELL/rREPEAT/manifest.json); a folder
+        not named so raises ValueError."""
+        repeat = manifest.parent.name
+        if not (repeat.startswith("r") and repeat[1:].isdigit()):
+            raise ValueError(f"{manifest}: not in a run's folder (runs/CELL/rN/)")
+        return cls(
+            manifest.parent.parent.name, int(repeat[1:]), manifest.parent.parent.parent.parent
+        )
+
     @property
     def dir(self) -> Path:
         return self.root / "runs" / self.cell_id / f"r{self.repeat}"
@@ -31,6 +42,17 @@ class RunPaths:
     def task_log(self, task: int, per_node: bool = False) -> Path:
         """Task `task`'s stdout and stderr: one per rank, or one per node for per-node launchers."""
         return self.dir / (f"node{task}.log" if per_node else f"rank{task}.log")
+
+    def measured(self, digest: str) -> Path:
+        """An empty file beside the manifest naming the measure the run recorded (its digest):
+        whether a run is of the suite's measure is then one stat, not a JSON read."""
+        return self.dir / f"measured-{digest}"
+
+    @property
+    def redo(self) -> Path:
+        """A stamp touched when the run's record is of another measure than the suite's: an
+        input of the run newer than its manifest, so it is redone (dlperf.launch.record)."""
+        return self.root / ".redo" / self.cell_id / f"r{self.repeat}"
 
     def task_outcome(self, task: int) -> Path:
         return self.dir / f"task{task}.json"

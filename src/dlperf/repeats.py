@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dlperf.paths import RunPaths
 from dlperf.stats import Window
 from dlperf.status import Status
 from dlperf.tables import read_run
@@ -78,7 +79,7 @@ def decision_rule(smk: Any) -> None:
 
 def cell_runs_rule(smk: Any) -> None:
     """The adaptive_runs rule: every run manifest of the cell, once its decisions said no more."""
-    manifests = sorted(smk.input.manifests, key=lambda p: int(Path(p).parent.name[1:]))
+    manifests = sorted(smk.input.manifests, key=lambda p: RunPaths.of_manifest(Path(p)).repeat)
     decisions = [json.loads(Path(p).read_text()) for p in smk.input.decisions]
     top = smk.config["adaptive_repeats"]["max"]
     if len(manifests) >= top:

@@ -14,6 +14,7 @@ class Status(StrEnum):
     TIMEOUT = "timeout"
     FAILED = "failed"
     PARSE_ERROR = "parse_error"
+    STALE = "stale"  # measured with other parameters than the suite's now (redone next time)
     SKIPPED = "skipped"
     MISSING = "missing"  # a cell none of whose planned runs has a result (cells only)
 
@@ -25,6 +26,7 @@ SEVERITY: tuple[Status, ...] = (
     Status.TIMEOUT,
     Status.FAILED,
     Status.PARSE_ERROR,
+    Status.STALE,
     Status.SKIPPED,
     Status.MISSING,
     Status.OK,

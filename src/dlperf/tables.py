@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
@@ -13,18 +11,15 @@ from typing import Any
 import pandas as pd
 
 from dlperf import SCHEMA_VERSION
-from dlperf.adapters import get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.efficiency import CELL_FIGURE_COLUMNS, RUN_FIGURE_COLUMNS, add_ceiling, run_figures
 from dlperf.efficiency import cell_figures as explaining_figures
+from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell
-from dlperf.parse.checks import (
-    check_every_rank_reported,
-    check_manifest_is_this_runs,
-    check_window_within_wall_time,
-)
+from dlperf.parse.checks import check_every_rank_reported, check_window_within_wall_time
 from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, StepRecord
+from dlperf.paths import RunPaths
 from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, speedup, spread
 from dlperf.status import Status, cell_status
 from dlperf.util import atomic_path, atomic_write_json
@@ -119,49 +114,53 @@ STEP_COLUMNS = [
 
 @dataclass
 class RunRow:
-    manifest: dict[str, Any]
+    record: RunRecord | None  # None: the manifest could not be read (the row says why)
     row: dict[str, Any]
     records: list[StepRecord]
     result: RunThroughput | None
 
 
-def read_run(manifest_path: Path, window: Window) -> RunRow:
-    """One run's row: the manifest's status, refined by parsing its logs when the run finished.
+def read_run(
+    manifest_path: Path, window: Window, expected_measures: Mapping[str, str] | None = None
+) -> RunRow:
+    """One run's row: the record's status, refined by parsing its logs when the run finished.
 
     Nothing about one run stops the tables: an unreadable manifest or log is that run's
-    parse_error, naming the file (and line) at fault.
+    parse_error, naming the file (and line) at fault. With `expected_measures` (cell id -> the
+    suite's measure digest), a run that measured other parameters is `stale`, never a figure.
     """
     try:
-        manifest = _read_manifest(manifest_path)
-        check_manifest_is_this_runs(manifest, manifest_path)
+        record = RunRecord.read(manifest_path)
     except ParseError as err:
-        return RunRow({}, _unreadable_row(manifest_path, str(err)), [], None)
-    row: dict[str, Any] = dict(manifest["cell"]) | {
-        "batch_size_resolved": resolved_batch_size(manifest),
-        "repeat": manifest["repeat"],
-        "status": manifest["status"],
-        "status_detail": manifest.get("status_detail", ""),
-        "job_id": manifest.get("job_id"),
-        "hosts": ",".join(manifest.get("hosts", [])),
-        "submitted_at": manifest.get("submitted_at"),
-        "started_at": manifest.get("started_at"),
-        "ended_at": manifest.get("ended_at"),
-        "noticed_at": manifest.get("noticed_at"),
-        "workload_wall_s": max(
-            (t.get("workload_wall_s") or 0 for t in manifest.get("tasks", [])), default=None
-        ),
+        return RunRow(None, _unreadable_row(manifest_path, str(err)), [], None)
+    row: dict[str, Any] = dict(record.cell) | {
+        "batch_size_resolved": record.trained_batch_size,
+        "repeat": record.repeat,
+        "status": record.status,
+        "status_detail": record.status_detail,
+        "job_id": record.job_id,
+        "hosts": ",".join(record.hosts),
+        "submitted_at": record.submitted_at,
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+        "noticed_at": record.noticed_at,
+        "workload_wall_s": record.workload_wall_s,
         "manifest": str(manifest_path),
         "source": "measured",
         "schema_version": SCHEMA_VERSION,
     }
     if row["workload_wall_s"] and row["noticed_at"] and row["submitted_at"]:
         row["harness_overhead_s"] = row["noticed_at"] - row["submitted_at"] - row["workload_wall_s"]
+    stale = record.stale_against((expected_measures or {}).get(record.cell_id))
+    if stale:
+        row |= {"status": Status.STALE, "status_detail": stale}
+        return RunRow(record, row, [], None)
     records: list[StepRecord] = []
     result = None
-    if manifest["status"] == Status.OK:
-        adapter = get_adapter(manifest["adapter"]["name"])
+    if record.status == Status.OK:
+        adapter = record.adapter_impl
         per_node = adapter.launcher is Launcher.PER_NODE
-        logs = [manifest_path.parent / t["log"] for t in manifest["tasks"]]
+        logs = record.logs
         try:
             for path in logs:
                 if not path.exists():
@@ -170,18 +169,12 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
                         "manifest to redo the run",
                         path,
                     )
-            cell = Cell.from_key(manifest["cell"])
-            if cell.batch_size == "max" and row["batch_size_resolved"] is not None:
-                cell = dataclasses.replace(cell, batch_size=row["batch_size_resolved"])
-            parsed = adapter.parse(
-                logs, cell, adapter.resolved_options(manifest["measure"]["options"])
-            )
-            check_every_rank_reported(
-                parsed, logs, per_node, ranks=[t["task"] for t in manifest["tasks"]]
-            )
+            cell = record.trained_cell
+            parsed = adapter.parse(logs, cell, record.options)
+            check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)
             records = parsed.records
             result = run_throughput(parsed, window)
-            check_window_within_wall_time(result, row["workload_wall_s"], logs)
+            check_window_within_wall_time(result, record.workload_wall_s, logs)
             figures = run_figures(parse_facts(logs), result, records, window, cell.layout.devices)
         except (ParseError, OSError) as err:
             row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
@@ -191,47 +184,16 @@ def read_run(manifest_path: Path, window: Window) -> RunRow:
             row |= percentiles(result.step_time_ms)
             row["ranks"] = result.ranks if not per_node else len(logs)
             row |= figures
-    return RunRow(manifest, row, records, result)
-
-
-def resolved_batch_size(manifest: dict[str, Any]) -> int | None:
-    """The batch size per device the run trained with: the cell's number, or the one its
-    `max` search found (recorded by the submitter); None when a `max` run never got one."""
-    recorded = manifest.get("batch_size_resolved")
-    if recorded is not None:
-        return int(recorded)
-    batch = str(manifest["cell"].get("batch_size", ""))
-    return int(batch) if batch.isdigit() else None
-
-
-MANIFEST_KEYS = ("cell", "repeat", "status", "adapter", "measure", "tasks")
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    try:
-        manifest = json.loads(path.read_text())
-    except OSError as err:
-        raise ParseError(f"cannot read the manifest: {err.strerror}", path) from None
-    except ValueError as err:
-        line = getattr(err, "lineno", None)
-        raise ParseError(
-            f"the manifest is not valid JSON ({err}); delete it to redo the run", path, line
-        ) from None
-    missing = [k for k in MANIFEST_KEYS if not isinstance(manifest, dict) or k not in manifest]
-    if missing:
-        raise ParseError(
-            f"the manifest lacks {', '.join(missing)}; delete it to redo the run", path
-        )
-    return manifest
+    return RunRow(record, row, records, result)
 
 
 def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:
     """The row of a run whose manifest cannot be read: its cell and repeat from the path."""
-    cell_id, repeat = manifest_path.parent.parent.name, manifest_path.parent.name
-    key = Cell.parse(cell_id).key()
+    run = RunPaths.of_manifest(manifest_path)
+    key = Cell.parse(run.cell_id).key()
     return key | {
         "batch_size_resolved": int(key["batch_size"]) if key["batch_size"].isdigit() else None,
-        "repeat": int(repeat.removeprefix("r")),
+        "repeat": run.repeat,
         "status": Status.PARSE_ERROR,
         "status_detail": detail,
         "manifest": str(manifest_path),
@@ -245,12 +207,14 @@ def runs_table(
     window: Window,
     json_root: Path | None = None,
     variance: VarianceSettings = DEFAULT_VARIANCE,
+    expected_measures: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run.
-    Outlier runs are flagged (``outlier``, ``outlier_detail``) and kept."""
+    Outlier runs are flagged (``outlier``, ``outlier_detail``) and kept; runs of other
+    parameters than `expected_measures` (cell id -> measure digest) are `stale`."""
     rows, step_rows = [], []
     for path in manifests:
-        run = read_run(Path(path), window)
+        run = read_run(Path(path), window, expected_measures)
         rows.append(run.row)
         key = (run.row["cell_id"], run.row["repeat"])
         step_rows += [key + tuple(vars(r).values()) for r in run.records]
@@ -267,19 +231,19 @@ def runs_table(
 
 def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
     """Per-run JSON as the PyTorch DDP benchmark writes it: facts, raw step times, percentiles."""
-    manifest, row = run.manifest, run.row
-    if not manifest:  # an unreadable manifest: its row says why, there is nothing else to write
+    record, row = run.record, run.row
+    if record is None:  # an unreadable manifest: its row says why, there is nothing else to write
         return
     data = {
         "schema_version": SCHEMA_VERSION,
-        "cell": manifest["cell"],
+        "cell": record.cell,
         "repeat": row["repeat"],
         "status": row["status"],
         "status_detail": row["status_detail"],
-        "backend": manifest["backend"],
-        "layout": manifest["cell"]["layout"],
-        "world_size": manifest["cell"]["devices"],
-        "nodes": manifest.get("nodes", {}),
+        "backend": record.backend,
+        "layout": record.cell["layout"],
+        "world_size": record.cell["devices"],
+        "nodes": record.nodes,
         "window": {"warmup": window.warmup, "measure": window.measure},
         "method": row.get("method"),
         "trace": row.get("trace"),

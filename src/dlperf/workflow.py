@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from dlperf.config import Suite
+from dlperf.launch.record import measure_digests
+from dlperf.paths import RunPaths
 from dlperf.repeats import adaptive_manifests
 from dlperf.stats import Window
 from dlperf.tables import cells_table, planned_cells, runs_table, write_table
@@ -34,9 +36,10 @@ def make_tables(smk: Any) -> None:
         extra, planned = adaptive_manifests(Path(p) for p in smk.input.adaptive)
         manifests = sorted(
             set(manifests) | set(extra),
-            key=lambda m: (m.parent.parent.name, int(m.parent.name[1:])),
+            key=lambda m: (RunPaths.of_manifest(m).cell_id, RunPaths.of_manifest(m).repeat),
         )
-    runs, steps = runs_table(manifests, window, Path(smk.output.json), variance)
+    expected = measure_digests(suite.cell_specs(), config)  # another measure's run is stale
+    runs, steps = runs_table(manifests, window, Path(smk.output.json), variance, expected)
     Path(smk.output.json).mkdir(parents=True, exist_ok=True)
     cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
     write_table(steps, Path(smk.output.steps))

@@ -22,16 +22,17 @@ from typing import Any
 
 import submitit
 
-from dlperf import SCHEMA_VERSION, __version__, environments, logline, maxbatch
+from dlperf import environments, logline, maxbatch
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
+from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import RunSpec
 from dlperf.launch.task import alive, load_task_outcomes, run_task
 from dlperf.matrix import Cell
 from dlperf.paths import MaxBatchPaths
 from dlperf.status import RUN_STATUSES, Status, worst
-from dlperf.util import atomic_write_json, atomic_write_text
+from dlperf.util import atomic_write_text
 
 log = logging.getLogger(__name__)
 POLL_S = 0.25
@@ -202,8 +203,8 @@ def _slurm_params(site: dict[str, Any]) -> dict[str, Any]:
 
 def run_cell(
     measure: dict[str, Any], repeat: int, harness: Harness, manifest_path: Path
-) -> dict[str, Any]:
-    """Submit one run, wait for it, write its manifest; return the manifest."""
+) -> RunRecord:
+    """Submit one run, wait for it, write its record (the manifest); return the record."""
     spec, allocation = build_spec(measure, repeat, harness)
     if spec.paths.manifest.resolve() != manifest_path.resolve():
         raise ValueError(
@@ -215,18 +216,17 @@ def run_cell(
         *run_dir.glob("task*.json"),
         *run_dir.glob("rank*.log"),
         *run_dir.glob("node*.log"),
+        *run_dir.glob("measured-*"),
     ]:
         stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
     spec, unresolved = with_resolved_batch(spec, harness)
     if unresolved is not None:
         status, detail = unresolved
-        return _no_job_manifest(
-            spec, allocation, harness, measure, manifest_path, detail, status=status
-        )
+        return _unlaunched(spec, allocation, harness, measure, manifest_path, detail, status=status)
     try:
         spec, environment = with_environment(spec, harness)
     except environments.EnvironmentBuildError as err:
-        return _no_job_manifest(spec, allocation, harness, measure, manifest_path, str(err))
+        return _unlaunched(spec, allocation, harness, measure, manifest_path, str(err))
     executor = executor_for(spec, allocation, harness)
     with _Interrupts() as interrupts:  # a signal during submission cancels the job once submitted
         interrupts.check()
@@ -242,12 +242,10 @@ def run_cell(
             raise SystemExit(130) from None
     noticed = time.time()
     _mark_silent_tasks(spec, allocation, job_status, detail)
-    manifest = _manifest(
+    record = _record(
         spec, allocation, harness, measure, job, job_status, detail, submitted, noticed
     )
-    manifest["environment"] = environment
-    atomic_write_json(manifest_path, manifest)
-    return manifest
+    return replace(record, environment=environment).write(manifest_path)
 
 
 def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple[str, str] | None]:
@@ -294,7 +292,7 @@ def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str
     return replace(spec, python=record["python"], env=env_vars), record
 
 
-def _no_job_manifest(
+def _unlaunched(
     spec: RunSpec,
     allocation: Allocation,
     harness: Harness,
@@ -302,40 +300,29 @@ def _no_job_manifest(
     manifest_path: Path,
     detail: str,
     status: str = Status.FAILED,
-) -> dict[str, Any]:
+) -> RunRecord:
     """A run that could not be submitted (its environment did not build, or its `max` batch
     search found no batch size): `failed` (or the search's status), with why."""
     spec.paths.dir.mkdir(parents=True, exist_ok=True)
     _mark_silent_tasks(spec, allocation, status, detail)
     now = time.time()
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
-        "dlperf_version": __version__,
-        "cell": spec.cell.key(),
-        "repeat": spec.repeat,
-        "batch_size_resolved": _batch_size(spec),
-        "status": status,
-        "status_detail": detail,
-        "adapter": _adapter_summary(spec.adapter, spec.options),
-        "measure": measure,
-        "backend": harness.backend,
-        "allocation": allocation.as_dict(),
-        "job_id": None,
-        "job_state": "NOT_SUBMITTED",
-        "tasks": [],
-        "nodes": {},
-        "hosts": [],
-        "node_names": [],
-        "submitted_at": None,
-        "started_at": None,
-        "ended_at": None,
-        "noticed_at": now,
-        "python": sys.version.split()[0],
-        "environment": None,
-        "site": harness.site,
-    }
-    atomic_write_json(manifest_path, manifest)
-    return manifest
+    record = RunRecord(
+        cell=spec.cell.key(),
+        repeat=spec.repeat,
+        batch_size_resolved=_batch_size(spec),
+        status=status,
+        status_detail=detail,
+        adapter=_adapter_summary(spec.adapter, spec.options),
+        measure=measure,
+        backend=harness.backend,
+        allocation=allocation.as_dict(),
+        job_state="NOT_SUBMITTED",
+        tasks=[],
+        noticed_at=now,
+        python=sys.version.split()[0],
+        site=harness.site,
+    )
+    return record.write(manifest_path)
 
 
 def _batch_size(spec: RunSpec) -> int | None:
@@ -470,7 +457,7 @@ def first_cause(outcomes: dict[int, dict[str, Any]], status: str) -> str:
     return f"task {task} ended first: {detail}" if len(outcomes) > 1 and detail else detail
 
 
-def _manifest(
+def _record(
     spec: RunSpec,
     allocation: Allocation,
     harness: Harness,
@@ -480,7 +467,7 @@ def _manifest(
     detail: str,
     submitted: float,
     noticed: float,
-) -> dict[str, Any]:
+) -> RunRecord:
     outcomes = load_task_outcomes(spec.paths.dir)
     tasks = allocation.nodes * allocation.tasks_per_node
     statuses = [o.get("status", Status.FAILED) for o in outcomes.values()]
@@ -496,28 +483,26 @@ def _manifest(
     facts = {
         o["host"] + f"#node{o['node_rank']}": o["facts"] for o in outcomes.values() if "facts" in o
     }
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "dlperf_version": __version__,
-        "cell": spec.cell.key(),
-        "repeat": spec.repeat,
-        "batch_size_resolved": _batch_size(spec),
-        "status": status,
-        "status_detail": detail,
-        "adapter": _adapter_summary(spec.adapter, spec.options),
-        "measure": measure,
-        "backend": harness.backend,
-        "allocation": allocation.as_dict(),
-        "job_id": job.job_id,
-        "job_state": str(job.state) if job_status else "COMPLETED",
-        "tasks": [{k: v for k, v in outcomes[i].items() if k != "facts"} for i in sorted(outcomes)],
-        "nodes": facts,
-        "hosts": sorted({o["host"] for o in outcomes.values()}),
-        "node_names": sorted({o.get("node") or o["host"] for o in outcomes.values()}),
-        "submitted_at": submitted,
-        "started_at": min(starts) if starts else None,
-        "ended_at": max(ends) if ends else None,
-        "noticed_at": noticed,
-        "python": sys.version.split()[0],
-        "site": harness.site,  # where and how it ran: partition, container, setup lines, env
-    }
+    return RunRecord(
+        cell=spec.cell.key(),
+        repeat=spec.repeat,
+        batch_size_resolved=_batch_size(spec),
+        status=status,
+        status_detail=detail,
+        adapter=_adapter_summary(spec.adapter, spec.options),
+        measure=measure,
+        backend=harness.backend,
+        allocation=allocation.as_dict(),
+        job_id=job.job_id,
+        job_state=str(job.state) if job_status else "COMPLETED",
+        tasks=[{k: v for k, v in outcomes[i].items() if k != "facts"} for i in sorted(outcomes)],
+        nodes=facts,
+        hosts=sorted({o["host"] for o in outcomes.values()}),
+        node_names=sorted({o.get("node") or o["host"] for o in outcomes.values()}),
+        submitted_at=submitted,
+        started_at=min(starts) if starts else None,
+        ended_at=max(ends) if ends else None,
+        noticed_at=noticed,
+        python=sys.version.split()[0],
+        site=harness.site,  # where and how it ran: partition, container, setup lines, env
+    )

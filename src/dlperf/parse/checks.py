@@ -1,28 +1,14 @@
-"""Whether a finished run's files speak for it: every launched rank in its own log, a window
-inside the workload's life, a manifest of this folder's run. Each failed check is a ParseError
+"""Whether a finished run's logs speak for it: every launched rank in its own log, a window
+inside the workload's life (that the manifest is its folder's run: dlperf.launch.record). Each
+failed check is a ParseError
 naming the file, which makes the run a parse_error (dlperf.tables), never a figure."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from dlperf.parse.records import ParseError, ParseResult
 from dlperf.stats import RunThroughput
-
-
-def check_manifest_is_this_runs(manifest: dict[str, Any], path: Path) -> None:
-    """A manifest copied from another run (another cell's, or repeat 1's as repeat 2) would move
-    that measurement into this folder's cell: the run it states must be the folder's."""
-    stated = (manifest["cell"].get("cell_id"), manifest["repeat"])
-    folder = (path.parent.parent.name, path.parent.name)
-    if (stated[0], f"r{stated[1]}") != folder:
-        raise ParseError(
-            f"the manifest is of {stated[0]} r{stated[1]}, not of the run of its folder "
-            f"({folder[0]} {folder[1]}); delete it to redo the run",
-            path,
-        )
-
 
 # A window lies inside its process's life: on the log's timestamps it cannot take longer than the
 # workload's wall time the harness measured on a monotonic clock (plus this much slack).

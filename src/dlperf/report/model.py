@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from dlperf.launch.record import RunRecord
 from dlperf.matrix import PRECISIONS, Cell, Layout
 from dlperf.report import fmt
 from dlperf.report.caveats import Caveat, caveats
@@ -271,7 +272,7 @@ def build_report(
     config: Mapping[str, Any],
     cells: pd.DataFrame,
     runs: pd.DataFrame,
-    manifests: Mapping[str, dict[str, Any]],
+    manifests: Mapping[str, RunRecord],
     generated_at: str,
     latency: Sequence[LatencyTable] = (),
     plan: PlanInfo | None = None,

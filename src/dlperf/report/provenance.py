@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from dlperf import logline
+from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell
+from dlperf.parse.records import ParseError
+from dlperf.status import Status
 
 log = logging.getLogger(__name__)
 
@@ -48,32 +51,29 @@ class ModelConfig:
     log_line: str  # "path:1" of the dlperf-config line it came from ('' when none)
 
 
-def read_manifests(paths: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Manifest path -> manifest, for the paths that exist (others are logged and left out)."""
-    manifests: dict[str, dict[str, Any]] = {}
+def read_manifests(paths: Iterable[str]) -> dict[str, RunRecord]:
+    """Manifest path -> run record, for the paths that exist and read (others are logged and
+    left out)."""
+    records: dict[str, RunRecord] = {}
     for text in sorted({p for p in paths if p}):
-        path = Path(text)
         try:
-            manifests[text] = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
-            log.warning(
-                "manifest %s not readable (%s); left out of the environment section", path, err
-            )
-    return manifests
+            records[text] = RunRecord.read(Path(text))
+        except ParseError as err:
+            log.warning("%s; left out of the environment section", err)
+    return records
 
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def node_environments(manifests: dict[str, dict[str, Any]]) -> list[NodeEnv]:
+def node_environments(manifests: dict[str, RunRecord]) -> list[NodeEnv]:
     """One entry per host and distinct set of facts, in host order."""
     seen: dict[str, tuple[dict[str, Any], set[str]]] = {}
-    for manifest in manifests.values():
-        cell_id = manifest.get("cell", {}).get("cell_id", "")
-        for node in (manifest.get("nodes") or {}).values():
+    for record in manifests.values():
+        for node in record.nodes.values():
             key = json.dumps(node, sort_keys=True, default=str)
-            seen.setdefault(key, (node, set()))[1].add(cell_id)
+            seen.setdefault(key, (node, set()))[1].add(record.cell_id)
     envs = []
     for node, cells in seen.values():
         packages = node.get("packages") or {}
@@ -134,26 +134,26 @@ def summarise_model_config(config: Any) -> Any:
 _PER_RUN_FIELDS = ("world_size", "model")
 
 
-def model_configs(manifests: dict[str, dict[str, Any]]) -> list[ModelConfig]:
+def model_configs(manifests: dict[str, RunRecord]) -> list[ModelConfig]:
     """Distinct configurations per (framework, model), each with the cells that ran it.
 
     Each cell contributes one run: an ok run whose log has the dlperf-config line if there is one.
     Skipped runs launched nothing, so they state no configuration and are left out.
     """
-    per_cell: dict[str, tuple[dict[str, Any], tuple[dict[str, str], Any, str] | None]] = {}
-    for path, manifest in sorted(manifests.items(), key=lambda kv: _ok_first(kv[1])):
-        cell_id = manifest.get("cell", {}).get("cell_id", "")
-        if manifest.get("status") == "skipped":
+    per_cell: dict[str, tuple[RunRecord, tuple[dict[str, str], Any, str] | None]] = {}
+    for record in sorted(manifests.values(), key=_ok_first):
+        cell_id = record.cell_id
+        if record.status == Status.SKIPPED:
             continue
         if cell_id in per_cell and per_cell[cell_id][1] is not None:
             continue
-        line = _manifest_config_line(Path(path), manifest)
+        line = _config_line_of(record)
         if cell_id not in per_cell or line is not None:
-            per_cell[cell_id] = (manifest, line)
+            per_cell[cell_id] = (record, line)
     found: dict[tuple[str, ...], dict[str, Any]] = {}
-    for cell_id, (manifest, line) in sorted(per_cell.items()):
-        cell = manifest.get("cell", {})
-        options = manifest.get("measure", {}).get("options", {})
+    for cell_id, (record, line) in sorted(per_cell.items()):
+        cell = record.cell
+        options = record.measure.get("options", {})
         fields, model_config, where = line if line else ({}, None, "")
         facts = [(k, v) for k, v in fields.items() if k not in _PER_RUN_FIELDS]
         config_json = (
@@ -192,16 +192,13 @@ def model_configs(manifests: dict[str, dict[str, Any]]) -> list[ModelConfig]:
     return sorted(configs, key=lambda c: (c.framework, c.model, c.cells))
 
 
-def _ok_first(manifest: dict[str, Any]) -> tuple[int, str]:
-    """Manifests of ok runs first, so a configuration's log line comes from a run that trained."""
-    return (manifest.get("status") != "ok", manifest.get("cell", {}).get("cell_id", ""))
+def _ok_first(record: RunRecord) -> tuple[bool, str]:
+    """Records of ok runs first, so a configuration's log line comes from a run that trained."""
+    return (record.status != Status.OK, record.cell_id)
 
 
-def _manifest_config_line(
-    path: Path, manifest: dict[str, Any]
-) -> tuple[dict[str, str], Any, str] | None:
-    for task in manifest.get("tasks", [])[:1]:
-        log_path = path.parent / task.get("log", "")
+def _config_line_of(record: RunRecord) -> tuple[dict[str, str], Any, str] | None:
+    for log_path in record.logs[:1]:
         found = config_line(log_path)
         if found:
             fields, model_config, number = found

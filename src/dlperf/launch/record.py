@@ -1,0 +1,255 @@
+"""A run's record (its manifest.json): written once, last, by the submitter; read by every later
+stage (tables, repeats, compare, the report's provenance, the CLI) through this one class.
+
+What a run measures (`measure`: the cell, its adapter's resolved options, the steps, the device,
+the workload's code digest) is made here too, by `measure_of`: the run rule's param, the record's
+`measure` and the tables' freshness check are the same value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from dlperf import SCHEMA_VERSION, __version__
+from dlperf.adapters import Adapter, get_adapter
+from dlperf.matrix import Cell, CellSpec
+from dlperf.parse.records import ParseError
+from dlperf.paths import RunPaths
+from dlperf.status import RUN_STATUSES
+from dlperf.util import atomic_write_json
+
+REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
+
+
+def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
+    """What a run of this cell of a validated suite measures; a change of it reruns the cell's
+    runs and nothing else. For a built-in workload it includes its code (workloads.code_digest):
+    editing the workload reruns its cells, editing the harness (which only launches and reads
+    runs) none."""
+    adapter = get_adapter(spec.cell.framework)
+    window = config["window"]
+    measure = {
+        "cell": spec.cell.key(),
+        "options": adapter.resolved_options(spec.options),
+        "steps": adapter.steps_for(window["warmup"], window["measure"]),
+        "device": config["device"],
+    }
+    code = adapter.code_digest()
+    if code:
+        measure["workload_code"] = code
+    return measure
+
+
+def measure_digests(specs: Iterable[CellSpec], config: dict[str, Any]) -> dict[str, str]:
+    """Cell id -> the digest of what its runs measure, for every cell of the suite."""
+    return {spec.id: measure_digest(measure_of(spec, config)) for spec in specs}
+
+
+def measure_digest(measure: dict[str, Any]) -> str:
+    """12 hex digits of the measure's canonical JSON: equal digests, equal measures."""
+    canonical = json.dumps(measure, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run: what it measured, what became of it, where and when it ran."""
+
+    cell: dict[str, Any]  # Cell.key() of the cell as planned (`max` stays `max`)
+    repeat: int
+    status: str
+    adapter: dict[str, str]  # name, version, launcher (and an upstream release)
+    measure: dict[str, Any]  # measure_of(...): the run rule's param
+    tasks: list[dict[str, Any]]  # each task's outcome: task, log, status, host, times...
+    status_detail: str = ""
+    backend: str = ""
+    allocation: dict[str, Any] = field(default_factory=dict)
+    batch_size_resolved: int | None = None  # what a `max` cell's search found
+    job_id: str | None = None
+    job_state: str = ""
+    nodes: dict[str, Any] = field(default_factory=dict)  # node facts, per host#node
+    hosts: list[str] = field(default_factory=list)
+    node_names: list[str] = field(default_factory=list)
+    submitted_at: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    noticed_at: float | None = None
+    python: str = ""
+    environment: dict[str, Any] | None = None  # the framework's own environment, if it has one
+    site: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+    dlperf_version: str = __version__
+    path: Path | None = field(default=None, compare=False)  # where it was read from (not saved)
+
+    # --- reading and writing ---
+
+    @classmethod
+    def read(cls, path: Path) -> RunRecord:
+        """The record at `path`, checked: readable JSON, every required key, a known status, a
+        version this dlperf can read, and a run of the folder it lies in. Else a ParseError
+        naming the file (the run becomes a parse_error; deleting the manifest redoes it)."""
+        try:
+            data = json.loads(path.read_text())
+        except OSError as err:
+            raise ParseError(f"cannot read the manifest: {err.strerror}", path) from None
+        except ValueError as err:
+            raise ParseError(
+                f"the manifest is not valid JSON ({err}); delete it to redo the run",
+                path,
+                getattr(err, "lineno", None),
+            ) from None
+        if not isinstance(data, dict):
+            raise ParseError("the manifest is not a JSON object; delete it to redo the run", path)
+        missing = [k for k in REQUIRED if k not in data]
+        if missing:
+            raise ParseError(
+                f"the manifest lacks {', '.join(missing)}; delete it to redo the run", path
+            )
+        if int(data.get("schema_version", 0)) > SCHEMA_VERSION:
+            raise ParseError(
+                f"the manifest is of schema {data['schema_version']}, newer than this dlperf's "
+                f"{SCHEMA_VERSION}: read it with the dlperf that wrote it ({data.get('dlperf_version')})",
+                path,
+            )
+        kinds = {"cell": dict, "repeat": int, "adapter": dict, "measure": dict, "tasks": list}
+        wrong = [k for k, kind in kinds.items() if not isinstance(data[k], kind)]
+        if wrong or not all(isinstance(t, dict) and "log" in t for t in data["tasks"]):
+            raise ParseError(
+                f"the manifest's {', '.join(wrong) or 'tasks'} is not what a run records; "
+                "delete it to redo the run",
+                path,
+            )
+        if data["status"] not in RUN_STATUSES:
+            raise ParseError(f"the manifest's status {data['status']!r} is not a run's", path)
+        known = {f.name for f in fields(cls)} - {"path"}
+        record = cls(**{k: v for k, v in data.items() if k in known}, path=path)
+        record._check_folder(path)
+        return record
+
+    def _check_folder(self, path: Path) -> None:
+        """A manifest copied from another run (another cell's, or repeat 1's as repeat 2) would
+        move that measurement into this folder's cell: the run it states must be the folder's."""
+        try:
+            folder = RunPaths.of_manifest(path)
+        except ValueError:
+            return  # read outside a results tree (a copy, a test): nothing to hold it to
+        if (self.cell_id, self.repeat) != (folder.cell_id, folder.repeat):
+            raise ParseError(
+                f"the manifest is of {self.cell_id} r{self.repeat}, not of the run of its folder "
+                f"({folder.cell_id} r{folder.repeat}); delete it to redo the run",
+                path,
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        del data["path"]
+        return data
+
+    def write(self, path: Path) -> RunRecord:
+        """Write the record, after the marker of its measure (dlperf.paths.RunPaths.measured)."""
+        for old in path.parent.glob("measured-*"):
+            old.unlink()
+        (path.parent / f"measured-{self.measure_digest}").touch()
+        atomic_write_json(path, self.to_json())
+        return replace(self, path=path)
+
+    # --- what every reader asks of it ---
+
+    @property
+    def cell_id(self) -> str:
+        return str(self.cell.get("cell_id", ""))
+
+    @property
+    def planned_cell(self) -> Cell:
+        return Cell.from_key(self.cell)
+
+    @property
+    def trained_cell(self) -> Cell:
+        """The cell as the workload trained it: a `max` cell at the batch size found for it."""
+        cell = self.planned_cell
+        batch = self.trained_batch_size
+        return replace(cell, batch_size=batch) if batch is not None else cell
+
+    @property
+    def trained_batch_size(self) -> int | None:
+        """The batch size per device it trained with (None: a `max` run that never got one)."""
+        if self.batch_size_resolved is not None:
+            return int(self.batch_size_resolved)
+        batch = str(self.cell.get("batch_size", ""))
+        return int(batch) if batch.isdigit() else None
+
+    @property
+    def adapter_impl(self) -> Adapter:
+        return get_adapter(self.adapter["name"])
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The adapter's options the run was launched with (defaults filled in)."""
+        return self.adapter_impl.resolved_options(self.measure.get("options", {}))
+
+    @property
+    def folder(self) -> Path:
+        if self.path is None:
+            raise ValueError("a record not read from a file has no folder")
+        return self.path.parent
+
+    @property
+    def logs(self) -> list[Path]:
+        """Each task's log, in task order."""
+        return [self.folder / t["log"] for t in self.tasks]
+
+    @property
+    def ranks(self) -> list[int]:
+        return [int(t["task"]) for t in self.tasks]
+
+    @property
+    def workload_wall_s(self) -> float | None:
+        """The longest task's workload wall time (monotonic clock; 0 when none was timed, None
+        when no task reported)."""
+        return max((t.get("workload_wall_s") or 0 for t in self.tasks), default=None)
+
+    @property
+    def measure_digest(self) -> str:
+        return measure_digest(self.measure)
+
+    def stale_against(self, expected_digest: str | None) -> str:
+        """Why this record is not the suite's figure for its cell ('' when it is): it measured
+        other parameters than the suite now asks for (options, window, device, workload code)."""
+        if expected_digest is None or expected_digest == self.measure_digest:
+            return ""
+        return (
+            f"measured with other parameters than the suite's (measure {self.measure_digest}, "
+            f"the suite's {expected_digest}: options, window, device or workload code changed); "
+            "the next invocation redoes it"
+        )
+
+
+def recorded_other_measure(run: RunPaths, digest: str) -> bool:
+    """Whether the run has a record, of another measure than `digest` (then it is redone, even
+    when Snakemake's own records of its params are lost: a fresh clone, a new machine). A
+    record written before the markers existed is read once to tell."""
+    if not run.manifest.exists() or run.measured(digest).exists():
+        return False
+    if any(run.dir.glob("measured-*")):
+        return True
+    try:
+        return measure_digest(json.loads(run.manifest.read_text())["measure"]) != digest
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # an unreadable record is the tables' parse_error, which names it
+
+
+def redo_inputs(run: RunPaths, digest: str) -> list[str]:
+    """The run rule's extra input: a stamp, touched now when the run's record is of another
+    measure than `digest`, so that Snakemake redoes the run by the stamp's time even when its own
+    records of the run's params are lost. The stamp is a file, not a rule's output (Snakemake
+    does not remake a missing input of an existing output), and it stays an input once made
+    (a changed set of inputs would rerun the run again)."""
+    if recorded_other_measure(run, digest):
+        run.redo.parent.mkdir(parents=True, exist_ok=True)
+        run.redo.touch()
+    return [str(run.redo)] if run.redo.exists() else []

@@ -1,0 +1,127 @@
+"""A run's record (dlperf.launch.record): written once, read by every stage through one class;
+what it measured decides whether it is still the suite's figure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dlperf import SCHEMA_VERSION
+from dlperf.launch.record import (
+    RunRecord,
+    measure_digest,
+    measure_digests,
+    measure_of,
+    recorded_other_measure,
+    redo_inputs,
+)
+from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.parse.records import ParseError
+from dlperf.paths import RunPaths
+from dlperf.stats import Window
+from dlperf.tables import read_run
+
+CELL = Cell("pytorch", "resnet50", "fp32", False, 4, Layout(1, 1))
+CONFIG = {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+
+
+def record(repeat: int = 1, options: dict | None = None, **changes) -> RunRecord:
+    fields = dict(
+        cell=CELL.key(),
+        repeat=repeat,
+        status="ok",
+        adapter={"name": "pytorch", "version": "1", "launcher": "per_device"},
+        measure=measure_of(CellSpec(CELL, options or {}), CONFIG),
+        tasks=[{"task": 0, "log": "rank0.log", "status": "ok", "workload_wall_s": 2.0}],
+        backend="local",
+    )
+    return RunRecord(**(fields | changes))
+
+
+def test_written_and_read_back_with_its_marker_and_attributes(tmp_path):
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    written = record().write(run.manifest)
+    assert json.loads(run.manifest.read_text())["schema_version"] == SCHEMA_VERSION
+    assert run.measured(written.measure_digest).exists()
+    read = RunRecord.read(run.manifest)
+    assert read == written and read.path == run.manifest
+    assert read.logs == [run.dir / "rank0.log"] and read.ranks == [0]
+    assert read.trained_cell == CELL and read.trained_batch_size == 4
+    assert read.workload_wall_s == 2.0 and read.options["image_size"] == 224
+
+
+def test_a_max_cell_trains_at_the_batch_size_found():
+    found = record(cell=Cell("pytorch", "resnet50", "fp32", False, "max", Layout(1, 1)).key(),
+                   batch_size_resolved=96)  # fmt: skip
+    assert found.trained_cell.batch_size == 96 and found.planned_cell.batch_size == "max"
+    assert record(cell=found.cell).trained_batch_size is None
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("tasks"), "lacks tasks"),
+        (lambda d: d.update(repeat="1"), "repeat is not what a run records"),
+        (lambda d: d.update(tasks=[{"task": 0}]), "tasks is not what a run records"),
+        (lambda d: d.update(status="fine"), "status 'fine' is not a run's"),
+        (lambda d: d.update(schema_version=SCHEMA_VERSION + 1), "newer than this dlperf's"),
+        (lambda d: d.update(repeat=2), "is of pytorch.resnet50.fp32.noxla.b4.1n1g r2, not of"),
+    ],
+)
+def test_a_record_that_cannot_be_trusted_is_a_parse_error_naming_the_file(
+    tmp_path, change, message
+):
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    data = record().to_json()
+    change(data)
+    run.manifest.write_text(json.dumps(data))
+    with pytest.raises(ParseError, match=message) as err:
+        RunRecord.read(run.manifest)
+    assert str(run.manifest) in str(err.value)
+
+
+def test_whether_a_run_is_of_another_measure_is_one_stat_or_one_legacy_read(tmp_path):
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    now, other = record(), record(options={"image_size": 24})
+    assert not recorded_other_measure(run, now.measure_digest)  # nothing recorded yet
+    now.write(run.manifest)
+    assert not recorded_other_measure(run, now.measure_digest)
+    assert recorded_other_measure(run, other.measure_digest)
+    assert redo_inputs(run, now.measure_digest) == []  # never redone: no stamp
+    assert redo_inputs(run, other.measure_digest) == [str(run.redo)]
+    stamped = run.redo.stat().st_mtime_ns
+    other.write(run.manifest)  # redone: the stamp stays an input, older than the record
+    assert redo_inputs(run, other.measure_digest) == [str(run.redo)]
+    assert run.redo.stat().st_mtime_ns == stamped <= run.manifest.stat().st_mtime_ns
+    for marker in run.dir.glob("measured-*"):  # a record written before the markers
+        marker.unlink()
+    assert not recorded_other_measure(run, other.measure_digest)
+    assert recorded_other_measure(run, now.measure_digest)
+
+
+def test_a_run_of_other_parameters_than_the_suites_is_stale_never_a_figure(tmp_path):
+    """Issue 20.4: a record whose measure is not the suite's (its options changed while
+    Snakemake's records were lost, or its rerun was interrupted) is `stale`, with no figure."""
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    record().write(run.manifest)
+    suite = measure_digests([CellSpec(CELL, {"image_size": 24})], CONFIG)
+    row = read_run(run.manifest, Window(2, 3), suite).row
+    assert row["status"] == "stale" and "other parameters" in row["status_detail"]
+    assert "throughput_samples_per_s" not in row
+    same = measure_digests([CellSpec(CELL, {})], CONFIG)
+    assert same == {CELL.id: measure_digest(record().measure)}
+    assert read_run(run.manifest, Window(2, 3), same).row["status"] != "stale"
+
+
+def test_of_manifest_names_the_run_of_a_folder(tmp_path):
+    assert RunPaths.of_manifest(RunPaths("a.b", 3, tmp_path).manifest) == RunPaths(
+        "a.b", 3, tmp_path
+    )
+    with pytest.raises(ValueError, match="not in a run's folder"):
+        RunPaths.of_manifest(Path("somewhere/manifest.json"))
