@@ -225,6 +225,48 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
     assert run_row(tmp_path, f"{RESNET}.1n1g", 1).status == "ok"
 
 
+def test_an_interrupted_rerun_among_other_runs_leaves_no_table_or_report_of_its_old_figure(copy):
+    """Issue 20.5: Ctrl-C while a changed cell reruns, with other runs waiting around it, left the
+    tables and the report showing the old figure as ok. A run being redone takes the tables and
+    reports that show its old figure away when it starts; the next invocation remakes them."""
+    config = tiny_suite()
+    config["cases"][0]["options"]["image_size"] = 24
+    config["window"]["measure"] = 400  # long enough to interrupt mid-run
+    write_suite(copy, config)
+    started_ns = time.time_ns()
+    cmd = [
+        *SNAKEMAKE,
+        "-s",
+        str(ROOT / "Snakefile"),
+        "--cores",
+        "2",
+        "--config",
+        "suite=suite.yaml",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=copy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        deadline = time.time() + 300
+        while not any(
+            _new_steps(log, started_ns) for log in copy.glob("results/runs/*/r*/rank0.log")
+        ):
+            assert time.time() < deadline and proc.poll() is None, "the rerun never started"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    results = copy / "results"
+    assert (
+        not (results / "tables/runs.tsv").exists() and not (results / "tables/cells.tsv").exists()
+    )
+    assert not list((results / "report").glob("report.*"))
+    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
+    assert len(jobs["run_cell"]) == 4 and {"tables", "report"} <= set(jobs)
+
+
 def _text(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else ""
 

@@ -128,6 +128,10 @@ class ResultPaths:
     def report(self, lang: str, fmt: str) -> Path:
         return self.root / "report" / f"report.{lang}.{fmt}"
 
+    def reports(self) -> list[Path]:
+        """The reports there are, in every language and format."""
+        return sorted((self.root / "report").glob("report.*.*"))
+
     def rule_log(self, rule: str) -> Path:
         return self.root / "logs" / f"{rule}.log"
 

@@ -10,6 +10,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,7 +31,7 @@ from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import RunSpec
 from dlperf.launch.task import alive, load_task_outcomes, run_task
 from dlperf.matrix import Cell
-from dlperf.paths import MaxBatchPaths
+from dlperf.paths import MaxBatchPaths, ResultPaths
 from dlperf.status import RUN_STATUSES, Status, worst
 from dlperf.util import atomic_write_text
 
@@ -219,6 +220,7 @@ def run_cell(
         *run_dir.glob("measured-*"),
     ]:
         stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
+    retract_figures(ResultPaths(Path(harness.results_root)), spec.cell.id, repeat)
     spec, unresolved = with_resolved_batch(spec, harness)
     if unresolved is not None:
         status, detail = unresolved
@@ -246,6 +248,20 @@ def run_cell(
         spec, allocation, harness, measure, job, job_status, detail, submitted, noticed
     )
     return replace(record, environment=environment).write(manifest_path)
+
+
+def retract_figures(results: ResultPaths, cell_id: str, repeat: int) -> None:
+    """A run being redone takes its old figure out of the tables and reports that show it (its
+    per-run JSON says they do): interrupted, it leaves none showing a measurement that is gone,
+    and the next invocation remakes them (they are the tables' and report's outputs)."""
+    figure = results.run(cell_id, repeat).json
+    if not figure.exists():
+        return  # a first run: no table shows it
+    shown = [results.runs, results.cells, results.steps, figure, *results.reports()]
+    for path in shown:
+        path.unlink(missing_ok=True)
+    shutil.rmtree(results.plots, ignore_errors=True)
+    log.info("%s r%d is redone: its old figure's tables and reports are removed", cell_id, repeat)
 
 
 def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple[str, str] | None]:
