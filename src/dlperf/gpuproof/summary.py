@@ -19,8 +19,11 @@ import pandas as pd
 
 from dlperf import logline
 from dlperf.efficiency import CELL_FIGURE_COLUMNS
+from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell
+from dlperf.parse.records import ParseError
 from dlperf.paths import ResultPaths
+from dlperf.status import Status
 
 if TYPE_CHECKING:
     from dlperf.gpuproof.kit import Stage
@@ -47,7 +50,10 @@ def run_statuses(results: Path, cells: list[str]) -> str:
     counts: dict[str, int] = {}
     for cell in cells:
         for manifest in sorted((results / "runs" / cell).glob("r*/manifest.json")):
-            status = json.loads(manifest.read_text()).get("status", "?")
+            try:
+                status = RunRecord.read(manifest).status
+            except ParseError:
+                status = Status.PARSE_ERROR
             counts[status] = counts.get(status, 0) + 1
     return " ".join(f"{k}:{v}" for k, v in sorted(counts.items()))
 
