@@ -247,9 +247,23 @@ def redo_inputs(run: RunPaths, digest: str) -> list[str]:
     """The run rule's extra input: a stamp, touched now when the run's record is of another
     measure than `digest`, so that Snakemake redoes the run by the stamp's time even when its own
     records of the run's params are lost. The stamp is a file, not a rule's output (Snakemake
-    does not remake a missing input of an existing output), and it stays an input once made
-    (a changed set of inputs would rerun the run again)."""
+    does not remake a missing input of an existing output), and once a redo consumed it (older
+    than the record) it stays an input: a changed set of inputs would rerun the run again. A
+    stamp newer than the record that no redo needs was left by a dry run of another suite:
+    removed, so that nothing is rerun for it."""
     if recorded_other_measure(run, digest):
         run.redo.parent.mkdir(parents=True, exist_ok=True)
         run.redo.touch()
-    return [str(run.redo)] if run.redo.exists() else []
+        return [str(run.redo)]
+    try:
+        stamped = run.redo.stat().st_mtime_ns
+    except FileNotFoundError:
+        return []
+    try:
+        consumed = stamped <= run.manifest.stat().st_mtime_ns
+    except FileNotFoundError:
+        consumed = False
+    if consumed:
+        return [str(run.redo)]
+    run.redo.unlink(missing_ok=True)
+    return []
