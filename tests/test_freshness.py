@@ -182,38 +182,14 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
     config["window"]["measure"] = 400  # long enough to interrupt mid-run
     write_suite(tmp_path, config)
     run_dir = tmp_path / f"results/runs/{RESNET}.1n1g/r1"
-    cmd = [
-        *SNAKEMAKE,
-        "-s",
-        str(ROOT / "Snakefile"),
-        "--cores",
-        "2",
-        "--config",
-        "suite=suite.yaml",
-    ]
-    started_ns = time.time_ns()
-    proc = subprocess.Popen(
-        cmd,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    # the rerun has started once the old manifest is gone and the new run logs steps (on a loaded
+    # machine the old log outlives the manifest for seconds: a signal then came before the job)
+    interrupt_once(
+        tmp_path,
+        lambda since: (
+            not (run_dir / "manifest.json").exists() and _new_steps(run_dir / "rank0.log", since)
+        ),
     )
-    try:
-        deadline = time.time() + 300
-        # the rerun has started once the old manifest is gone and the new run logs steps: a log
-        # written since this rerun began (on a loaded machine the old log outlives the manifest
-        # for seconds, and a signal then came before the job existed, so it ran to its end)
-        while (run_dir / "manifest.json").exists() or not _new_steps(
-            run_dir / "rank0.log", started_ns
-        ):
-            assert time.time() < deadline and proc.poll() is None, "the rerun never started"
-            time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
     assert not (run_dir / "manifest.json").exists()
     jobs = planned_jobs(tmp_path, "--config", "suite=suite.yaml")
     assert jobs["run_cell"] == [f"cell={RESNET}.1n1g, repeat=1"]
@@ -233,7 +209,25 @@ def test_an_interrupted_rerun_among_other_runs_leaves_no_table_or_report_of_its_
     config["cases"][0]["options"]["image_size"] = 24
     config["window"]["measure"] = 400  # long enough to interrupt mid-run
     write_suite(copy, config)
-    started_ns = time.time_ns()
+    interrupt_once(
+        copy,
+        lambda since: any(
+            _new_steps(log, since) for log in copy.glob("results/runs/*/r*/rank0.log")
+        ),
+    )
+    results = copy / "results"
+    assert (
+        not (results / "tables/runs.tsv").exists() and not (results / "tables/cells.tsv").exists()
+    )
+    assert not list((results / "report").glob("report.*"))
+    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
+    assert len(jobs["run_cell"]) == 4 and {"tables", "report"} <= set(jobs)
+
+
+def interrupt_once(workdir: Path, started) -> None:
+    """Run the workflow in `workdir` and Ctrl-C it (SIGINT to its process group, as a terminal
+    does) once `started(since_ns)` says the run to interrupt is under way."""
+    since = time.time_ns()
     cmd = [
         *SNAKEMAKE,
         "-s",
@@ -244,13 +238,15 @@ def test_an_interrupted_rerun_among_other_runs_leaves_no_table_or_report_of_its_
         "suite=suite.yaml",
     ]
     proc = subprocess.Popen(
-        cmd, cwd=copy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        cmd,
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         deadline = time.time() + 300
-        while not any(
-            _new_steps(log, started_ns) for log in copy.glob("results/runs/*/r*/rank0.log")
-        ):
+        while not started(since):
             assert time.time() < deadline and proc.poll() is None, "the rerun never started"
             time.sleep(0.2)
         os.killpg(proc.pid, signal.SIGINT)
@@ -258,13 +254,6 @@ def test_an_interrupted_rerun_among_other_runs_leaves_no_table_or_report_of_its_
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    results = copy / "results"
-    assert (
-        not (results / "tables/runs.tsv").exists() and not (results / "tables/cells.tsv").exists()
-    )
-    assert not list((results / "report").glob("report.*"))
-    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
-    assert len(jobs["run_cell"]) == 4 and {"tables", "report"} <= set(jobs)
 
 
 def _text(path: Path) -> str:

@@ -321,8 +321,24 @@ def _unlaunched(
     search found no batch size): `failed` (or the search's status), with why."""
     spec.paths.dir.mkdir(parents=True, exist_ok=True)
     _mark_silent_tasks(spec, allocation, status, detail)
-    now = time.time()
-    record = RunRecord(
+    record = _run_record(
+        spec, allocation, harness, measure, status, detail,
+        job_state="NOT_SUBMITTED", tasks=[], noticed_at=time.time(),
+    )  # fmt: skip
+    return record.write(manifest_path)
+
+
+def _run_record(
+    spec: RunSpec,
+    allocation: Allocation,
+    harness: Harness,
+    measure: dict[str, Any],
+    status: str,
+    detail: str,
+    **what_happened: Any,
+) -> RunRecord:
+    """The record of a run of `spec`: what it measured, where, and `what_happened` to it."""
+    return RunRecord(
         cell=spec.cell.key(),
         repeat=spec.repeat,
         batch_size_resolved=_batch_size(spec),
@@ -332,13 +348,10 @@ def _unlaunched(
         measure=measure,
         backend=harness.backend,
         allocation=allocation.as_dict(),
-        job_state="NOT_SUBMITTED",
-        tasks=[],
-        noticed_at=now,
         python=sys.version.split()[0],
-        site=harness.site,
+        site=harness.site,  # where and how it ran: partition, container, setup lines, env
+        **what_happened,
     )
-    return record.write(manifest_path)
 
 
 def _batch_size(spec: RunSpec) -> int | None:
@@ -499,16 +512,13 @@ def _record(
     facts = {
         o["host"] + f"#node{o['node_rank']}": o["facts"] for o in outcomes.values() if "facts" in o
     }
-    return RunRecord(
-        cell=spec.cell.key(),
-        repeat=spec.repeat,
-        batch_size_resolved=_batch_size(spec),
-        status=status,
-        status_detail=detail,
-        adapter=_adapter_summary(spec.adapter, spec.options),
-        measure=measure,
-        backend=harness.backend,
-        allocation=allocation.as_dict(),
+    return _run_record(
+        spec,
+        allocation,
+        harness,
+        measure,
+        status,
+        detail,
         job_id=job.job_id,
         job_state=str(job.state) if job_status else "COMPLETED",
         tasks=[{k: v for k, v in outcomes[i].items() if k != "facts"} for i in sorted(outcomes)],
@@ -519,6 +529,4 @@ def _record(
         started_at=min(starts) if starts else None,
         ended_at=max(ends) if ends else None,
         noticed_at=noticed,
-        python=sys.version.split()[0],
-        site=harness.site,  # where and how it ran: partition, container, setup lines, env
     )
