@@ -36,11 +36,16 @@ def _schema_text() -> str:
 
 
 def schema() -> dict[str, Any]:
-    """The suite schema, with the framework names taken from the adapter registry."""
+    """The suite schema, with the framework and model names taken from their registries."""
     from dlperf.adapters import REGISTRY
+    from dlperf.vocabulary import DEVICES, MODELS, PRECISIONS
 
     loaded = yaml.safe_load(_schema_text())
-    loaded["$defs"]["case"]["properties"]["framework"]["enum"] = list(REGISTRY)
+    case = loaded["$defs"]["case"]["properties"]
+    case["framework"]["enum"] = list(REGISTRY)
+    case["model"]["enum"] = list(MODELS)
+    case["precision"]["items"]["enum"] = list(PRECISIONS)
+    loaded["properties"]["device"]["enum"] = list(DEVICES)
     return loaded
 
 

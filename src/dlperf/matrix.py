@@ -17,7 +17,6 @@ _CELL_ID = re.compile(
     r"\.(?P<xla>xla|noxla)\.b(?P<batch_size>[0-9]+|max)(?:-(?P<variant>[a-z0-9_]+))?"
     r"\.(?P<layout>[0-9]+n[0-9]+g)\Z"
 )
-PRECISIONS = ("fp32", "amp")
 
 
 @functools.total_ordering

@@ -45,8 +45,9 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, Launcher, ModelSource, TaskContext
 from dlperf.errors import ConfigError
-from dlperf.matrix import PRECISIONS, Cell
+from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError, ParseResult
+from dlperf.vocabulary import LANGUAGE_MODELS, PRECISIONS
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LAUNCHES = (
@@ -69,7 +70,6 @@ MODULE_LAUNCHERS = {
     "torchrun": "torch.distributed.run",
     "oneflow": "oneflow.distributed.launch",
 }
-LANGUAGE_MODELS = ("bert_base", "gpt")
 DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf.launch.record import RunRecord
-from dlperf.matrix import PRECISIONS, Cell, Layout
+from dlperf.matrix import Cell, Layout
 from dlperf.report import fmt
 from dlperf.report.caveats import Caveat, caveats
 from dlperf.report.figures import figure_keys, format_figure
@@ -27,17 +27,10 @@ from dlperf.report.load import MEASURED
 from dlperf.report.planinfo import PlanInfo
 from dlperf.report.provenance import ModelConfig, NodeEnv, model_configs, node_environments
 from dlperf.status import Status, sort_statuses
+from dlperf.vocabulary import PRECISION_NAMES, PRECISIONS, display_name
 
 log = logging.getLogger(__name__)
 
-MODEL_NAMES = {
-    "resnet50": "ResNet-50 v1.5",
-    "bert_base": "BERT-base",
-    "wide_deep": "Wide & Deep",
-    "insightface": "InsightFace",
-    "gpt": "GPT",
-}
-PRECISION_NAMES = {"fp32": "FP32", "amp": "AMP"}
 # shown with a footnote giving the runs' reasons (OOM speaks for itself, as in DLPerf's tables)
 NOTED_STATUSES = (Status.FAILED, Status.TIMEOUT, Status.PARSE_ERROR, Status.SKIPPED)
 ABSENT = "absent"  # no such cell: not planned for this column and layout
@@ -259,10 +252,6 @@ def framework_info(name: str) -> dict[str, Any] | None:
     return REGISTRY[name]().describe() if name in REGISTRY else None
 
 
-def model_name(model: str) -> str:
-    return MODEL_NAMES.get(model, model)
-
-
 def framework_name(framework: str) -> str:
     info = framework_info(framework)
     return info["display_name"] if info else framework
@@ -478,7 +467,7 @@ def _group(
     return Group(
         slug=_slug(model, precision, str(table_batch)),
         model=model,
-        model_name=model_name(model),
+        model_name=display_name(model),
         precision=precision,
         precision_name=PRECISION_NAMES.get(precision, precision),
         xla=False,
@@ -648,7 +637,7 @@ def _summary(measured: pd.DataFrame, runs: pd.DataFrame, order: _Order) -> Summa
         runs=len(runs),
         runs_ok=int((runs["status"] == "ok").sum()) if len(runs) else 0,
         frameworks=tuple(dict.fromkeys(framework_name(f) for f in frameworks)),
-        models=tuple(model_name(m) for m in sorted(set(measured["model"]), key=order.model)),
+        models=tuple(display_name(m) for m in sorted(set(measured["model"]), key=order.model)),
         statuses=statuses,
         methods=tuple(methods),
         failures=_failures(runs),
@@ -692,7 +681,7 @@ def _frameworks(
                 environment=info["environment"],
                 features=tuple(info["features"]),
                 models=tuple(
-                    (model_name(m), info["models"].get(m, ""))
+                    (display_name(m), info["models"].get(m, ""))
                     for m in sorted(models[framework], key=order.model)
                 ),
             )

@@ -24,17 +24,17 @@ from dlperf.report.latency import PERCENTILES, LatencyTable, latency_tables
 from dlperf.report.load import load_cells, load_tables, read_table
 from dlperf.report.model import (
     ABSENT,
-    PRECISION_NAMES,
     Group,
     ReportData,
     build_report,
     framework_name,
-    model_name,
 )
 from dlperf.report.planinfo import plan_info
 from dlperf.report.provenance import read_manifests
 from dlperf.stats import Window
 from dlperf.util import atomic_write_text
+from dlperf.vocabulary import PRECISION_NAMES
+from dlperf.vocabulary import display_name as model_name
 
 log = logging.getLogger(__name__)
 

@@ -13,37 +13,20 @@ from typing import Any
 
 from dlperf import flops
 from dlperf.logline import emit as log  # noqa: F401  (the workloads' one writer of dlperf lines)
+from dlperf.vocabulary import DEVICES, MODELS, PRECISIONS
+from dlperf.workloads.options import add_arguments
 
 
 def workload_parser(
     description: str, precision_help: str, model_config_help: str
 ) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--model", choices=["resnet50", "bert_base"], required=True)
+    p.add_argument("--model", choices=list(MODELS), required=True)
     p.add_argument("--batch-size", type=int, required=True, help="per device")
-    p.add_argument("--precision", choices=["fp32", "amp"], default="fp32", help=precision_help)
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32", help=precision_help)
     p.add_argument("--steps", type=int, required=True)
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("--image-size", type=int, default=224)
-    p.add_argument("--num-classes", type=int, default=1000)
-    p.add_argument("--seq-len", type=int, default=128)
-    p.add_argument("--max-predictions", type=int, default=20)
-    p.add_argument("--clip-grad-norm", type=float, default=1.0, help="BERT; 0 turns clipping off")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads per rank; 0: cores / ranks")
-    p.add_argument("--memory-limit-gb", type=float, default=0, help="cap address space (CPU runs)")
-    p.add_argument("--model-config", default="{}", help=model_config_help)
-    p.add_argument(
-        "--calibrate-s",
-        type=float,
-        default=0.25,
-        help="seconds of matrix products measuring this device's peak (rank 0; 0: none)",
-    )
-    p.add_argument(
-        "--comm-probe-iters",
-        type=int,
-        default=5,
-        help="all-reduces of the gradients' size before training, timed (0: none)",
-    )
+    p.add_argument("--device", choices=DEVICES, default="auto")
+    add_arguments(p, {"model_config": model_config_help})
     p.add_argument(
         "--power-interval-s", type=float, default=0.1, help="NVML sampling period (0: none)"
     )

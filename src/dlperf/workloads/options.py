@@ -1,0 +1,95 @@
+"""The options of the built-in workloads, each declared once: its default, its JSON schema and
+whether the workload gets it as a flag. The built-in adapters' defaults, validation, command
+line and `dlperf adapters` listing, and every workload's argument parser derive from this table.
+
+Light on purpose: the workloads import it in their own environments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    default: Any
+    schema: dict[str, Any]
+    help: str
+    flag: bool = True  # passed to the workload as --name-with-dashes; False: the adapter's own
+
+    @property
+    def dashed(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def argument(self, value: Any) -> str:
+        """The flag's value on a command line (JSON for a mapping)."""
+        return json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value)
+
+    def add_to(self, parser: argparse.ArgumentParser, help: str | None = None) -> None:
+        kind = self.schema.get("type")
+        parse: Any = {"integer": int, "number": float, "object": str}.get(kind, str)
+        default = self.argument(self.default) if kind == "object" else self.default
+        parser.add_argument(self.dashed, type=parse, default=default, help=help or self.help)
+
+
+POSITIVE = {"type": "integer", "minimum": 1}
+COUNT = {"type": "integer", "minimum": 0}
+AMOUNT = {"type": "number", "minimum": 0}
+
+OPTIONS: tuple[Option, ...] = (
+    Option("image_size", 224, POSITIVE, "ResNet-50 and InsightFace input side, pixels"),
+    Option("num_classes", 1000, POSITIVE, "ResNet-50's classes; InsightFace's identities"),
+    Option("seq_len", 128, POSITIVE, "BERT and GPT tokens per sequence"),
+    Option("max_predictions", 20, POSITIVE, "BERT's masked positions per sequence"),
+    Option("clip_grad_norm", 1.0, AMOUNT, "BERT's gradient clipping; 0 turns it off"),
+    Option("threads", 0, COUNT, "CPU threads per rank; 0: cores / ranks"),
+    Option("memory_limit_gb", 0, AMOUNT, "cap each rank's address space, GB (a CPU run's OOM)"),
+    Option(
+        "model_config",
+        {},
+        {"type": "object"},
+        "JSON overrides of the model's configuration (e.g. fewer layers on a CPU)",
+    ),
+    Option(
+        "calibrate_s",
+        0.25,
+        AMOUNT,
+        "seconds of matrix products measuring this device's peak (rank 0; 0: none)",
+    ),
+    Option(
+        "comm_probe_iters",
+        5,
+        COUNT,
+        "all-reduces of the gradients' size timed before training (0: none)",
+    ),
+    Option(
+        "max_batch_size",
+        {"resnet50": 256, "bert_base": 96, "wide_deep": 16384, "insightface": 64, "gpt": 8},
+        {"type": "object", "additionalProperties": POSITIVE},
+        "what batch_size `max` means, per model",
+        flag=False,
+    ),
+    Option(
+        "amp_on_cpu",
+        "skip_without_bf16",
+        {"enum": ["skip_without_bf16", "run"]},
+        "run: bf16 on a CPU without bf16 units too",
+        flag=False,
+    ),
+)
+FLAGS = tuple(o for o in OPTIONS if o.flag)
+
+
+def add_arguments(parser: argparse.ArgumentParser, helps: dict[str, str]) -> None:
+    """Every option the workloads get as a flag, with its default and help (or the workload's
+    own words for it, in `helps`)."""
+    for option in FLAGS:
+        option.add_to(parser, helps.get(option.name))
+
+
+def command_flags(options: dict[str, Any]) -> list[str]:
+    """The resolved options as the workload's flags, in the table's order."""
+    return [part for o in FLAGS for part in (o.dashed, o.argument(options[o.name]))]
