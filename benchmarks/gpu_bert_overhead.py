@@ -6,7 +6,7 @@ its ratio to the first variant (all measured in this one run), the MFU, the devi
 host's time per step and the peak memory. The variants, in order:
 
     all_tokens      the masked-LM head on every token (transformers' own loss; the workload before)
-    masked          the head on the 20 masked positions (dlperf.workloads.torch_train.Pretraining)
+    masked          the head on the 20 masked positions (dlperf.workloads.torch_models.bert.Pretraining)
     masked_attn_eager  the same with transformers' eager attention instead of SDPA
     masked_bf16     bf16 autocast, no grad scaler (no unscale and no inf check)
     masked_nosync   no loss.item() per step (the host runs ahead of the device)
@@ -38,7 +38,7 @@ from torch import nn
 from transformers import BertConfig, BertForPreTraining
 
 from dlperf import flops
-from dlperf.workloads.torch_train import Pretraining
+from dlperf.workloads.torch_models.bert import Pretraining
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def test_pretraining_loss_is_transformers_loss_on_the_masked_positions_only():
     torch.manual_seed(0)
     model, described = torch_train.build_model(args)
     model.eval()  # no dropout: both losses see the same activations
-    batch = torch_train.synthetic_batch(args, model.config, torch.device("cpu"))
+    batch = torch_train.synthetic_batch(args, model, torch.device("cpu"))
     labels = torch.full_like(batch["input_ids"], -100)
     labels.scatter_(1, batch["mlm_positions"], batch["mlm_labels"])
     whole = model.model(
@@ -61,3 +61,49 @@ def test_pretraining_loss_is_transformers_loss_on_the_masked_positions_only():
     assert float(model(**batch).detach()) == pytest.approx(float(whole), rel=1e-5)
     counted = torch_train.counted_flops_per_sample(model, batch)
     assert counted == pytest.approx(torch_train.formula_flops_per_sample(args, described), rel=1e-3)
+
+
+TINY_GPT2 = '{"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000}'
+TINY_LLAMA = (
+    '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 172,'
+    ' "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000}'
+)
+
+
+@pytest.mark.parametrize("config", [TINY_GPT2, TINY_LLAMA], ids=["gpt2", "llama_gqa"])
+def test_gpt_counted_flops_are_the_6n_plus_attention_formula(config):
+    """GPT-2 and Llama (SwiGLU, grouped-query attention) shapes: FlopCounterMode on the model as
+    it trains (SDPA attention, which the count runs as plain products) gives dlperf.flops'
+    6 N + 12 L s h per token exactly."""
+    import torch
+
+    args = torch_train.parse_args(
+        ["--model", "gpt", "--batch-size", "3", "--steps", "1", "--seq-len", "32"]
+        + ["--model-config", config]
+    )
+    model, described = torch_train.build_model(args)
+    batch = torch_train.synthetic_batch(args, model, torch.device("cpu"))
+    assert batch["input_ids"].shape == (3, 32)
+    counted = torch_train.counted_flops_per_sample(model, batch)
+    assert counted == pytest.approx(torch_train.formula_flops_per_sample(args, described), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ('{"n_layers": 2}', "n_layers: not a field of the GPT-2 or Llama config"),
+        ('{"model_type": "llama", "num_kv_heads": 2}', "num_kv_heads: not a field"),
+        ('{"model_type": "bert"}', "model_type: bert: expected one of"),
+    ],
+)
+def test_a_gpt_model_config_typo_or_family_stops_the_run(config, message):
+    with pytest.raises(SystemExit, match=message):
+        torch_train.build_model(_args("gpt", config))
+
+
+def test_a_sequence_longer_than_the_models_positions_stops_the_run():
+    args = torch_train.parse_args(
+        ["--model", "gpt", "--batch-size", "1", "--steps", "1", "--seq-len", "4096"]
+    )
+    with pytest.raises(SystemExit, match="seq_len 4096 > the model's max_position_embeddings 1024"):
+        torch_train.build_model(args)

@@ -135,6 +135,73 @@ def bert_pretraining_flops_per_sample(
     return TRAINING_OVER_FORWARD * bert_forward_flops_per_sequence(shape, seq_len, positions)
 
 
+# --- decoder-only language models (GPT-2, Llama) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecoderShape:
+    """What the FLOP count needs of a decoder-only LM (defaults: GPT-2 small). `gated_mlp`: a
+    SwiGLU feed-forward (Llama: three h x i matrices) instead of GPT-2's two; `kv_heads` below
+    `heads`: grouped-query attention (narrower key and value projections)."""
+
+    num_layers: int = 12
+    hidden_size: int = 768
+    intermediate_size: int = 3072
+    vocab_size: int = 50257
+    heads: int = 12
+    kv_heads: int = 12
+    gated_mlp: bool = False
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> DecoderShape:
+        """From a transformers GPT-2 or Llama config's dict (to_dict(): GPT-2's own names)."""
+        if config.get("model_type", "gpt2") == "gpt2":
+            h = int(config.get("n_embd", 768))
+            heads = int(config.get("n_head", 12))
+            return cls(
+                num_layers=int(config.get("n_layer", 12)),
+                hidden_size=h,
+                intermediate_size=int(config.get("n_inner") or 4 * h),
+                vocab_size=int(config.get("vocab_size", 50257)),
+                heads=heads,
+                kv_heads=heads,
+            )
+        heads = int(config["num_attention_heads"])
+        return cls(
+            num_layers=int(config["num_hidden_layers"]),
+            hidden_size=int(config["hidden_size"]),
+            intermediate_size=int(config["intermediate_size"]),
+            vocab_size=int(config["vocab_size"]),
+            heads=heads,
+            kv_heads=int(config.get("num_key_value_heads") or heads),
+            gated_mlp=True,
+        )
+
+    @property
+    def matmul_params(self) -> int:
+        """Weights every token multiplies by (biases and norms left out; the LM head counted, tied
+        or not): per layer Q and output h^2 each, K and V h x (kv_heads x head size) each, the
+        feed-forward 2 or 3 h i; then the LM head h V."""
+        h, i = self.hidden_size, self.intermediate_size
+        kv = self.kv_heads * (h // self.heads)
+        per_layer = 2 * h * h + 2 * h * kv + (3 if self.gated_mlp else 2) * h * i
+        return self.num_layers * per_layer + h * self.vocab_size
+
+
+def decoder_training_flops_per_token(shape: DecoderShape, seq_len: int) -> float:
+    """6 N + 12 L s h per token (Chowdhery et al. 2022, "PaLM", appendix B; Narayanan et al. 2021,
+    section 5.1): N = the weights of the matrix products including the LM head, and the attention
+    scores and weighted values, 4 s h per layer forward, over the whole s x s matrix (the causal
+    mask's unused half counted, as PaLM and Megatron-LM count it)."""
+    n, layers, h = shape.matmul_params, shape.num_layers, shape.hidden_size
+    return 6.0 * n + 12.0 * layers * seq_len * h
+
+
+def decoder_training_flops_per_sequence(shape: DecoderShape, seq_len: int) -> float:
+    """A sample of the GPT workload is one sequence of seq_len tokens."""
+    return seq_len * decoder_training_flops_per_token(shape, seq_len)
+
+
 # --- GPT (Megatron-LM) ---------------------------------------------------------------------------
 
 

@@ -20,6 +20,10 @@ class PyTorchBuiltin(BuiltinWorkload):
         "bert_base": ModelSource(
             "huggingface/transformers", "BertForPreTraining (BertConfig: BERT-base)"
         ),
+        "gpt": ModelSource(
+            "huggingface/transformers",
+            "AutoModelForCausalLM (GPT2Config: GPT-2 small; model_type llama: LlamaConfig)",
+        ),
     }
     environment: ClassVar[str] = "envs/pytorch.yaml"
     features: ClassVar[tuple[str, ...]] = (

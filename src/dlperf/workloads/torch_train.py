@@ -1,4 +1,4 @@
-"""Built-in PyTorch workload: ResNet50 v1.5 or BERT-base pretraining on synthetic data.
+"""Built-in PyTorch workload: a model of dlperf.workloads.torch_models trained on synthetic data.
 
 Models come from transformers configs (ResNetConfig defaults are ResNet-50 v1.5, BertConfig
 defaults are BERT-base), built without any download. Every rank prints one line per step:
@@ -25,6 +25,8 @@ from torch import nn
 from dlperf import flops
 from dlperf.ceiling import measure_allreduce_busbw
 from dlperf.workloads.common import PowerSampler, log, peak_rss_mb, start_rank, workload_parser
+from dlperf.workloads.torch_models import RECIPES
+from dlperf.workloads.torch_models.recipe import Recipe
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -37,102 +39,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-class Pretraining(nn.Module):
-    """BERT's pretraining loss as Google's BERT and NVIDIA's DeepLearningExamples (DLPerf's BERT)
-    compute it: the masked-LM head runs on the `max_predictions` masked positions gathered from
-    the encoder's output, not on every token as transformers' BertForPreTraining does (21% more
-    FLOPs at 128 tokens, and the same work as the upstream BERT the tables compare with).
-
-    One module, so that DDP and torch.compile see the whole forward of a step."""
-
-    def __init__(self, model: Any) -> None:
-        super().__init__()
-        self.model = model
-        self.config = model.config
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        token_type_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        mlm_positions: torch.Tensor,
-        mlm_labels: torch.Tensor,
-        next_sentence_label: torch.Tensor,
-    ) -> torch.Tensor:
-        encoded, pooled = self.model.bert(
-            input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask
-        )[:2]
-        index = mlm_positions.unsqueeze(-1).expand(-1, -1, encoded.size(-1))
-        mlm_logits, nsp_logits = self.model.cls(encoded.gather(1, index), pooled)
-        mlm = nn.functional.cross_entropy(mlm_logits.flatten(0, 1), mlm_labels.flatten())
-        return mlm + nn.functional.cross_entropy(nsp_logits, next_sentence_label)
-
-
-class Classification(nn.Module):
-    """transformers' image classifier's own loss, as a module returning it (like Pretraining)."""
-
-    def __init__(self, model: Any) -> None:
-        super().__init__()
-        self.model = model
-        self.config = model.config
-
-    def forward(self, pixel_values: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        return self.model(pixel_values=pixel_values, labels=labels).loss
+def recipe(args: argparse.Namespace) -> Recipe:
+    if args.model not in RECIPES:
+        raise SystemExit(
+            f"dlperf: the PyTorch workload has no {args.model} (it has: {', '.join(RECIPES)})"
+        )
+    return RECIPES[args.model]
 
 
 def build_model(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     """The model with its training loss (forward returns the loss), and its config's facts."""
-    from transformers import (
-        BertConfig,
-        BertForPreTraining,
-        ResNetConfig,
-        ResNetForImageClassification,
-    )
-
-    overrides = json.loads(args.model_config)
-    config_class: Any = ResNetConfig if args.model == "resnet50" else BertConfig
-    # attn_implementation (eager, sdpa, ...) is a config argument that to_dict() leaves out
-    known = set(config_class().to_dict()) | {"attn_implementation"}
-    unknown = sorted(set(overrides) - known)
-    if unknown:  # a typo would otherwise train the default-sized model, silently
-        raise SystemExit(
-            f"dlperf: model_config: {', '.join(unknown)}: not a field of {config_class.__name__}"
-            f" (its fields: {', '.join(sorted(config_class().to_dict()))})"
-        )
-    config: Any
-    if args.model == "resnet50":
-        config = ResNetConfig(num_labels=args.num_classes, **overrides)  # type: ignore[call-arg]
-        model: nn.Module = Classification(ResNetForImageClassification(config))
-    else:
-        config = BertConfig(**overrides)
-        model = Pretraining(BertForPreTraining(config))
-    described = {
-        k: v for k, v in config.to_diff_dict().items() if k not in ("id2label", "label2id")
-    }
-    return model, described | {"model_type": config.model_type, "num_labels": config.num_labels}
+    return recipe(args).build(args)
 
 
 def synthetic_batch(
-    args: argparse.Namespace, config: Any, device: torch.device
+    args: argparse.Namespace, model: nn.Module, device: torch.device
 ) -> dict[str, torch.Tensor]:
     """One fixed batch on the device; the same tensors are fed every step (no input pipeline)."""
-    g = torch.Generator(device="cpu").manual_seed(1234 + int(os.environ.get("RANK", 0)))
-    b = args.batch_size
-    if args.model == "resnet50":
-        pixels = torch.randn(b, 3, args.image_size, args.image_size, generator=g)
-        labels = torch.randint(0, args.num_classes, (b,), generator=g)
-        return {"pixel_values": pixels.to(device), "labels": labels.to(device)}
-    s, vocab = args.seq_len, config.vocab_size
-    input_ids = torch.randint(0, vocab, (b, s), generator=g)
-    positions = torch.rand(b, s, generator=g).argsort(dim=1)[:, : min(args.max_predictions, s)]
-    return {
-        "input_ids": input_ids.to(device),
-        "token_type_ids": (torch.arange(s) >= s // 2).long().expand(b, s).contiguous().to(device),
-        "attention_mask": torch.ones(b, s, dtype=torch.long, device=device),
-        "mlm_positions": positions.to(device),
-        "mlm_labels": input_ids.gather(1, positions).to(device),
-        "next_sentence_label": torch.randint(0, 2, (b,), generator=g).to(device),
-    }
+    return recipe(args).batch(args, model, device)
+
+
+def formula_flops_per_sample(args: argparse.Namespace, model_config: dict[str, Any]) -> float:
+    """dlperf.flops' stated formula for the same model, where it describes it (else nan)."""
+    return recipe(args).formula(args, model_config)
 
 
 def math_dtype(args: argparse.Namespace, device: torch.device) -> str:
@@ -143,7 +72,7 @@ def math_dtype(args: argparse.Namespace, device: torch.device) -> str:
         # PyTorch's defaults: cuDNN convolutions may use TF32, cuBLAS matmuls may not
         tf32 = (
             torch.backends.cudnn.allow_tf32
-            if args.model == "resnet50"
+            if recipe(args).tf32_flag == "cudnn"
             else torch.backends.cuda.matmul.allow_tf32
         )
         return "tf32" if tf32 else "fp32"
@@ -153,30 +82,18 @@ def math_dtype(args: argparse.Namespace, device: torch.device) -> str:
 def counted_flops_per_sample(model: nn.Module, batch: dict[str, torch.Tensor]) -> float:
     """Forward + backward FLOPs per sample, counted by torch's FlopCounterMode on one step of two
     of the run's own samples (FLOPs grow linearly with the batch; two, since batch norm needs
-    more than one value per channel): matrix products and convolutions, 2 per multiply-add."""
+    more than one value per channel): matrix products and convolutions, 2 per multiply-add.
+    Attention runs as plain products here: FlopCounterMode has no formula for the CPU's fused
+    attention kernel, and would miss it (5% of a small Llama)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
     few = {k: v[:2] for k, v in batch.items()}
     counter = FlopCounterMode(display=False)
-    with counter:
+    with counter, sdpa_kernel(SDPBackend.MATH):
         model(**few).backward()
     model.zero_grad(set_to_none=True)
     return float(counter.get_total_flops()) / len(next(iter(few.values())))
-
-
-def formula_flops_per_sample(args: argparse.Namespace, model_config: dict[str, Any]) -> float:
-    """dlperf.flops' stated formula for the same model, where it describes it (else nan)."""
-    if args.model == "bert_base":
-        shape = flops.BertShape.from_config(model_config)
-        return flops.bert_pretraining_flops_per_sample(shape, args.seq_len, args.max_predictions)
-    resnet50 = {
-        "depths": [3, 4, 6, 3],
-        "hidden_sizes": [256, 512, 1024, 2048],
-        "embedding_size": 64,
-    }
-    if all(model_config.get(k) == v for k, v in resnet50.items()):
-        return flops.resnet50_training_flops_per_sample(args.image_size, args.num_classes)
-    return float("nan")
 
 
 class DeviceClock:
@@ -224,31 +141,25 @@ def main(argv: list[str] | None = None) -> int:
             device_id=device if device.type == "cuda" else None,
         )
     torch.manual_seed(0)
-    model, model_config = build_model(args)
+    how = recipe(args)
+    model, model_config = how.build(args)
     model.to(device)
-    if device.type == "cuda" and args.model == "resnet50":
+    if device.type == "cuda" and how.channels_last:
         model = model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True  # one input shape: the fastest kernels, picked once
     plain = model  # FLOPs are counted on the module itself, not its compiled or DDP wrapper
     if args.compile:
         model = torch.compile(model)  # type: ignore[assignment]
-    ddp = nn.parallel.DistributedDataParallel(model) if world > 1 else model
-    optimizer: torch.optim.Optimizer
+    ddp = how.wrap(model, device) if world > 1 else model
     # On CUDA: fused optimizer kernels (one launch for every parameter, and the grad scaler's
     # inf check stays on the device instead of a host sync per step).
-    fused = True if device.type == "cuda" else None
-    if args.model == "resnet50":
-        optimizer = torch.optim.SGD(
-            model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, fused=fused
-        )
-    else:
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=fused)
+    optimizer = how.optimizer(model.parameters(), True if device.type == "cuda" else None)
     amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
     use_amp = args.precision == "amp"
     scaler = torch.amp.GradScaler(device.type, enabled=use_amp and device.type == "cuda")
-    batch = synthetic_batch(args, model.config, device)
-    if device.type == "cuda" and args.model == "resnet50":
+    batch = how.batch(args, plain, device)
+    if device.type == "cuda" and how.channels_last:
         batch["pixel_values"] = batch["pixel_values"].contiguous(memory_format=torch.channels_last)
     if rank == 0:
         log(
@@ -269,19 +180,20 @@ def main(argv: list[str] | None = None) -> int:
         )
     math = math_dtype(args, device)
     # Each explaining measurement states the seconds it took the run (`seconds`): what it cost.
-    if rank == 0 and args.explain:
+    if args.explain and (rank == 0 or how.collective_forward):
         started = time.perf_counter()
         # without cuDNN's autotuning: the count's 2-sample shapes are never trained with, and
         # tuning them took 19 s of a ResNet-50 AMP run on an H100
         with torch.backends.cudnn.flags(enabled=True, benchmark=False):
             per_sample = counted_flops_per_sample(plain, batch)
+    if rank == 0 and args.explain:
         log(
             "flops",
             rank=rank,
             per_sample=f"{per_sample:.6g}",
             math=math,
             method="counted_FlopCounterMode",
-            formula=f"{formula_flops_per_sample(args, model_config):.6g}",
+            formula=f"{how.formula(args, model_config):.6g}",
             seconds=f"{time.perf_counter() - started:.3f}",
         )
         if args.calibrate_s > 0:  # on as many threads as this rank trains with
@@ -328,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             loss = ddp(**batch)
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
-        if args.model == "bert_base" and args.clip_grad_norm > 0:
+        if how.clip and args.clip_grad_norm > 0:
             scaler.unscale_(optimizer)
             nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad_norm)
         scaler.step(optimizer)
