@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from dlperf.matrix import CELL_ID_RE, Cell, Layout, expand_case
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_layout_parse_and_devices():
@@ -127,3 +130,77 @@ def test_the_driver_cuda_version_is_read_from_nvidia_smi_header():
     header = "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |"
     assert driver_cuda_version(header) == "13.0"
     assert driver_cuda_version("no GPU here") is None
+
+
+def test_a_swept_option_names_its_cells_and_sets_their_option():
+    """Issue 17.1: each value of a swept option is its own cell, the value readable in the id."""
+    case = {
+        "framework": "hugectr",
+        "model": "wide_deep",
+        "precision": ["fp32"],
+        "xla": [False],
+        "batch_size": [16384],
+        "layouts": ["4n8g"],
+        "variant": "noclip",
+        "options": {"hidden_units_num": 7},
+        "sweep": {"vocab_size": [3200000, 6400000], "sample_rate": [0.1]},
+    }
+    specs = expand_case(case)
+    assert [s.id for s in specs] == [
+        "hugectr.wide_deep.fp32.noxla.b16384-noclip_vocab_size_3200000_sample_rate_0p1.4n8g",
+        "hugectr.wide_deep.fp32.noxla.b16384-noclip_vocab_size_6400000_sample_rate_0p1.4n8g",
+    ]
+    assert all(re.fullmatch(CELL_ID_RE, s.id) and Cell.parse(s.id) == s.cell for s in specs)
+    assert specs[1].options == {"hidden_units_num": 7, "vocab_size": 6400000, "sample_rate": 0.1}
+    assert specs[1].swept == {"vocab_size": 6400000, "sample_rate": 0.1}
+
+
+def test_changing_one_swept_value_changes_only_its_cells_measure():
+    """A new value is a new cell; every other value's cell keeps its measure (it is not rerun)."""
+    from dlperf.config import load
+    from dlperf.launch.record import measure_digests
+    from dlperf.matrix import CellSpec
+
+    def digests(values: list[int]) -> dict[str, str]:
+        config = load(
+            ROOT / "config" / "config.yaml",
+            overrides={"cases": [_sweep_case(values)]},
+        )
+        specs: list[CellSpec] = [s for case in config["cases"] for s in expand_case(case)]
+        return measure_digests(specs, config)
+
+    before, after = digests([10, 20]), digests([10, 30])
+    assert set(before) ^ set(after) == {
+        "pytorch.resnet50.fp32.noxla.b2-num_classes_20.1n1g",
+        "pytorch.resnet50.fp32.noxla.b2-num_classes_30.1n1g",
+    }
+    same = "pytorch.resnet50.fp32.noxla.b2-num_classes_10.1n1g"
+    assert before[same] == after[same]
+
+
+def _sweep_case(values: list[int]) -> dict:
+    return {
+        "framework": "pytorch",
+        "model": "resnet50",
+        "batch_size": [2],
+        "layouts": ["1n1g"],
+        "sweep": {"num_classes": values},
+    }
+
+
+def test_a_swept_option_is_checked_like_an_option_naming_file_and_line(tmp_path):
+    from dlperf.config import load
+    from dlperf.errors import ConfigError
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: s\ncases:\n  - framework: pytorch\n    model: resnet50\n    batch_size: [2]\n"
+        "    layouts: [1n1g]\n    sweep: {num_classes: [10, 0]}\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"suite.yaml:7: cases\[0\]\.sweep\.num_classes: 0 is less"
+    ):
+        load(suite)
+    suite.write_text(suite.read_text().replace("num_classes", "num_clases"))
+    with pytest.raises(ConfigError, match=r"sweep\.num_clases: unknown option of pytorch"):
+        load(suite)

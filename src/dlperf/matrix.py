@@ -132,18 +132,40 @@ class CellSpec:
 
     cell: Cell
     options: dict[str, Any]  # adapter-specific: model sizes, steps, image, flags
+    swept: dict[str, Any] = dataclasses.field(default_factory=dict)  # this cell's sweep values
 
     @property
     def id(self) -> str:
         return self.cell.id
 
 
+def sweep_slug(name: str, value: Any) -> str:
+    """A swept option's part of the variant: readable, safe in a path and stable for the same
+    value, e.g. vocab_size_3200000, sample_rate_0p1, fsdp_true."""
+    text = str(value).lower().replace(".", "p").replace("-", "m").replace("+", "")
+    return f"{name}_{re.sub(r'[^a-z0-9_]', '_', text)}"
+
+
+def sweep_points(sweep: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the swept options' values (one empty point: no sweep)."""
+    names = list(sweep)
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*sweep.values())]
+
+
 def expand_case(case: dict[str, Any]) -> list[CellSpec]:
-    """Expand one validated `cases` entry into its cells (the product of its lists)."""
+    """Expand one validated `cases` entry into its cells (the product of its lists, and of its
+    swept options' values, each of which names its cells through the variant)."""
     specs = []
-    for precision, xla, bsz, layout in itertools.product(
-        case["precision"], case["xla"], case["batch_size"], case["layouts"]
+    base_variant = case.get("variant", "default")
+    for point, precision, xla, bsz, layout in itertools.product(
+        sweep_points(case.get("sweep", {})),
+        case["precision"],
+        case["xla"],
+        case["batch_size"],
+        case["layouts"],
     ):
+        slugs = [sweep_slug(name, value) for name, value in point.items()]
+        variant = "_".join(([] if base_variant == "default" else [base_variant]) + slugs)
         cell = Cell(
             framework=case["framework"],
             model=case["model"],
@@ -151,9 +173,10 @@ def expand_case(case: dict[str, Any]) -> list[CellSpec]:
             xla=xla,
             batch_size=bsz,
             layout=Layout.parse(layout),
-            variant=case.get("variant", "default"),
+            variant=variant or "default",
         )
         options = dict(case.get("options", {}))
         options.update(case.get("precision_options", {}).get(precision, {}))
-        specs.append(CellSpec(cell, options))
+        options.update(point)
+        specs.append(CellSpec(cell, options, point))
     return specs

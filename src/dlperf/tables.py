@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
@@ -15,7 +16,7 @@ from dlperf.adapters.base import Launcher
 from dlperf.efficiency import CELL_FIGURE_COLUMNS, RUN_FIGURE_COLUMNS, add_ceiling, run_figures
 from dlperf.efficiency import cell_figures as explaining_figures
 from dlperf.launch.record import RunRecord
-from dlperf.matrix import Cell
+from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.checks import check_every_rank_reported, check_window_within_wall_time
 from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, StepRecord
@@ -71,7 +72,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "schema_version",
 ]
 CELL_TABLE_COLUMNS = CELL_COLUMNS + [
-    "batch_size_resolved",
+    "setting",  # the cell's swept option values, as JSON ("" when its case sweeps none)
     "status",
     "runs_planned",
     "runs_done",
@@ -377,8 +378,13 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     return cells.reindex(columns=CELL_TABLE_COLUMNS)
 
 
-def planned_cells(specs: Iterable[Any]) -> pd.DataFrame:
-    return pd.DataFrame([spec.cell.key() for spec in specs]).reindex(columns=CELL_COLUMNS)
+def planned_cells(specs: Iterable[CellSpec]) -> pd.DataFrame:
+    rows = [spec.cell.key() | {"setting": _setting(spec.swept)} for spec in specs]
+    return pd.DataFrame(rows).reindex(columns=[*CELL_COLUMNS, "setting"])
+
+
+def _setting(swept: Mapping[str, Any]) -> str:
+    return json.dumps(swept, sort_keys=True) if swept else ""
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:

@@ -99,6 +99,12 @@ class Adapter(ABC):
         blocks += [
             (f"precision_options.{p}", o) for p, o in case.get("precision_options", {}).items()
         ]
+        for key, values in case.get("sweep", {}).items():
+            if key in case.get("options", {}):
+                raise ConfigError(
+                    f".sweep.{key}: also set in options; sweep it or set it, not both"
+                )
+            blocks += [("sweep", {key: value}) for value in values]
         for where, options in blocks:
             for key, value in options.items():
                 if key not in self.options:
