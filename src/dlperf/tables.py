@@ -73,6 +73,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
 ]
 CELL_TABLE_COLUMNS = CELL_COLUMNS + [
     "setting",  # the cell's swept option values, as JSON ("" when its case sweeps none)
+    "batch_size_resolved",
     "status",
     "runs_planned",
     "runs_done",

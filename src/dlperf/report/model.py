@@ -26,6 +26,8 @@ from dlperf.report.latency import LatencyTable
 from dlperf.report.load import MEASURED
 from dlperf.report.planinfo import PlanInfo
 from dlperf.report.provenance import ModelConfig, NodeEnv, model_configs, node_environments
+from dlperf.report.special import Table as SpecialTable
+from dlperf.report.special import special_tables
 from dlperf.status import Status, sort_statuses
 from dlperf.vocabulary import PRECISION_NAMES, PRECISIONS, display_name
 
@@ -243,6 +245,7 @@ class ReportData:
     latency: tuple[LatencyTable, ...] = ()
     plan: PlanInfo | None = None
     explained: Explained = field(default_factory=Explained)
+    special: tuple[SpecialTable, ...] = ()  # DLPerf's special cases (W&D, GPT), where measured
 
 
 def framework_info(name: str) -> dict[str, Any] | None:
@@ -298,6 +301,7 @@ def build_report(
         latency=tuple(latency),
         plan=plan,
         explained=explained(measured, runs),
+        special=tuple(special_tables(cells, _special_label)),
     )
 
 
@@ -401,6 +405,11 @@ def _column_label(key: tuple[Any, ...], table_batch: str, resolved: str, several
     if source != MEASURED and several:
         label += f" [{source}]"
     return label
+
+
+def _special_label(row: dict[str, Any]) -> str:
+    label = framework_name(row["framework"]) + (" w/XLA" if row["xla"] else "")
+    return label if row["source"] == MEASURED else f"{label} [{row['source']}]"
 
 
 def _resolved_batch(frame: pd.DataFrame) -> str:

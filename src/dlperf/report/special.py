@@ -1,0 +1,166 @@
+"""DLPerf's special cases in the form its README published them, from the cells table:
+
+- Wide & Deep: per vocabulary size (the swept option), each framework's latency per iteration
+  and memory per device, "OOM" where it ran out, and the memory ratio between the first two;
+- GPT: per configuration (layout, batch size, variant), each framework's achieved TFLOP/s per
+  device and MFU.
+
+Latency per iteration is the window's mean: the job's samples per iteration (batch per device x
+devices) over the cell's median samples/s. Memory is the cell's median peak of its largest rank
+(the allocator's peak on a GPU, peak RSS on a CPU)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from dlperf.report import fmt
+from dlperf.status import Status
+from dlperf.vocabulary import PRECISION_NAMES
+
+ABSENT = "absent"
+
+
+@dataclass(frozen=True)
+class Value:
+    status: str  # the cell's status, or "absent"
+    first: str  # W&D: latency ms; GPT: achieved TFLOP/s per device
+    second: str  # W&D: memory MiB; GPT: MFU %
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str  # W&D: the swept values (vocab_size=3200000); GPT: layout, batch, variant
+    values: tuple[Value, ...]  # one per column
+    ratio: str = ""  # W&D: memory of the second column over the first's (n/a without both)
+
+
+@dataclass(frozen=True)
+class Table:
+    model: str  # wide_deep or gpt
+    precision: str  # its display name
+    layout: str  # W&D: the layout of the whole table; GPT: ""
+    batch_size: str  # W&D: per device; GPT: ""
+    columns: tuple[str, ...]  # framework labels
+    rows: tuple[Row, ...]
+
+
+def special_tables(cells: pd.DataFrame, label: Callable[[dict[str, Any]], str]) -> list[Table]:
+    """The W&D and GPT tables of the cells (measured and baselines); `label(row)` names a cell's
+    column (framework, and the baseline it comes from)."""
+    if not len(cells):
+        return []
+    rows = [dict(r) | {"_column": label(dict(r))} for r in cells.to_dict("records")]
+    return _wide_deep([r for r in rows if r["model"] == "wide_deep"]) + _gpt(
+        [r for r in rows if r["model"] == "gpt"]
+    )
+
+
+def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
+    tables = []
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["precision"], str(r["batch_size"]), r["layout"]), []).append(r)
+    for (precision, batch_size, layout), members in sorted(groups.items()):
+        columns = tuple(dict.fromkeys(r["_column"] for r in members))
+        settings = sorted({_setting(r) for r in members}, key=_setting_order)
+        table_rows = []
+        for setting in settings:
+            by_column = {r["_column"]: r for r in members if _setting(r) == setting}
+            values = tuple(_wide_deep_value(by_column.get(c)) for c in columns)
+            table_rows.append(
+                Row(_setting_label(setting), values, _memory_ratio(by_column, columns))
+            )
+        tables.append(
+            Table(
+                "wide_deep",
+                PRECISION_NAMES.get(precision, precision),
+                layout,
+                batch_size,
+                columns,
+                tuple(table_rows),
+            )
+        )
+    return tables
+
+
+def _wide_deep_value(row: dict[str, Any] | None) -> Value:
+    if row is None:
+        return Value(ABSENT, "", "")
+    if row["status"] != Status.OK:
+        return Value(str(row["status"]), "", "")
+    samples_per_iteration = _number(row.get("batch_size_resolved")) * _number(row["devices"])
+    latency_ms = 1000 * samples_per_iteration / _number(row["throughput_median"])
+    return Value(Status.OK, fmt.milliseconds(latency_ms), fmt.integer(row.get("peak_mem_mib")))
+
+
+def _memory_ratio(by_column: dict[str, dict[str, Any]], columns: tuple[str, ...]) -> str:
+    """The second column's memory over the first's, as DLPerf's table compares two frameworks."""
+    if len(columns) < 2:
+        return ""
+    first, second = (by_column.get(c) for c in columns[:2])
+    if not (first and second and first["status"] == second["status"] == Status.OK):
+        return fmt.NA
+    return fmt.speedup(_number(second.get("peak_mem_mib")) / _number(first.get("peak_mem_mib")))
+
+
+def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
+    tables = []
+    for precision in sorted({r["precision"] for r in rows}):
+        members = [r for r in rows if r["precision"] == precision]
+        columns = tuple(dict.fromkeys(r["_column"] for r in members))
+        configurations = sorted(
+            {_configuration(r) for r in members}, key=lambda c: (int(c[0]), c[1], c[2], c[3])
+        )
+        table_rows = []
+        for devices, layout, batch, variant in configurations:
+            at = {
+                r["_column"]: r
+                for r in members
+                if _configuration(r) == (devices, layout, batch, variant)
+            }
+            text = f"{layout}, b{batch}" + ("" if variant == "default" else f", {variant}")
+            table_rows.append(Row(text, tuple(_gpt_value(at.get(c)) for c in columns)))
+        name = PRECISION_NAMES.get(precision, precision)
+        tables.append(Table("gpt", name, "", "", columns, tuple(table_rows)))
+    return tables
+
+
+def _configuration(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (str(row["devices"]), row["layout"], str(row["batch_size"]), row["variant"])
+
+
+def _gpt_value(row: dict[str, Any] | None) -> Value:
+    if row is None:
+        return Value(ABSENT, "", "")
+    if row["status"] != Status.OK:
+        return Value(str(row["status"]), "", "")
+    mfu = row.get("mfu_pct")
+    return Value(
+        Status.OK,
+        fmt.throughput(row.get("achieved_tflops")),
+        f"{float(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
+    )
+
+
+def _setting(row: dict[str, Any]) -> str:
+    value = row.get("setting")
+    return value if isinstance(value, str) else ""
+
+
+def _setting_order(setting: str) -> tuple[Any, ...]:
+    values = json.loads(setting) if setting else {}
+    return tuple((k, v if isinstance(v, int | float) else str(v)) for k, v in values.items())
+
+
+def _setting_label(setting: str) -> str:
+    values = json.loads(setting) if setting else {}
+    return ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in values.items())
+
+
+def _number(value: Any) -> float:
+    return float(value) if fmt.is_number(value) else float("nan")

@@ -1,0 +1,114 @@
+"""DLPerf's special-case sections: the W&D latency and memory table per vocabulary size, and the
+GPT achieved TFLOP/s and MFU table, rendered from a cells table in both languages."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from dlperf.matrix import Cell, Layout
+from dlperf.report.render import report_from_tables
+from dlperf.report.special import special_tables
+from dlperf.tables import CELL_TABLE_COLUMNS, write_table
+
+
+def _cell(framework, model, vocab, status, throughput, memory, batch=16384, layout=(1, 1), **more):
+    swept = {"vocab_size": vocab} if vocab else {}
+    variant = f"vocab_size_{vocab}" if vocab else "default"
+    cell = Cell(framework, model, "fp32", False, batch, Layout(*layout), variant)
+    return cell.key() | {
+        "setting": json.dumps(swept) if swept else "",
+        "batch_size_resolved": batch,
+        "status": status,
+        "throughput_median": throughput,
+        "peak_mem_mib": memory,
+        "source": "measured",
+        **more,
+    }
+
+
+def _cells():
+    rows = [
+        _cell("oneflow_wdl", "wide_deep", 3200000, "ok", 16384 / 0.0205, 1000.0),
+        _cell("hugectr", "wide_deep", 3200000, "ok", 16384 / 0.0250, 1500.0),
+        _cell("oneflow_wdl", "wide_deep", 6400000, "ok", 16384 / 0.0210, 1200.0),
+        _cell("hugectr", "wide_deep", 6400000, "oom", float("nan"), float("nan")),
+        _cell(
+            "pytorch",
+            "gpt",
+            None,
+            "ok",
+            10.0,
+            3000.0,
+            batch=8,
+            achieved_tflops=1.234,
+            mfu_pct=41.26,
+        ),
+        _cell(
+            "pytorch",
+            "gpt",
+            None,
+            "ok",
+            18.0,
+            3000.0,
+            batch=8,
+            layout=(1, 2),
+            achieved_tflops=1.1,
+            mfu_pct=37.0,
+        ),
+    ]
+    return pd.DataFrame(rows).reindex(columns=CELL_TABLE_COLUMNS)
+
+
+def label(row):
+    return row["framework"]
+
+
+def test_wide_deep_rows_are_vocabulary_sizes_with_latency_memory_oom_and_ratio():
+    wdl, gpt = special_tables(_cells(), label)
+    assert (wdl.model, wdl.layout, wdl.batch_size, wdl.columns) == (
+        "wide_deep",
+        "1n1g",
+        "16384",
+        ("oneflow_wdl", "hugectr"),
+    )
+    assert [r.label for r in wdl.rows] == ["vocab_size=3,200,000", "vocab_size=6,400,000"]
+    first = wdl.rows[0]
+    assert [(v.first, v.second) for v in first.values] == [("20.5", "1000"), ("25.0", "1500")]
+    assert first.ratio == "1.50"
+    assert [v.status for v in wdl.rows[1].values] == ["ok", "oom"]
+    assert wdl.rows[1].ratio == "n/a"  # one side ran out of memory: no ratio
+    assert [r.label for r in gpt.rows] == ["1n1g, b8", "1n2g, b8"]
+    assert [(v.first, v.second) for r in gpt.rows for v in r.values] == [
+        ("1.23", "41.3"),
+        ("1.10", "37.0"),
+    ]
+
+
+def test_no_special_case_cells_no_section(tmp_path):
+    cells = _cells()
+    table = tmp_path / "cells.tsv"
+    write_table(cells[cells["model"] == "gpt"].assign(model="resnet50"), table)
+    report_from_tables([table], tmp_path / "out", generated_at="2026-11-24T00:00:00+00:00")
+    assert "Special cases" not in (tmp_path / "out" / "report.en.md").read_text()
+
+
+def test_the_special_sections_render_in_english_and_chinese(tmp_path):
+    table = tmp_path / "cells.tsv"
+    write_table(_cells(), table)
+    report_from_tables([table], tmp_path / "out", generated_at="2026-11-24T00:00:00+00:00")
+    en = (tmp_path / "out" / "report.en.md").read_text()
+    section = en[en.index("## Special cases") :]
+    lines = [line for line in section.splitlines() if line.startswith("| vocab_size=")]
+    assert lines == [
+        "| vocab_size=3,200,000 | 20.5 | 1000 | 25.0 | 1500 | 1.50 |",
+        "| vocab_size=6,400,000 | 21.0 | 1200 | OOM | OOM | n/a |",
+    ]
+    header = section[section.index("| Vocabulary") :].splitlines()[:2]
+    assert header[1].count("---") == 6  # one table: no blank line between its header and rows
+    assert "| 1n1g, b8 | 1.23 | 41.3 |" in section
+    zh = (tmp_path / "out" / "report.zh.md").read_text()
+    assert "## 特殊场景测试" in zh and "| 词表大小 |" in zh
+    html = (tmp_path / "out" / "report.en.html").read_text()
+    assert '<section id="special">' in html and '<td class="num">20.5</td>' in html
