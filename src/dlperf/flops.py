@@ -225,6 +225,71 @@ def megatron_flops_per_iteration(
     return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
 
 
+# --- Wide & Deep ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WideDeepShape:
+    """What the FLOP count needs of Wide & Deep (defaults: OneFlow-Benchmark's WideDeepLearning,
+    DLPerf's W&D: Criteo's 13 dense and 26 sparse fields, 16-wide deep embeddings, 7 x 1024 units)."""
+
+    hidden_units_num: int = 7
+    hidden_size: int = 1024
+    deep_embedding_vec_size: int = 32
+    dense_fields: int = 13
+    deep_sparse_fields: int = 26
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> WideDeepShape:
+        """From the workload's facts (the defaults fill in what they leave out)."""
+        return cls(**{k: int(config[k]) for k in cls.__dataclass_fields__ if k in config})
+
+    @property
+    def mlp_macs(self) -> int:
+        """The deep part's fully connected layers: (dense + sparse x width) x h, then h x h for
+        each further layer, then h x 1 to the logit."""
+        h = self.hidden_size
+        inputs = self.dense_fields + self.deep_sparse_fields * self.deep_embedding_vec_size
+        return inputs * h + (self.hidden_units_num - 1) * h * h + h
+
+
+def wide_deep_training_flops_per_sample(shape: WideDeepShape | None = None) -> float:
+    """3 x 2 x the deep MLP's MACs per example. The look-ups of both embeddings (the wide part is
+    a sum of looked-up weights) are gathers, not products, and cost no FLOPs whatever the
+    vocabulary (DLPerf reports W&D's latency and memory, not its FLOPs). DLPerf's sizes: 6 x (429 x 1024 + 6 x 1024^2 + 1024) = 40.4 MFLOPs per example."""
+    return 2 * TRAINING_OVER_FORWARD * (shape or WideDeepShape()).mlp_macs
+
+
+# --- InsightFace ---------------------------------------------------------------------------------
+
+RESNET50_FEATURES = 2048  # channels of ResNet-50's last stage, pooled
+
+
+def insightface_training_flops_per_sample(
+    image_size: int = 112,
+    num_classes: int = 85742,
+    embedding_size: int = 512,
+    sample_rate: float = 1.0,
+    depths: tuple[int, ...] = (3, 4, 6, 3),
+) -> float:
+    """3 x 2 x forward MACs of a face-recognition step per image: the ResNet-50 v1.5 backbone
+    without its classifier (resnet50_forward_macs; 112 x 112 faces end in a 4 x 4 map), its pooled
+    2048 features to the embedding (2048 x embedding_size, insightface's fc5), then the ArcFace
+    classifier, embedding_size x num_classes x sample_rate (defaults: MS1M-ArcFace's 85742
+    identities, all of them).
+
+    The classifier is split across the ranks (model parallel, as insightface's partial FC runs
+    it): each rank multiplies the features of all world x b images of the step by its
+    num_classes / world columns (sample_rate of them with partial FC), world b x num_classes /
+    world = b x num_classes per step, so per image of a rank the same as one rank's whole
+    classifier. Exact where world divides num_classes and sample_rate x num_classes / world is
+    whole; otherwise rank 0 (the first ranks get one class more, the sample count is rounded
+    down) differs by less than world columns."""
+    backbone = resnet50_forward_macs(image_size, 0, depths)
+    head = RESNET50_FEATURES * embedding_size + embedding_size * num_classes * sample_rate
+    return 2 * TRAINING_OVER_FORWARD * (backbone + head)
+
+
 # --- device peaks --------------------------------------------------------------------------------
 
 

@@ -20,6 +20,15 @@ class PyTorchBuiltin(BuiltinWorkload):
         "bert_base": ModelSource(
             "huggingface/transformers", "BertForPreTraining (BertConfig: BERT-base)"
         ),
+        "wide_deep": ModelSource(
+            "dlperf",
+            "workloads/torch_models/wide_deep.py (OneFlow-Benchmark's W&D: dense embeddings, DDP)",
+        ),
+        "insightface": ModelSource(
+            "dlperf",
+            "workloads/torch_models/insightface.py (ResNetConfig backbone: ResNet-50 v1.5;"
+            " ArcFace split across ranks, partial FC)",
+        ),
         "gpt": ModelSource(
             "huggingface/transformers",
             "AutoModelForCausalLM (GPT2Config: GPT-2 small; model_type llama: LlamaConfig)",

@@ -143,7 +143,7 @@ def _gpt_value(row: dict[str, Any] | None) -> Value:
     return Value(
         Status.OK,
         fmt.throughput(row.get("achieved_tflops")),
-        f"{float(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
+        f"{_number(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
     )
 
 

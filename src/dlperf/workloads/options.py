@@ -29,7 +29,7 @@ class Option:
         return json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value)
 
     def add_to(self, parser: argparse.ArgumentParser, help: str | None = None) -> None:
-        kind = self.schema.get("type")
+        kind = str(self.schema.get("type", ""))
         parse: Any = {"integer": int, "number": float, "object": str}.get(kind, str)
         default = self.argument(self.default) if kind == "object" else self.default
         parser.add_argument(self.dashed, type=parse, default=default, help=help or self.help)
@@ -44,6 +44,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("num_classes", 1000, POSITIVE, "ResNet-50's classes; InsightFace's identities"),
     Option("seq_len", 128, POSITIVE, "BERT and GPT tokens per sequence"),
     Option("max_predictions", 20, POSITIVE, "BERT's masked positions per sequence"),
+    Option("vocab_size", 2322444, POSITIVE, "Wide & Deep's rows of the wide and deep embeddings"),
+    Option("deep_embedding_vec_size", 32, POSITIVE, "Wide & Deep's deep embedding width"),
+    Option("hidden_units_num", 7, POSITIVE, "Wide & Deep's fully connected layers"),
+    Option("hidden_size", 1024, POSITIVE, "Wide & Deep's units per fully connected layer"),
+    Option("embedding_size", 512, POSITIVE, "InsightFace's face feature width"),
+    Option(
+        "sample_rate",
+        1.0,
+        {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "InsightFace's partial FC: share of each rank's classes per step (1: all)",
+    ),
     Option("clip_grad_norm", 1.0, AMOUNT, "BERT's gradient clipping; 0 turns it off"),
     Option("threads", 0, COUNT, "CPU threads per rank; 0: cores / ranks"),
     Option("memory_limit_gb", 0, AMOUNT, "cap each rank's address space, GB (a CPU run's OOM)"),

@@ -60,7 +60,8 @@ def build(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
 
 def batch(args: argparse.Namespace, model: nn.Module, device: torch.device) -> dict[str, Any]:
     g, b, s = generator(), args.batch_size, args.seq_len
-    input_ids = torch.randint(0, model.config.vocab_size, (b, s), generator=g)
+    vocab = int(getattr(model, "config").vocab_size)  # noqa: B009  (a Module attribute mypy cannot see)
+    input_ids = torch.randint(0, vocab, (b, s), generator=g)
     positions = torch.rand(b, s, generator=g).argsort(dim=1)[:, : min(args.max_predictions, s)]
     return {
         "input_ids": input_ids.to(device),

@@ -1,0 +1,197 @@
+"""The PyTorch workload's special cases: Wide & Deep and InsightFace (its classifier split across
+the ranks)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from workflow_helpers import free_port, run_ranks
+
+from dlperf import flops
+from dlperf.adapters import get_adapter
+from dlperf.logline import parse_line
+from dlperf.workloads import torch_train
+from dlperf.workloads.torch_models import insightface
+
+TINY_WIDE_DEEP = ["--vocab-size", "1000", "--hidden-units-num", "2", "--hidden-size", "32"]
+# ResNet-50's widths with one block per stage: dlperf.flops' formula still describes it
+FEW_BLOCKS = '{"depths": [1, 1, 1, 1]}'
+# narrower too, for the runs: a few seconds on a CPU
+TINY_RESNET = '{"depths": [1, 1, 1, 1], "hidden_sizes": [16, 32, 64, 128], "embedding_size": 8}'
+TINY_FACE = ["--image-size", "32", "--num-classes", "101", "--embedding-size", "16"]
+QUIET = ["--device", "cpu", "--threads", "1", "--calibrate-s", "0", "--comm-probe-iters", "0"]
+
+
+def _args(model: str, *flags: str):
+    return torch_train.parse_args(["--model", model, "--batch-size", "4", "--steps", "1", *flags])
+
+
+def _lines(text: str, kind: str) -> list[dict[str, str]]:
+    parsed = (parse_line(line) for line in text.splitlines())
+    return [fields for found in parsed if found and found[0] == kind for fields in [found[1]]]
+
+
+def test_wide_deep_counted_flops_are_the_mlp_formula():
+    """FlopCounterMode counts the deep part's layers only (look-ups are no products), 3 x 2 x
+    (13 + 26 x width) x h + (layers - 1) x h^2 + h x 1 MACs, exactly."""
+    args = _args("wide_deep", *TINY_WIDE_DEEP, "--deep-embedding-vec-size", "8")
+    model, described = torch_train.build_model(args)
+    assert described["vocab_size"] == 1000 and described["hidden_units_num"] == 2
+    batch = torch_train.synthetic_batch(args, model, torch.device("cpu"))
+    assert batch["deep_ids"].shape == (4, 26) and batch["wide_ids"].shape == (4, 2)
+    assert int(batch["deep_ids"].max()) < 1000 and set(batch["labels"].tolist()) <= {0.0, 1.0}
+    counted = torch_train.counted_flops_per_sample(model, batch)
+    assert counted == 6 * ((13 + 26 * 8) * 32 + 32 * 32 + 32)
+    assert counted == torch_train.formula_flops_per_sample(args, described)
+
+
+def test_wide_deep_takes_its_sizes_from_options_not_model_config():
+    with pytest.raises(SystemExit, match="hidden_size: Wide & Deep takes no model_config"):
+        torch_train.build_model(_args("wide_deep", "--model-config", '{"hidden_size": 8}'))
+
+
+@pytest.mark.parametrize("rate", ["1.0", "0.5"])
+def test_insightface_counted_flops_are_the_formula_less_the_stems_input_gradient(rate):
+    """Backbone, fc5 and the (sampled) ArcFace classifier as counted are dlperf.flops' formula,
+    but for one product: the images need no gradient, so the stem's backward is its weights'
+    alone (the formula's 3 x forward counts it, as ResNet-50's does)."""
+    args = _args("insightface", *TINY_FACE, "--num-classes", "100", "--sample-rate", rate)
+    args.model_config = FEW_BLOCKS
+    model, described = torch_train.build_model(args)
+    assert described["backbone"]["depths"] == [1, 1, 1, 1]
+    assert described["sample_rate"] == float(rate)
+    batch = torch_train.synthetic_batch(args, model, torch.device("cpu"))
+    counted = torch_train.counted_flops_per_sample(model, batch)
+    side = flops._conv_out(32, 7, 2, 3)
+    stem = 7 * 7 * 3 * 64 * side * side
+    assert counted == torch_train.formula_flops_per_sample(args, described) - 2 * stem
+    assert math.isnan(
+        torch_train.formula_flops_per_sample(args, {"backbone": {"hidden_sizes": [8]}})
+    )
+
+
+def test_partial_fc_samples_the_batchs_classes_and_renumbers_the_labels():
+    head = insightface.ArcFace(8, 1000, 0.1)
+    own = torch.tensor([5, 999, 5, 500])
+    index, renumbered = head.sample(own)
+    assert len(index) == 100 and bool((index.diff() > 0).all())
+    assert index[renumbered].tolist() == own.tolist()
+    # more classes in the batch than the sample holds: all of them, as arcface_torch does
+    index, renumbered = insightface.ArcFace(8, 20, 0.1).sample(torch.tensor([3, 1, 4, 1, -1]))
+    assert index.tolist() == [1, 3, 4] and renumbered.tolist() == [1, 0, 2, 0, -1]
+
+
+def test_insightface_sample_rate_outside_zero_to_one_stops_the_run():
+    with pytest.raises(SystemExit, match="sample_rate 0.0: expected 0 < sample_rate <= 1"):
+        torch_train.build_model(_args("insightface", "--sample-rate", "0"))
+
+
+def test_classes_split_across_ranks_cover_them_once():
+    assert [insightface.shard(101, r, 2) for r in range(2)] == [(0, 51), (51, 101)]
+    assert [insightface.shard(10, r, 4) for r in range(4)] == [(0, 3), (3, 6), (6, 8), (8, 10)]
+
+
+PER_RANK = 4
+
+
+def _insightface_rank(rank: int, world: int, port: int, results) -> None:
+    """One rank of the model-parallel check: a one-rank model first (no process group yet: the
+    whole classifier) on all ranks' images, each rank's through the backbone apart (its own
+    batch statistics, as on its rank); then this rank's share of the same weights, wrapped as
+    the workload wraps it."""
+    import torch.distributed as dist
+
+    os.environ |= {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+    torch.set_num_threads(1)
+    args = _args("insightface", *TINY_FACE, "--model-config", TINY_RESNET)
+    torch.manual_seed(0)
+    whole, _ = torch_train.build_model(args)
+    g = torch.Generator().manual_seed(1)
+    pixels = torch.randn(world * PER_RANK, 3, 32, 32, generator=g)
+    labels = torch.randint(0, 101, (world * PER_RANK,), generator=g)
+    features = torch.cat([whole.backbone(images) for images in pixels.chunk(world)])
+    expected = whole.head(features, labels)
+    expected.backward()
+
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        model, _ = torch_train.build_model(args)
+        model.backbone.load_state_dict(whole.backbone.state_dict())
+        start, end = insightface.shard(101, rank, world)
+        assert model.head.weight.shape == (end - start, 16)
+        with torch.no_grad():
+            model.head.weight.copy_(whole.head.weight[start:end])
+        wrapped = insightface.RECIPE.wrap(model, torch.device("cpu"))
+        mine = slice(rank * PER_RANK, (rank + 1) * PER_RANK)
+        loss = wrapped(pixel_values=pixels[mine], labels=labels[mine])
+        loss.backward()
+        backbone = zip(model.backbone.module.parameters(), whole.backbone.parameters(), strict=True)
+        grads = [(p.grad, q.grad) for p, q in backbone]
+        grads.append((model.head.weight.grad, whole.head.weight.grad[start:end]))
+        # fc's bias feeds batch norm, which takes the mean out: its gradient is rounding (1e-6)
+        grads = [(ours, one) for ours, one in grads if one.abs().max() > 1e-3]
+        errors = [float((ours - one).abs().max() / one.abs().max()) for ours, one in grads]
+        results.put((rank, loss.item(), expected.item(), len(grads), max(errors)))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_insightface_loss_and_gradients_on_two_ranks_are_one_ranks():
+    """Two gloo ranks, 101 classes split 51 + 50: the model-parallel cross entropy gives the loss
+    of the same weights on one rank over both ranks' images, and the gradients too (the
+    classifier's shard on its rank; the backbone's, summed by DDP over the ranks), to float
+    precision."""
+    import torch.multiprocessing as mp
+
+    results = mp.get_context("spawn").SimpleQueue()
+    mp.spawn(_insightface_rank, args=(2, free_port(), results), nprocs=2, join=True)
+    outcome = sorted(results.get() for _ in range(2))
+    for rank, loss, expected, compared, error in outcome:
+        assert loss == pytest.approx(expected, rel=1e-6), rank
+        assert compared > 20 and error < 1e-5, (rank, compared, error)
+
+
+def _run(*flags: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    command = [sys.executable, "-m", "dlperf.workloads.torch_train", *flags]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_wide_deep_trains_through_the_cli():
+    run = _run("--model", "wide_deep", "--batch-size", "8", "--steps", "3", *TINY_WIDE_DEEP, *QUIET)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    steps = _lines(run.stdout, "step")
+    assert [s["step"] for s in steps] == ["1", "2", "3"]
+    assert all(math.isfinite(float(s["loss"])) for s in steps)
+    (counted,) = _lines(run.stdout, "flops")
+    assert float(counted["per_sample"]) == pytest.approx(float(counted["formula"]), rel=1e-5)
+
+
+def test_insightface_trains_on_two_ranks_through_the_cli(tmp_path: Path):
+    """The workload as the harness starts it: DDP on the backbone, the classifier split, every
+    rank in the FLOP count (its forward all-gathers)."""
+    command = [sys.executable, "-m", "dlperf.workloads.torch_train", "--model", "insightface"]
+    command += ["--batch-size", "4", "--steps", "3", *TINY_FACE, "--sample-rate", "0.5", *QUIET]
+    logs = run_ranks([*command, "--model-config", TINY_RESNET], tmp_path)
+    texts = [log.read_text() for log in logs]
+    losses = [[float(s["loss"]) for s in _lines(text, "step")] for text in texts]
+    assert len(losses[0]) == 3 and all(math.isfinite(x) for x in losses[0])
+    assert losses[0] == losses[1]  # every rank's loss is the mean over both ranks' images
+    assert len(_lines(texts[0], "flops")) == 1
+
+
+def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure():
+    """A billion-row vocabulary under --memory-limit-gb: the tables cannot be allocated, and the
+    harness reads the failure as out of memory."""
+    run = _run(
+        *["--model", "wide_deep", "--batch-size", "8", "--steps", "1", *QUIET],
+        *["--vocab-size", "1000000000", "--memory-limit-gb", "1.5"],
+    )
+    assert run.returncode != 0
+    assert get_adapter("pytorch").is_oom(run.stdout + run.stderr), run.stderr[-2000:]
