@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CORES ?= $(shell nproc)
 SNAKEMAKE := $(VENV)/bin/snakemake
 
-.PHONY: setup system run run-cross dry-run gpu-proof test lint bench clean
+.PHONY: setup system run run-cross run-special dry-run gpu-proof test lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -24,6 +24,10 @@ run: setup system
 
 run-cross: setup system  ## every installable framework side by side (each in its own environment)
 	$(SNAKEMAKE) --cores $(CORES) --config suite=config/cross-framework.yaml
+	@echo "reports: results/report/report.{en,zh}.{md,html}"
+
+run-special: setup system  ## DLPerf's special cases (W&D, InsightFace, GPT) at toy sizes on a CPU
+	$(SNAKEMAKE) --cores $(CORES) --config suite=config/special.yaml
 	@echo "reports: results/report/report.{en,zh}.{md,html}"
 
 dry-run: setup
