@@ -10,14 +10,15 @@ from dlperf.paths import (
     REPEAT_DECISION_PATTERN,
 )
 
-# --- batch_size: max (rules/maxbatch.smk) ---------------------------------------------------
+# --- batch_size: max, and an option swept with max (rules/maxbatch.smk) ---------------------
 
-MAX_CELL_RE = r"[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+\.(?:xla|noxla)\.bmax(?:-[a-z0-9_]+)?\.[0-9]+n[0-9]+g"
+from dlperf.matrix import CELL_ID_RE as MAX_CELL_RE
+from dlperf.maxbatch import search_params, searched
 
 
 def max_batch_search(wildcards):
     """The search result a run of a `max` cell trains with; nothing for other cells."""
-    if cell_spec(wildcards).cell.batch_size != "max":
+    if searched(cell_spec(wildcards)) is None:
         return []
     return [str(RESULTS.max_batch(wildcards.cell).result)]
 
@@ -35,10 +36,9 @@ def run_inputs(wildcards):
 
 
 def max_batch_params(wildcards):
-    """What the search depends on: what the cell's runs measure (their steps: the confirmation
-    runs as long), and the search settings."""
+    """What the search depends on (dlperf.maxbatch.search_params)."""
     measure = json.loads(measure_params(wildcards))
-    return json.dumps(measure | {"search": config["max_batch_search"]}, sort_keys=True)
+    return json.dumps(search_params(cell_spec(wildcards), measure, config), sort_keys=True)
 
 
 # --- adaptive repeats (rules/adaptive.smk) --------------------------------------------------

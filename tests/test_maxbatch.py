@@ -23,7 +23,7 @@ def memory(limit: int, other: dict[int, str] | None = None, whole_run: int | Non
 def test_doubles_until_oom_then_bisects_to_the_exact_largest():
     probe, tried = memory(72)
     result = search(probe, SearchSettings(start=1, ceiling=4096))
-    assert (result.status, result.batch_size) == ("ok", 72)
+    assert (result.status, result.value) == ("ok", 72)
     # 1..64 fit, 128 does not; then 96, 80 oom, 72 ok, 76, 74, 73 oom: 72 and 73 are 1 apart
     assert tried == [1, 2, 4, 8, 16, 32, 64, 128, 96, 80, 72, 76, 74, 73, ("confirm", 72)]
     statuses = ["ok"] * 7 + ["oom"] * 3 + ["ok"] + ["oom"] * 3 + ["ok"]
@@ -36,7 +36,7 @@ def test_granularity_stops_the_bisection_early():
     probe, tried = memory(75)
     result = search(probe, SearchSettings(start=16, ceiling=4096, granularity=8))
     assert tried == [16, 32, 64, 128, 96, 80, 72, ("confirm", 72)]  # 72 fits, 80 does not
-    assert result.batch_size == 72
+    assert result.value == 72
     assert result.detail == "72 fits, 80 runs out of memory (granularity 8)"
 
 
@@ -44,7 +44,7 @@ def test_every_probe_fitting_stops_at_the_ceiling():
     probe, tried = memory(10_000)
     result = search(probe, SearchSettings(start=16, ceiling=100))
     assert tried == [16, 32, 64, 100]  # nothing ran out of memory: nothing to confirm
-    assert (result.status, result.batch_size) == ("ok", 100)
+    assert (result.status, result.value) == ("ok", 100)
     assert "up to the ceiling" in result.detail
 
 
@@ -52,7 +52,7 @@ def test_the_first_probe_out_of_memory_makes_the_cell_oom():
     probe, tried = memory(4)
     result = search(probe, SearchSettings(start=8))
     assert tried == [8]
-    assert (result.status, result.batch_size) == ("oom", None)
+    assert (result.status, result.value) == ("oom", None)
     assert "batch size 8 (max_batch_search.start) already runs out of memory" in result.detail
 
 
@@ -60,7 +60,7 @@ def test_a_probe_that_fails_otherwise_ends_the_search_with_its_status():
     probe, tried = memory(72, other={96: "failed"})
     result = search(probe, SearchSettings(start=32))
     assert tried == [32, 64, 128, 96]
-    assert (result.status, result.batch_size) == ("failed", None)
+    assert (result.status, result.value) == ("failed", None)
     assert result.detail == (
         "the probe at batch size 96 ended failed: exit code 1; last line: boom"
     )
@@ -73,13 +73,13 @@ def test_a_confirmation_out_of_memory_steps_down_to_the_next_size_that_fit():
     probe, tried = memory(72, whole_run=40)
     result = search(probe, SearchSettings(start=16, granularity=8))
     assert tried == [16, 32, 64, 128, 96, 80, 72, ("confirm", 72), ("confirm", 64), ("confirm", 32)]
-    assert (result.status, result.batch_size) == ("ok", 32)
+    assert (result.status, result.value) == ("ok", 32)
     assert result.detail == "32 fits, 64 runs out of memory (granularity 8)"
     probe, tried = memory(72, whole_run=8)
     result = search(probe, SearchSettings(start=16, granularity=8))
     confirmations = [t for t in tried if isinstance(t, tuple)]
     assert confirmations == [("confirm", s) for s in (72, 64, 32, 16)]  # every size that fit
-    assert (result.status, result.batch_size) == ("oom", None)
+    assert (result.status, result.value) == ("oom", None)
     assert "no batch size from max_batch_search.start runs a whole run (16 oom)" in result.detail
 
 
@@ -91,5 +91,25 @@ def test_result_round_trips_and_a_missing_one_is_failed(tmp_path):
     path.write_text(json.dumps(result.to_dict()))
     assert load_result(path) == result
     missing = load_result(tmp_path / "none.json")
-    assert missing.status == "failed" and missing.batch_size is None
+    assert missing.status == "failed" and missing.value is None
     assert "none.json" in missing.detail
+
+
+def test_a_result_written_before_option_searches_reads_its_batch_size(tmp_path):
+    """Results folders measured before `value` replaced `batch_size` keep their searches."""
+    import json
+
+    old = {"status": "ok", "batch_size": 72, "detail": "72 fits", "probes": []}
+    old["probes"] = [{"batch_size": 64, "status": "ok", "full_length": True}]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(old))
+    assert load_result(path) == SearchResult("ok", 72, "72 fits", [Probe(64, "ok", "", "", True)])
+
+
+def test_an_option_search_names_its_option_and_its_settings():
+    probe, tried = memory(1000)
+    result = search(probe, SearchSettings(start=250, ceiling=4000, granularity=250), "num_classes")
+    assert (result.status, result.value) == ("ok", 1000)
+    assert tried[:3] == [250, 500, 1000]
+    starved = search(memory(10)[0], SearchSettings(start=250), "num_classes")
+    assert starved.detail == "num classes 250 (max_search.start) already runs out of memory"

@@ -63,26 +63,26 @@ def searched(tmp_path_factory) -> Path:
 
 def test_the_search_resolves_max_by_real_out_of_memory_probes(searched):
     result = json.loads((searched / f"results/maxbatch/{CELL}.json").read_text())
-    found = result["batch_size"]
+    found = result["value"]
     assert result["status"] == "ok"
     probes = [p for p in result["probes"] if not p["full_length"]]
     doubling = [11, 22, 44, 88, 176, 352]
-    assert [p["batch_size"] for p in probes[:6]] == doubling  # doubling from start
+    assert [p["value"] for p in probes[:6]] == doubling  # doubling from start
     assert [p["status"] for p in probes[:6]] == ["ok"] * 5 + ["oom"]
     assert probes[6:] == []  # 352 - 176 is within the granularity: nothing to bisect
-    ok = {p["batch_size"] for p in probes if p["status"] == "ok"}
-    oom = {p["batch_size"] for p in probes if p["status"] == "oom"}
+    ok = {p["value"] for p in probes if p["status"] == "ok"}
+    oom = {p["value"] for p in probes if p["status"] == "oom"}
     assert max(ok) < min(oom) <= max(ok) + 176
     # confirmed by a whole run: the largest that fit, or (should that one run out of memory over
     # a whole run) the next that fit below it
-    confirmations = [(p["batch_size"], p["status"]) for p in result["probes"] if p["full_length"]]
+    confirmations = [(p["value"], p["status"]) for p in result["probes"] if p["full_length"]]
     assert confirmations[-1] == (found, "ok") and found in ok
     assert all(status == "oom" and size > found for size, status in confirmations[:-1])
     assert confirmations[0][0] == max(ok)
     for probe in result["probes"]:  # each probe a real run, its status in its own manifest
         manifest = json.loads((searched / probe["manifest"]).read_text())
         assert manifest["status"] == probe["status"]
-        assert manifest["batch_size_resolved"] == probe["batch_size"]
+        assert manifest["batch_size_resolved"] == probe["value"]
         log = (searched / probe["manifest"]).with_name("rank0.log").read_text()
         if probe["status"] == "oom":
             assert "can't allocate memory" in log
@@ -92,7 +92,7 @@ def test_the_search_resolves_max_by_real_out_of_memory_probes(searched):
 
 
 def test_the_runs_train_at_the_size_found_and_the_tables_say_so(searched):
-    found = json.loads((searched / f"results/maxbatch/{CELL}.json").read_text())["batch_size"]
+    found = json.loads((searched / f"results/maxbatch/{CELL}.json").read_text())["value"]
     manifest = json.loads((searched / f"results/runs/{CELL}/r1/manifest.json").read_text())
     assert manifest["batch_size_resolved"] == found
     command = manifest["tasks"][0]["command"]

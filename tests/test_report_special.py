@@ -28,8 +28,23 @@ def _cell(framework, model, vocab, status, throughput, memory, batch=16384, layo
     }
 
 
+def _largest(framework, layout, status, found):
+    cell = Cell(framework, "insightface", "amp", False, 64, Layout(*layout), "num_classes_max")
+    return cell.key() | {
+        "setting": json.dumps({"num_classes": found if status == "ok" else "max"}),
+        "batch_size_resolved": 64,
+        "status": status,
+        "throughput_median": 100.0 if status == "ok" else float("nan"),
+        "source": "measured",
+    }
+
+
 def _cells():
     rows = [
+        _largest("oneflow_face", (1, 1), "ok", 2000000),
+        _largest("insightface", (1, 1), "ok", 1800000),
+        _largest("oneflow_face", (1, 8), "ok", 13500000),
+        _largest("insightface", (1, 8), "oom", None),
         _cell("oneflow_wdl", "wide_deep", 3200000, "ok", 16384 / 0.0205, 1000.0),
         _cell("hugectr", "wide_deep", 3200000, "ok", 16384 / 0.0250, 1500.0),
         _cell("oneflow_wdl", "wide_deep", 6400000, "ok", 16384 / 0.0210, 1200.0),
@@ -65,8 +80,8 @@ def label(row):
     return row["framework"]
 
 
-def test_wide_deep_rows_are_vocabulary_sizes_with_latency_memory_oom_and_ratio():
-    wdl, gpt = special_tables(_cells(), label)
+def test_special_tables_wide_deep_largest_num_classes_and_gpt():
+    wdl, face, gpt = special_tables(_cells(), label)
     assert (wdl.model, wdl.layout, wdl.batch_size, wdl.columns) == (
         "wide_deep",
         "1n1g",
@@ -79,6 +94,15 @@ def test_wide_deep_rows_are_vocabulary_sizes_with_latency_memory_oom_and_ratio()
     assert first.ratio == "1.50"
     assert [v.status for v in wdl.rows[1].values] == ["ok", "oom"]
     assert wdl.rows[1].ratio == "n/a"  # one side ran out of memory: no ratio
+    assert (face.option, face.batch_size, face.columns) == (
+        "num_classes",
+        "64",
+        ("oneflow_face", "insightface"),
+    )
+    assert [(r.label, [(v.status, v.first) for v in r.values]) for r in face.rows] == [
+        ("1n1g", [("ok", "2,000,000"), ("ok", "1,800,000")]),
+        ("1n8g", [("ok", "13,500,000"), ("oom", "")]),
+    ]
     assert [r.label for r in gpt.rows] == ["1n1g, b8", "1n2g, b8"]
     assert [(v.first, v.second) for r in gpt.rows for v in r.values] == [
         ("1.23", "41.3"),
@@ -108,6 +132,7 @@ def test_the_special_sections_render_in_english_and_chinese(tmp_path):
     header = section[section.index("| Vocabulary") :].splitlines()[:2]
     assert header[1].count("---") == 6  # one table: no blank line between its header and rows
     assert "| 1n1g, b8 | 1.23 | 41.3 |" in section
+    assert "| 1n8g | 13,500,000 | OOM |" in section
     zh = (tmp_path / "out" / "report.zh.md").read_text()
     assert "## 特殊场景测试" in zh and "| 词表大小 |" in zh
     html = (tmp_path / "out" / "report.en.html").read_text()

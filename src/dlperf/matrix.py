@@ -133,6 +133,7 @@ class CellSpec:
     cell: Cell
     options: dict[str, Any]  # adapter-specific: model sizes, steps, image, flags
     swept: dict[str, Any] = dataclasses.field(default_factory=dict)  # this cell's sweep values
+    search: dict[str, Any] = dataclasses.field(default_factory=dict)  # the case's max_search
 
     @property
     def id(self) -> str:
@@ -178,5 +179,5 @@ def expand_case(case: dict[str, Any]) -> list[CellSpec]:
         options = dict(case.get("options", {}))
         options.update(case.get("precision_options", {}).get(precision, {}))
         options.update(point)
-        specs.append(CellSpec(cell, options, point))
+        specs.append(CellSpec(cell, options, point, case.get("max_search", {})))
     return specs

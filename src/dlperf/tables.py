@@ -41,6 +41,7 @@ CELL_COLUMNS = [
 ]
 RUN_COLUMNS = CELL_COLUMNS + [
     "batch_size_resolved",  # per device: the number, or what `max` was found to be
+    "options_resolved",  # JSON: what a swept option's `max` was found to be ("" if none)
     "repeat",
     "status",
     "status_detail",
@@ -137,6 +138,7 @@ def read_run(
         return RunRow(None, _unreadable_row(manifest_path, str(err)), [], None)
     row: dict[str, Any] = dict(record.cell) | {
         "batch_size_resolved": record.trained_batch_size,
+        "options_resolved": _setting(record.options_resolved),
         "repeat": record.repeat,
         "status": record.status,
         "status_detail": record.status_detail,
@@ -336,6 +338,7 @@ def cells_table(
             figures["batch_size_resolved"] = int(cell["batch_size"])
         rows.append(
             cell
+            | {"setting": _resolved_setting(cell.get("setting"), group)}
             | figures
             | {
                 "window": f"skip {window.warmup}, measure {window.measure}",
@@ -382,6 +385,16 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
 def planned_cells(specs: Iterable[CellSpec]) -> pd.DataFrame:
     rows = [spec.cell.key() | {"setting": _setting(spec.swept)} for spec in specs]
     return pd.DataFrame(rows).reindex(columns=[*CELL_COLUMNS, "setting"])
+
+
+def _resolved_setting(planned: Any, runs: pd.DataFrame) -> str:
+    """A cell's swept values with a `max` replaced by what its ok runs trained with (the value
+    its search found; it stays `max` while no run has trained)."""
+    if not isinstance(planned, str) or '"max"' not in planned:
+        return planned if isinstance(planned, str) else ""
+    ok = runs[runs["status"] == Status.OK] if "options_resolved" in runs else runs.iloc[0:0]
+    found = [json.loads(v) for v in ok.get("options_resolved", []) if isinstance(v, str) and v]
+    return _setting(json.loads(planned) | found[0]) if found else planned
 
 
 def _setting(swept: Mapping[str, Any]) -> str:

@@ -99,12 +99,22 @@ class Adapter(ABC):
         blocks += [
             (f"precision_options.{p}", o) for p, o in case.get("precision_options", {}).items()
         ]
+        searches = ["batch_size"] if "max" in case["batch_size"] else []
         for key, values in case.get("sweep", {}).items():
             if key in case.get("options", {}):
                 raise ConfigError(
                     f".sweep.{key}: also set in options; sweep it or set it, not both"
                 )
-            blocks += [("sweep", {key: value}) for value in values]
+            if "max" in values and key in self.options:
+                if self.option_schema(key).get("type") != "integer":
+                    raise ConfigError(
+                        f".sweep.{key}: max is the largest value of an integer option"
+                    )
+                searches.append(key)
+            checked = [v for v in values if v != "max" or key not in self.options]
+            blocks += [("sweep", {key: value}) for value in checked]
+        if len(searches) > 1:
+            raise ConfigError(f".sweep: one search per cell, not {' and '.join(searches)}")
         for where, options in blocks:
             for key, value in options.items():
                 if key not in self.options:

@@ -70,6 +70,7 @@ class RunRecord:
     backend: str = ""
     allocation: dict[str, Any] = field(default_factory=dict)
     batch_size_resolved: int | None = None  # what a `max` cell's search found
+    options_resolved: dict[str, Any] = field(default_factory=dict)  # a swept `max`'s: {option: n}
     job_id: str | None = None
     job_state: str = ""
     nodes: dict[str, Any] = field(default_factory=dict)  # node facts, per host#node
@@ -190,7 +191,8 @@ class RunRecord:
     @property
     def options(self) -> dict[str, Any]:
         """The adapter's options the run was launched with (defaults filled in)."""
-        return self.adapter_impl.resolved_options(self.measure.get("options", {}))
+        given = self.measure.get("options", {}) | self.options_resolved
+        return self.adapter_impl.resolved_options(given)
 
     @property
     def folder(self) -> Path:

@@ -265,16 +265,24 @@ def retract_figures(results: ResultPaths, cell_id: str, repeat: int) -> None:
 
 
 def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple[str, str] | None]:
-    """A `max` cell's spec at the batch size its search found (the find_max_batch rule's output);
-    else (status, reason) of the search that found none: the run is recorded with it, unrun."""
-    if spec.cell.batch_size != "max":
+    """A `max` cell's spec at the value its search found (the find_max_batch rule's output): its
+    batch size, or the option it sweeps with `max`; else (status, reason) of the search that
+    found none: the run is recorded with it, unrun."""
+    option = maxbatch.BATCH if spec.cell.batch_size == "max" else _max_option(spec)
+    if option is None:
         return spec, None
     path = MaxBatchPaths(spec.cell.id, Path(harness.results_root)).result
     found = maxbatch.load_result(path)
-    if found.batch_size is None:
+    if found.value is None:
         status = found.status if found.status in RUN_STATUSES else Status.FAILED
-        return spec, (status, f"batch_size max: {found.detail} (search: {path})")
-    return replace(spec, batch_size_resolved=found.batch_size), None
+        return spec, (status, f"{option} max: {found.detail} (search: {path})")
+    if option == maxbatch.BATCH:
+        return replace(spec, batch_size_resolved=found.value), None
+    return replace(spec, options=spec.options | {option: found.value}), None
+
+
+def _max_option(spec: RunSpec) -> str | None:
+    return next((k for k, v in spec.options.items() if v == "max"), None)
 
 
 def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str, Any] | None]:
@@ -342,6 +350,11 @@ def _run_record(
         cell=spec.cell.key(),
         repeat=spec.repeat,
         batch_size_resolved=_batch_size(spec),
+        options_resolved={
+            k: spec.options[k]
+            for k, v in measure.get("options", {}).items()
+            if v == "max" and spec.options.get(k) != "max"
+        },
         status=status,
         status_detail=detail,
         adapter=_adapter_summary(spec.adapter, spec.options),

@@ -2,6 +2,8 @@
 
 - Wide & Deep: per vocabulary size (the swept option), each framework's latency per iteration
   and memory per device, "OOM" where it ran out, and the memory ratio between the first two;
+- InsightFace: per layout, the largest num_classes each framework trains (the value a
+  `sweep: {num_classes: [max]}` search found), "OOM" where even the search's start ran out;
 - GPT: per configuration (layout, batch size, variant), each framework's achieved TFLOP/s per
   device and MFU.
 
@@ -12,6 +14,7 @@ devices) over the cell's median samples/s. Memory is the cell's median peak of i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +23,7 @@ import pandas as pd
 
 from dlperf.report import fmt
 from dlperf.status import Status
-from dlperf.vocabulary import PRECISION_NAMES
+from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
 ABSENT = "absent"
 
@@ -28,8 +31,8 @@ ABSENT = "absent"
 @dataclass(frozen=True)
 class Value:
     status: str  # the cell's status, or "absent"
-    first: str  # W&D: latency ms; GPT: achieved TFLOP/s per device
-    second: str  # W&D: memory MiB; GPT: MFU %
+    first: str  # W&D: latency ms; InsightFace: the largest value; GPT: achieved TFLOP/s
+    second: str  # W&D: memory MiB; InsightFace: ""; GPT: MFU %
 
 
 @dataclass(frozen=True)
@@ -41,12 +44,13 @@ class Row:
 
 @dataclass(frozen=True)
 class Table:
-    model: str  # wide_deep or gpt
+    model: str  # wide_deep, insightface or gpt
     precision: str  # its display name
-    layout: str  # W&D: the layout of the whole table; GPT: ""
-    batch_size: str  # W&D: per device; GPT: ""
+    layout: str  # W&D: the layout of the whole table; else ""
+    batch_size: str  # W&D and InsightFace: per device; GPT: ""
     columns: tuple[str, ...]  # framework labels
     rows: tuple[Row, ...]
+    option: str = ""  # InsightFace: the option searched
 
 
 def special_tables(cells: pd.DataFrame, label: Callable[[dict[str, Any]], str]) -> list[Table]:
@@ -55,9 +59,8 @@ def special_tables(cells: pd.DataFrame, label: Callable[[dict[str, Any]], str]) 
     if not len(cells):
         return []
     rows = [dict(r) | {"_column": label(dict(r))} for r in cells.to_dict("records")]
-    return _wide_deep([r for r in rows if r["model"] == "wide_deep"]) + _gpt(
-        [r for r in rows if r["model"] == "gpt"]
-    )
+    of = {model: [r for r in rows if r["model"] == model] for model in MODELS}
+    return _wide_deep(of["wide_deep"]) + _largest(of["insightface"]) + _gpt(of["gpt"])
 
 
 def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
@@ -106,6 +109,44 @@ def _memory_ratio(by_column: dict[str, dict[str, Any]], columns: tuple[str, ...]
     if not (first and second and first["status"] == second["status"] == Status.OK):
         return fmt.NA
     return fmt.speedup(_number(second.get("peak_mem_mib")) / _number(first.get("peak_mem_mib")))
+
+
+def _largest(rows: list[dict[str, Any]]) -> list[Table]:
+    """Cells whose variant searched an option (`<option>_max`): per layout, the value found."""
+    tables = []
+    searched = [r for r in rows if _searched(r)]
+    for key in sorted({(r["precision"], str(r["batch_size"]), _searched(r)) for r in searched}):
+        precision, batch_size, option = key
+        members = [
+            r for r in searched if (r["precision"], str(r["batch_size"]), _searched(r)) == key
+        ]
+        columns = tuple(dict.fromkeys(r["_column"] for r in members))
+        layouts = sorted({(int(r["devices"]), r["layout"]) for r in members})
+        table_rows = []
+        for _, layout in layouts:
+            at = {r["_column"]: r for r in members if r["layout"] == layout}
+            values = tuple(_largest_value(at.get(c), option) for c in columns)
+            table_rows.append(Row(layout, values))
+        name = PRECISION_NAMES.get(precision, precision)
+        tables.append(
+            Table("insightface", name, "", batch_size, columns, tuple(table_rows), option)
+        )
+    return tables
+
+
+def _searched(row: dict[str, Any]) -> str:
+    """The option a cell's search found the largest value of ('' for none)."""
+    found = re.search(r"(?:^|_)([a-z0-9_]+?)_max(?:_|$)", str(row["variant"]))
+    return found[1] if found else ""
+
+
+def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
+    if row is None:
+        return Value(ABSENT, "", "")
+    value = (json.loads(_setting(row)) if _setting(row) else {}).get(option)
+    if row["status"] != Status.OK or not isinstance(value, int):
+        return Value(str(row["status"]), "", "")
+    return Value(Status.OK, f"{value:,}", "")
 
 
 def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
