@@ -88,7 +88,7 @@ def test_the_search_resolves_max_by_real_out_of_memory_probes(searched):
             assert "can't allocate memory" in log
         else:
             steps = 3 if not probe["full_length"] else 1 + 2 + 2
-            assert log.count(f"samples={probe['batch_size']} ") == steps
+            assert log.count(f"samples={probe['value']} ") == steps
 
 
 def test_the_runs_train_at_the_size_found_and_the_tables_say_so(searched):
@@ -121,3 +121,53 @@ def test_the_search_is_cached_and_redone_only_when_the_cell_changes(searched, tm
 def test_a_suite_without_max_cells_plans_no_search(tmp_path):
     shutil.copy(ROOT / "tests/data/tiny.yaml", tmp_path / "config.yaml")
     assert "find_max_batch" not in planned_jobs(tmp_path, "--configfile", "config.yaml")
+
+
+# Wide & Deep's vocabulary, searched as an option (issue 17.2). Under a 2 GB address-space cap
+# with 8-wide embeddings and Adam, 4,000,000 rows train (1.1 GB peak RSS) and 8,000,000 do not
+# (measured); doubling from 1,000,000 meets both a factor 1.4 clear of the edge, and granularity
+# 4,000,000 leaves nothing to bisect.
+VOCAB_CELL = "pytorch.wide_deep.fp32.noxla.b64-vocab_size_max.1n1g"
+VOCAB_SUITE = SUITE | {
+    "cases": [
+        {
+            "framework": "pytorch",
+            "model": "wide_deep",
+            "batch_size": [64],
+            "layouts": ["1n1g"],
+            "options": {
+                "deep_embedding_vec_size": 8,
+                "hidden_units_num": 1,
+                "hidden_size": 16,
+                "threads": 1,
+                "memory_limit_gb": 2,
+            },
+            "sweep": {"vocab_size": ["max"]},
+            "max_search": {"start": 1000000, "ceiling": 64000000, "granularity": 4000000},
+        }
+    ],
+}
+
+
+def test_the_largest_value_of_an_option_is_found_by_real_oom_probes_and_trained_at(tmp_path):
+    write_config(tmp_path, VOCAB_SUITE)
+    snakemake(tmp_path, "--cores", "2", "--configfile", "config.yaml")
+    result = json.loads((tmp_path / f"results/maxbatch/{VOCAB_CELL}.json").read_text())
+    assert (result["status"], result["option"], result["value"]) == ("ok", "vocab_size", 4000000)
+    probes = [(p["value"], p["status"]) for p in result["probes"]]
+    assert probes == [
+        (1000000, "ok"),
+        (2000000, "ok"),
+        (4000000, "ok"),
+        (8000000, "oom"),
+        (4000000, "ok"),  # the confirmation, as long as the cell's runs
+    ]
+    probe = json.loads((tmp_path / result["probes"][3]["manifest"]).read_text())
+    assert probe["cell"]["cell_id"] == "pytorch.wide_deep.fp32.noxla.b64-vocab_size_8000000.1n1g"
+    manifest = json.loads((tmp_path / f"results/runs/{VOCAB_CELL}/r1/manifest.json").read_text())
+    assert manifest["options_resolved"] == {"vocab_size": 4000000}
+    command = manifest["tasks"][0]["command"]
+    assert command[command.index("--vocab-size") + 1] == "4000000"
+    cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
+    assert cells.loc[VOCAB_CELL, "status"] == "ok"
+    assert json.loads(cells.loc[VOCAB_CELL, "setting"]) == {"vocab_size": 4000000}
