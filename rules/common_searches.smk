@@ -38,7 +38,9 @@ def run_inputs(wildcards):
 def max_batch_params(wildcards):
     """What the search depends on (dlperf.maxbatch.search_params)."""
     measure = json.loads(measure_params(wildcards))
-    return json.dumps(search_params(cell_spec(wildcards), measure, config), sort_keys=True)
+    return json.dumps(
+        search_params(cell_spec(wildcards), measure, config), sort_keys=True
+    )
 
 
 # --- adaptive repeats (rules/adaptive.smk) --------------------------------------------------
