@@ -7,6 +7,7 @@ steps, and the layout (nodes, GPUs, node rank, master address or host list).
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
@@ -175,6 +176,18 @@ SPECS: dict[tuple[str, str], Spec] = {
         [("--fp16", None)],
         "oneflow_gpt",
     ),
+    ("oneflow_face", "insightface"): Spec(
+        lambda b, c: [("--train_batch_size", b * world(c))],
+        lambda c: [("--train_iter", c.steps), ("--train_unit", "batch")],
+        [("--use_fp16", "True")],
+        "oneflow_face",
+    ),
+    ("insightface", "insightface"): Spec(  # default.py's config, set by the run's runner
+        lambda b, c: [("config.batch_size", b)],
+        lambda c: [("config.max_update", c.steps), ("config.frequent", 1)],
+        [("config.fp16", True)],
+        "horovodrun",
+    ),
 }
 
 
@@ -247,14 +260,33 @@ def flatten(prefix: str, value: object) -> list[str]:
 
 
 def tokens(cmd: list[str]) -> list[str]:
-    """The command's arguments, with JSON they carry (TF2's params_override, HugeCTR's file) spread."""
+    """The command's arguments, with JSON they carry (TF2's params_override, HugeCTR's file) and
+    the values a runner sets on an upstream config module (InsightFace's) spread."""
     out = list(cmd)
     for i, arg in enumerate(cmd):
         if arg.startswith("--params_override="):
             out += flatten("", json.loads(arg.split("=", 1)[1]))
         if arg == "--train" and cmd[i + 1].endswith(".json"):
             out += flatten("", json.loads(Path(cmd[i + 1]).read_text()))
+        if arg.endswith(".py") and Path(arg).is_file():
+            out += [
+                f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
+                for k, v in runner_values(Path(arg)).items()
+            ]
     return out
+
+
+def runner_values(path: Path) -> dict[str, object]:
+    """What a runner written into the run folder sets: `SAMPLE_CONFIG = {...}` (keys as written)
+    or `CONFIG = {...}` (default.py's config: keys as `config.<key>`)."""
+    values: dict[str, object] = {}
+    for line in path.read_text().splitlines():
+        if line.startswith("SAMPLE_CONFIG = "):
+            values |= ast.literal_eval(line.split(" = ", 1)[1])
+        elif line.startswith("CONFIG = "):
+            config = ast.literal_eval(line.split(" = ", 1)[1])
+            values |= {f"config.{k}": v for k, v in config.items()}
+    return values
 
 
 def has(cmd: list[str], flag: str, value: object = None) -> bool:
@@ -304,6 +336,11 @@ def check_layout(kind: str, cmd: list[str], ctx: TaskContext) -> None:
             if n > 1
             else not any("--node-ips" in a for a in cmd)
         )
+    elif kind == "oneflow_face":
+        assert has(cmd, "--num_nodes", n) and has(cmd, "--device_num_per_node", g)
+        assert not any("--node_ips" in a for a in cmd)  # str2list cannot read addresses
+        nodes = runner_values(Path(cmd[1])).get("default.node_ips")
+        assert nodes == (HOSTS if n > 1 else None), nodes
     elif kind == "tf2_resnet":
         assert has(cmd, "runtime.num_gpus", g)
         if n > 1:
@@ -371,7 +408,8 @@ def test_option_values_stay_single_arguments(name: str, tmp_path: Path):
     assert cmd[0] not in ("sh", "bash", "/bin/sh", "/bin/bash")
     assert "--x=a b" in cmd
     if name != "hugectr":  # HugeCTR's data paths live in its JSON template
-        assert any(nasty in a for a in cmd)
+        # (InsightFace's in the runner's values, as a Python literal: tokens() reads them)
+        assert any(nasty in a for a in tokens(cmd))
 
 
 def test_max_batch_size_resolves_per_precision_and_xla(tmp_path: Path):
@@ -753,3 +791,204 @@ def test_builtin_pytorch_adapter_command_is_a_list_of_str(tmp_path: Path):
 def test_upstream_out_of_memory_messages(line: str):
     for name in UPSTREAM:
         assert get_adapter(name).is_oom(f"step 3\n{line}\n"), name
+
+
+# ------------------------------------------------------------- InsightFace runners, W&D sweep
+
+FAKE_SAMPLE_CONFIG = """\
+class Dict(dict):
+    __getattr__ = dict.__getitem__
+    __setattr__ = dict.__setitem__
+
+dataset = Dict(emore=Dict(num_classes=85744, dataset_dir="/data/x", train_data_part_num=16))
+default = Dict(node_ips=["192.168.1.13"], save_last_snapshot=True)
+"""
+FAKE_TRAIN = """\
+import json, sys
+from sample_config import dataset, default
+print(json.dumps({"argv": sys.argv[1:], "emore": dataset.emore, "default": default}))
+"""
+FAKE_DEFAULT = """\
+class Dict(dict):
+    __getattr__ = dict.__getitem__
+    __setattr__ = dict.__setitem__
+
+config = Dict(batch_size=64, fp16=False, frequent=20)
+
+def generate_config(loss, dataset, network):
+    config.num_classes = 85742  # what the dataset's branch sets, overridden by the runner
+    config.batch_size = 64
+    config.max_update = 180000
+"""
+FAKE_TRAIN_MEMORY = """\
+import json, sys
+import default
+import mxnet as mx
+default.generate_config("arcface", "emore", "r100")
+saved = mx.model.save_checkpoint("prefix", 0) is None
+print(json.dumps({"argv": sys.argv[1:], "config": default.config, "no_save": saved}))
+"""
+FAKE_MXNET = """\
+class model:
+    @staticmethod
+    def save_checkpoint(*args, **kwargs):
+        raise SystemExit("a checkpoint was saved")
+"""
+
+
+def run_runner(cmd: list[str]) -> dict:
+    runner = next(a for a in cmd if a.endswith(".py"))
+    args = cmd[cmd.index(runner) + 1 :]
+    out = subprocess.run(
+        [sys.executable, runner, *args], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_oneflow_face_runner_sets_sample_config_and_runs_the_script(
+    tmp_path: Path, slurm_nodes: None
+):
+    """The runner sets what DLPerf's sed set in sample_config.py, then runs the script itself
+    with the command's arguments (a stand-in checkout: the module names the real one has)."""
+    checkout = tmp_path / "oneflow_face"
+    checkout.mkdir()
+    (checkout / "sample_config.py").write_text(FAKE_SAMPLE_CONFIG)
+    (checkout / "insightface_train.py").write_text(FAKE_TRAIN)
+    face = get_adapter("oneflow_face")
+    options = {"source_root": str(checkout), "num_classes": 13500000, "data_part_num": 32}
+    ctx = context(face, "insightface", "2n8g", 0, "amp", False, tmp_path, options)
+    seen = run_runner(face.command(ctx))
+    assert seen["emore"] == {
+        "num_classes": 13500000,
+        "dataset_dir": "/data/x",  # no data_dir: synthetic input, the config's folder unused
+        "train_data_part_num": 32,
+    }
+    assert seen["default"] == {"node_ips": HOSTS, "save_last_snapshot": False}
+    argv = seen["argv"]
+    assert "--train_batch_size=1024" in argv and "--use_fp16=True" in argv
+    assert "--use_synthetic_data=True" in argv and "--model_parallel=True" in argv
+    assert "--partial_fc=True" in argv and "--sample_ratio=0.1" in argv
+    # one node, data given, the dataset's own number of classes
+    data = {"source_root": str(checkout), "data_dir": "/data/emore ofrecord"}
+    ctx = context(face, "insightface", "1n1g", 0, "fp32", False, tmp_path, data)
+    seen = run_runner(face.command(ctx))
+    assert seen["emore"]["num_classes"] == 85744
+    assert seen["emore"]["dataset_dir"] == "/data/emore ofrecord"
+    assert seen["default"]["node_ips"] == ["192.168.1.13"]
+    assert "--use_synthetic_data=False" in seen["argv"]
+
+
+def test_insightface_mxnet_runner_sets_default_config_after_generate_config(tmp_path: Path):
+    checkout = tmp_path / "insightface"
+    folder = checkout / "recognition/partial_fc/mxnet"
+    (folder / "mxnet").mkdir(parents=True)
+    (folder / "default.py").write_text(FAKE_DEFAULT)
+    (folder / "train_memory.py").write_text(FAKE_TRAIN_MEMORY)
+    (folder / "mxnet" / "__init__.py").write_text(FAKE_MXNET)  # stands in for MXNet
+    mx = get_adapter("insightface")
+    options = {"source_root": str(checkout), "num_classes": 1800000, "sample_ratio": 0.1}
+    ctx = context(mx, "insightface", "1n8g", 0, "amp", False, tmp_path, options)
+    cmd = mx.command(ctx)
+    assert cmd[0] == "env" and "MXNET_CPU_WORKER_NTHREADS=3" in cmd
+    assert "HOROVOD_CACHE_CAPACITY=0" in cmd and has(cmd, "-np", 8)
+    seen = run_runner(cmd)
+    assert seen["config"] == {
+        "batch_size": BSZ,
+        "fp16": True,
+        "frequent": 1,
+        "num_classes": 1800000,
+        "max_update": ctx.steps,
+        "sample_ratio": 0.1,
+        "debug": 1,  # synthetic input (DummyIter), as DLPerf searched num_classes
+    }
+    assert seen["no_save"] is True  # checkpoints are not written, as DLPerf commented them out
+    assert seen["argv"][:3] == ["--dataset=emore", "--network=r100", "--loss=arcface"]
+    data = {"source_root": str(checkout), "data_dir": "/data/faces_emore/"}
+    seen = run_runner(
+        mx.command(context(mx, "insightface", "1n1g", 0, "fp32", False, tmp_path, data))
+    )
+    assert seen["config"]["num_classes"] == 85742  # the dataset's own
+    assert seen["config"]["rec"] == "/data/faces_emore/train.rec"
+    assert seen["config"]["debug"] == 0 and seen["config"]["fp16"] is False
+
+
+@pytest.mark.parametrize("name", ["oneflow_face", "insightface"])
+def test_insightface_num_classes_sweeps_and_max(name: str):
+    adapter = get_adapter(name)
+    adapter.check_case(case(name, "insightface", sweep={"num_classes": [1000000, 2000000]}))
+    adapter.check_case(case(name, "insightface", precision=["amp"], sweep={"num_classes": ["max"]}))
+    with pytest.raises(ConfigError, match=r"^\.sweep\.num_classes"):
+        adapter.check_case(case(name, "insightface", sweep={"num_classes": ["many"]}))
+
+
+def test_hugectr_vocabulary_and_embedding_width_as_dlperf_set_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """gen_hugectr_conf_json.py's edits: the vocabulary in both embeddings (not divided by the
+    GPUs), the deep width in sparse_embedding1 and reshape1 (width x 26 deep slots)."""
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu[01-04]")
+    layers = [
+        {
+            "name": "data",
+            "sparse": [{"top": "wide_data", "slot_num": 1}, {"top": "deep_data", "slot_num": 26}],
+        },
+        {
+            "name": "sparse_embedding2",
+            "sparse_embedding_hparam": {
+                "max_vocabulary_size_per_gpu": 290350,
+                "embedding_vec_size": 1,
+            },
+        },
+        {
+            "name": "sparse_embedding1",
+            "sparse_embedding_hparam": {
+                "max_vocabulary_size_per_gpu": 828103,
+                "embedding_vec_size": 16,
+            },
+        },
+        {"name": "reshape1", "leading_dim": 416},
+    ]
+    template = tmp_path / "wdl_7x1024.json"
+    template.write_text(json.dumps({"solver": {}, "layers": layers}))
+    hugectr = get_adapter("hugectr")
+    options = {
+        "config_template": str(template),
+        "vocab_size": 25600000,
+        "deep_embedding_vec_size": 32,
+    }
+    ctx = context(hugectr, "wide_deep", "4n8g", 0, "fp32", False, tmp_path, options, bsz=512)
+    cmd = hugectr.command(ctx)
+    conf = json.loads(Path(cmd[cmd.index("--train") + 1]).read_text())
+    by_name = {layer["name"]: layer for layer in conf["layers"]}
+    assert conf["solver"]["batchsize"] == 16384  # 512 per GPU x 32: DLPerf's total 16384
+    for name in ("sparse_embedding1", "sparse_embedding2"):
+        assert by_name[name]["sparse_embedding_hparam"]["max_vocabulary_size_per_gpu"] == 25600000
+    assert by_name["sparse_embedding1"]["sparse_embedding_hparam"]["embedding_vec_size"] == 32
+    assert by_name["sparse_embedding2"]["sparse_embedding_hparam"]["embedding_vec_size"] == 1
+    assert by_name["reshape1"]["leading_dim"] == 32 * 26
+    # 0 (the default) leaves the template alone and stays out of the resolved options
+    assert "vocab_size" not in hugectr.resolved_options({})
+    plain = context(
+        hugectr,
+        "wide_deep",
+        "1n1g",
+        0,
+        "fp32",
+        False,
+        tmp_path,
+        {"config_template": str(template)},
+        bsz=16384,
+    )
+    cmd = hugectr.command(plain)
+    assert json.loads(Path(cmd[cmd.index("--train") + 1]).read_text())["layers"] == layers
+    hugectr.check_case(case("hugectr", "wide_deep", sweep={"vocab_size": [3200000, 6400000]}))
+    with pytest.raises(ConfigError, match=r"^\.options\.vocab_size: HugeCTR release current"):
+        hugectr.check_case(
+            case(
+                "hugectr",
+                "wide_deep",
+                options={"release": "current"},
+                sweep={"vocab_size": [3200000]},
+            )
+        )

@@ -91,7 +91,7 @@ def test_special_tables_wide_deep_largest_num_classes_and_gpt():
     assert [r.label for r in wdl.rows] == ["vocab_size=3,200,000", "vocab_size=6,400,000"]
     first = wdl.rows[0]
     assert [(v.first, v.second) for v in first.values] == [("20.5", "1000"), ("25.0", "1500")]
-    assert first.ratio == "1.50"
+    assert first.ratio == "0.67"  # OneFlow's memory over HugeCTR's, as DLPerf prints it
     assert [v.status for v in wdl.rows[1].values] == ["ok", "oom"]
     assert wdl.rows[1].ratio == "n/a"  # one side ran out of memory: no ratio
     assert (face.option, face.batch_size, face.columns) == (
@@ -126,14 +126,25 @@ def test_the_special_sections_render_in_english_and_chinese(tmp_path):
     section = en[en.index("## Special cases") :]
     lines = [line for line in section.splitlines() if line.startswith("| vocab_size=")]
     assert lines == [
-        "| vocab_size=3,200,000 | 20.5 | 1000 | 25.0 | 1500 | 1.50 |",
+        "| vocab_size=3,200,000 | 20.5 | 1000 | 25.0 | 1500 | 0.67 |",
         "| vocab_size=6,400,000 | 21.0 | 1200 | OOM | OOM | n/a |",
     ]
     header = section[section.index("| Vocabulary") :].splitlines()[:2]
     assert header[1].count("---") == 6  # one table: no blank line between its header and rows
-    assert "| 1n1g, b8 | 1.23 | 41.3 |" in section
+    assert "| 1n1g, b8 | 10.00 | 1.23 | 41.3 |" in section
     assert "| 1n8g | 13,500,000 | OOM |" in section
     zh = (tmp_path / "out" / "report.zh.md").read_text()
     assert "## 特殊场景测试" in zh and "| 词表大小 |" in zh
     html = (tmp_path / "out" / "report.en.html").read_text()
     assert '<section id="special">' in html and '<td class="num">20.5</td>' in html
+
+
+def test_a_published_latency_is_shown_as_printed_not_recomputed():
+    cells = _cells()
+    published = (
+        cells["cell_id"] == "oneflow_wdl.wide_deep.fp32.noxla.b16384-vocab_size_3200000.1n1g"
+    )
+    cells.loc[published, "latency_ms"] = 56.601
+    cells.loc[published, "throughput_median"] = float("nan")
+    (wdl, *_) = special_tables(cells, label)
+    assert wdl.rows[0].values[0].first == "56.6"

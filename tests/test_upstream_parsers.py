@@ -587,6 +587,41 @@ CASES = [
         (r"\(ms\): \S+", "(ms): nan"),
         r"\(ms\): \d",
     ),
+    # Real lines: Oneflow-Inc/oneflow_face README.md at 09d1d8f (2021-01-08), the R100 model
+    # parallel + partial FC run (8 GPUs x 64, train_batch_size 512), verbatim from `train: iter
+    # 159996` to the validation lines after it; callback_util.py's TrainMetric prints the same
+    # line at DLPerf's commit 1705ae5. Iterations 159997..159999 at the printed job-wide rates.
+    Case(
+        "oneflow_face",
+        ("1n8g_r100_b64_fp32_1.log",),
+        RunFacts(64, 8, 1),
+        Window(1, 3),
+        Method.PRINTED_RATES,
+        4,
+        (-1,),
+        3 * 512 / (512 / 1263.307 + 512 / 1286.902 + 512 / 1269.964),
+        1536,
+        (r"throughput: \S+", "throughput: nan"),
+        r"loss \d",
+    ),
+    # Real lines: Oneflow-Inc/DLPerf pull request #106, the 8-GPU partial FC log that anxiangsir
+    # (its author) posted on 2021-01-08 (config.frequent 20; the 13th line, cut off in the
+    # comment, left out). Window = updates 481..680: records Iter:480..660, timed from Iter:460's
+    # asctime 19:22:59,208 to Iter:660's 19:24:00,984 = 61.776 s; 200 x 64 x 8 GPUs samples
+    # (the printed Total rates, ~1657, agree with 64 per GPU).
+    Case(
+        "insightface_partial_fc",
+        ("1n8g_r100_b64_pr106.log",),
+        RunFacts(64, 8, 1),
+        Window(20, 200),
+        Method.TIMESTAMPS,
+        12,
+        (-1,),
+        200 * 64 * 8 / 61.776,
+        102400,
+        (r"Total:\S+", "Total:nan"),
+        r"Total:\d",
+    ),
 ]
 BY_NAME = {case.name: case for case in CASES}
 ids = [case.name for case in CASES]
@@ -594,7 +629,7 @@ ids = [case.name for case in CASES]
 
 def test_parsers_registry_names_every_source():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 32
+    assert len(PARSERS) == 34
     for name, parser in PARSERS.items():
         assert parser.__name__ == f"parse_{name}"
 

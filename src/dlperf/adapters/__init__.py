@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dlperf.adapters.base import Adapter, Launcher, ModelSource, TaskContext
+from dlperf.adapters.insightface import InsightFaceMXNet, OneFlowFace
 from dlperf.adapters.jax_builtin import JaxBuiltin
 from dlperf.adapters.mindspore_builtin import MindSporeBuiltin
 from dlperf.adapters.mxnet_builtin import MXNetBuiltin
@@ -43,6 +44,8 @@ REGISTRY: dict[str, type[Adapter]] = {
         OneFlowWDL,
         Megatron,
         OneFlowGPT,
+        OneFlowFace,
+        InsightFaceMXNet,
     )
 }
 

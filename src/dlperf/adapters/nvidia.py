@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.oneflow import gpt_args
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 
 DLE = "NVIDIA/DeepLearningExamples"
@@ -731,6 +732,12 @@ class HugeCTR(UpstreamAdapter):
         binary="huge_ctr",
         config_template="",  # the W&D JSON (layers, data paths); required
         loss_scale=1024,  # solver.mixed_precision for amp (release current: CreateSolver's scaler)
+        # DLPerf's vocabulary sweep (HugeCTR/scripts/gen_hugectr_conf_json.py): both embeddings'
+        # max_vocabulary_size_per_gpu; 0 = the template's. Release dlperf_v1 only.
+        vocab_size=0,
+        # the deep embedding's embedding_vec_size (and reshape1's leading_dim); 0 = the
+        # template's. Release dlperf_v1 only.
+        deep_embedding_vec_size=0,
     )
     releases: ClassVar[dict[str, Release]] = {
         # The Python API's W&D sample, samples/wdl/wdl_8gpu.py: one process drives a node's GPUs
@@ -754,6 +761,28 @@ class HugeCTR(UpstreamAdapter):
             "src/pybind/model.cpp, core23/logger.cpp)",
         ),
     }
+
+    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """As every upstream adapter's, less vocab_size and deep_embedding_vec_size at 0 (the
+        template's): cells that do not set them measure (and stay fresh) as before they existed."""
+        resolved = super().resolved_options(options)
+        for key in JSON_ONLY_OPTIONS:
+            if not resolved.get(key):
+                resolved.pop(key, None)
+        return resolved
+
+    def check_case(self, case: dict[str, Any]) -> None:
+        super().check_case(case)
+        blocks = [case.get("options", {}), *case.get("precision_options", {}).values()]
+        for options in blocks:
+            if self.release_name(options) != "current":
+                continue
+            for key in JSON_ONLY_OPTIONS:
+                if options.get(key) or key in case.get("sweep", {}):
+                    raise ConfigError(
+                        f".options.{key}: HugeCTR release current takes its vocabulary and "
+                        "embedding sizes from its script, not from this option (dlperf_v1 only)"
+                    )
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if self.release_name(options) == "current":
@@ -837,9 +866,53 @@ class HugeCTR(UpstreamAdapter):
             solver["mixed_precision"] = int(o["loss_scale"])
         else:
             solver.pop("mixed_precision", None)
+        set_embedding_sizes(
+            conf, int(o.get("vocab_size", 0)), int(o.get("deep_embedding_vec_size", 0))
+        )
         path = Path(ctx.run_dir) / f"hugectr_{ctx.cell.id}.json"
         path.write_text(json.dumps(conf, indent=2))
         return path
+
+
+JSON_ONLY_OPTIONS = ("vocab_size", "deep_embedding_vec_size")
+
+
+def set_embedding_sizes(conf: dict[str, Any], vocab_size: int, vec_size: int) -> None:
+    """DLPerf's vocabulary and embedding-width settings in a HugeCTR v2.2 W&D JSON, as its
+    HugeCTR/scripts/gen_hugectr_conf_json.py wrote them: the vocabulary (the sweep's value, not
+    divided by the GPUs) in both embeddings' max_vocabulary_size_per_gpu (`sparse_embedding2`:
+    wide, `sparse_embedding1`: deep); the width in the deep embedding's embedding_vec_size and in
+    `reshape1`'s leading_dim (width x the deep slots: the data layer's `deep_data` slot_num, 26 in
+    DLPerf's template). 0 leaves the template's value."""
+    if not vocab_size and not vec_size:
+        return
+    layers = {layer.get("name"): layer for layer in conf.get("layers", [])}
+
+    def layer(name: str) -> dict[str, Any]:
+        if name not in layers:
+            raise ConfigError(
+                f".options.config_template: no layer {name!r} in the HugeCTR JSON (the vocabulary "
+                "and embedding options follow DLPerf's wdl_7x1024.json layer names)"
+            )
+        return layers[name]
+
+    if vocab_size:
+        for name in ("sparse_embedding2", "sparse_embedding1"):
+            hparam = layer(name).setdefault("sparse_embedding_hparam", {})
+            hparam["max_vocabulary_size_per_gpu"] = vocab_size
+    if vec_size:
+        layer("sparse_embedding1").setdefault("sparse_embedding_hparam", {})[
+            "embedding_vec_size"
+        ] = vec_size
+        slots = next(
+            (
+                int(sparse.get("slot_num", 26))
+                for sparse in layers.get("data", {}).get("sparse", [])
+                if sparse.get("top") == "deep_data"
+            ),
+            26,
+        )
+        layer("reshape1")["leading_dim"] = vec_size * slots
 
 
 # Release current's runner (HugeCTR.write_script): the upstream script with the cell's edits.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,7 @@ OPTIONAL_CELL_COLUMNS = [
     "outlier_runs",
     "flags",
     "note",  # a published table's remark on the cell (w/XLA, W/O clip, bsz=96)
+    "latency_ms",  # a published latency per iteration, where the source prints no throughput
 ]
 OPTIONAL_RUN_COLUMNS = ["outlier", "outlier_detail", "peak_mem_mib", "mfu_pct"]
 REPORT_CELL_COLUMNS = CELL_TABLE_COLUMNS + [
@@ -60,6 +62,7 @@ _TEXT_COLUMNS = (
     "flags",
     "note",
     "outlier_detail",
+    "setting",
 )
 
 
@@ -134,21 +137,45 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
             f"{where}: {path} has no cell_id column; is it a dlperf cells or runs table?"
         )
     frame = _fill_dimensions(frame, str(path))
+    if "setting" in frame.columns:
+        frame["setting"] = [
+            _json_setting(value, f"{path}:{number}")
+            for number, value in enumerate(frame["setting"], start=2)
+        ]
     if "throughput_median" not in frame.columns:
-        if "throughput_samples_per_s" not in frame.columns or "status" not in frame.columns:
+        if "latency_ms" in frame.columns:  # a published latency, no throughput
+            frame["throughput_median"] = float("nan")
+        elif "throughput_samples_per_s" not in frame.columns or "status" not in frame.columns:
             raise ConfigError(
-                f"{where}: {path} has neither throughput_median (cells table) nor "
+                f"{where}: {path} has neither throughput_median nor latency_ms (cells table) nor "
                 "throughput_samples_per_s and status (runs table)"
             )
-        frame = cells_from_runs(frame)
+        else:
+            frame = cells_from_runs(frame)
     if "status" not in frame.columns:
-        medians = frame["throughput_median"]
-        frame["status"] = ["ok" if fmt.is_number(v) else "missing" for v in medians]
+        figures = frame["throughput_median"]
+        if "latency_ms" in frame.columns:
+            figures = figures.where(figures.map(fmt.is_number), frame["latency_ms"])
+        frame["status"] = ["ok" if fmt.is_number(v) else "missing" for v in figures]
     if "note" in frame.columns and "batch_size_resolved" not in frame.columns:
         frame["batch_size_resolved"] = [_noted_batch(n) for n in frame["note"]]
     frame["source"] = name
     log.info("baseline %r: %d cells from %s", name, len(frame), path)
     return with_speedup(frame)
+
+
+def _json_setting(value: Any, where: str) -> str:
+    """A baseline's `setting` (the swept option values of its cell) as the cells table writes it:
+    a JSON object, keys sorted; empty for none."""
+    if not isinstance(value, str) or not value.strip():
+        return ""
+    try:
+        setting = json.loads(value)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{where}: setting {value!r} is not JSON ({err.msg})") from None
+    if not isinstance(setting, dict):
+        raise ConfigError(f"{where}: setting {value!r} is not a JSON object (option: value)")
+    return json.dumps(setting, sort_keys=True)
 
 
 def _noted_batch(note: str) -> float:

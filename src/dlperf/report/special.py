@@ -1,14 +1,16 @@
 """DLPerf's special cases in the form its README published them, from the cells table:
 
 - Wide & Deep: per vocabulary size (the swept option), each framework's latency per iteration
-  and memory per device, "OOM" where it ran out, and the memory ratio between the first two;
+  and memory per device, "OOM" where it ran out, and the memory ratio of the first two (DLPerf's
+  OneFlow over HugeCTR);
 - InsightFace: per layout, the largest num_classes each framework trains (the value a
   `sweep: {num_classes: [max]}` search found), "OOM" where even the search's start ran out;
-- GPT: per configuration (layout, batch size, variant), each framework's achieved TFLOP/s per
-  device and MFU.
+- GPT: per configuration (layout, batch size, variant), each framework's sequences/s, achieved
+  TFLOP/s per device and MFU.
 
-Latency per iteration is the window's mean: the job's samples per iteration (batch per device x
-devices) over the cell's median samples/s. Memory is the cell's median peak of its largest rank
+Latency per iteration is a published table's own figure (column latency_ms), or the measured
+window's mean: the job's samples per iteration (batch per device x devices) over the cell's median
+samples/s. Memory is the cell's median peak of its largest rank
 (the allocator's peak on a GPU, peak RSS on a CPU)."""
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ class Value:
     status: str  # the cell's status, or "absent"
     first: str  # W&D: latency ms; InsightFace: the largest value; GPT: achieved TFLOP/s
     second: str  # W&D: memory MiB; InsightFace: ""; GPT: MFU %
+    third: str = ""  # GPT: sequences/s (what a published table without TFLOP/s prints)
 
 
 @dataclass(frozen=True)
 class Row:
     label: str  # W&D: the swept values (vocab_size=3200000); GPT: layout, batch, variant
     values: tuple[Value, ...]  # one per column
-    ratio: str = ""  # W&D: memory of the second column over the first's (n/a without both)
+    ratio: str = ""  # W&D: memory of the first column over the second's (n/a without both)
 
 
 @dataclass(frozen=True)
@@ -96,19 +99,22 @@ def _wide_deep_value(row: dict[str, Any] | None) -> Value:
         return Value(ABSENT, "", "")
     if row["status"] != Status.OK:
         return Value(str(row["status"]), "", "")
-    samples_per_iteration = _number(row.get("batch_size_resolved")) * _number(row["devices"])
-    latency_ms = 1000 * samples_per_iteration / _number(row["throughput_median"])
+    latency_ms = _number(row.get("latency_ms"))  # as a published table prints it
+    if latency_ms != latency_ms:  # nan: measured, from the window's throughput
+        samples_per_iteration = _number(row.get("batch_size_resolved")) * _number(row["devices"])
+        latency_ms = 1000 * samples_per_iteration / _number(row["throughput_median"])
     return Value(Status.OK, fmt.milliseconds(latency_ms), fmt.integer(row.get("peak_mem_mib")))
 
 
 def _memory_ratio(by_column: dict[str, dict[str, Any]], columns: tuple[str, ...]) -> str:
-    """The second column's memory over the first's, as DLPerf's table compares two frameworks."""
+    """The first column's memory over the second's, as DLPerf's table compares OneFlow's with
+    HugeCTR's."""
     if len(columns) < 2:
         return ""
     first, second = (by_column.get(c) for c in columns[:2])
     if not (first and second and first["status"] == second["status"] == Status.OK):
         return fmt.NA
-    return fmt.speedup(_number(second.get("peak_mem_mib")) / _number(first.get("peak_mem_mib")))
+    return fmt.speedup(_number(first.get("peak_mem_mib")) / _number(second.get("peak_mem_mib")))
 
 
 def _largest(rows: list[dict[str, Any]]) -> list[Table]:
@@ -185,6 +191,7 @@ def _gpt_value(row: dict[str, Any] | None) -> Value:
         Status.OK,
         fmt.throughput(row.get("achieved_tflops")),
         f"{_number(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
+        fmt.throughput(row.get("throughput_median")),
     )
 
 

@@ -13,6 +13,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
   previous line
 - oneflow_wdl_current: step times (`latency(ms)` x iterations); J (rank 0 prints), the iterations
   since the previous line
+- oneflow_face: printed rates (the job's samples/s since the previous line); J, the iterations
+  since the previous line
 - libai: step times (the advance of the running mean s/iter x the timed iterations); J (rank 0
   prints), the iterations since the previous line
 - dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
@@ -23,6 +25,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - dle_mxnet_rn50_current: timestamps (dllogger `Epoch: e Iteration: i`, i 0-based); J
 - gluoncv_rn50: printed job-wide rates (asctime stamps if every line has one); J, log_interval
 - gluonnlp_bert: step times (latency x steps); R, log_interval steps
+- insightface_partial_fc: timestamps (asctime after the `rank-id:r:` prefix); J (rank 0 logs),
+  the updates since the previous line
 - paddle_cv: timestamps (asctime prefix), else step times (elapse); R, the printed batch(es)
 - paddle_nlp_bert: printed rates (steps/s / trainers x global batch); J, skip_steps steps
 - paddleclas: step times (batch_cost, the mean since the previous line); R, the iterations since
@@ -76,12 +80,14 @@ from dlperf.parse.upstream.mxnet import (
     parse_dle_mxnet_rn50,
     parse_gluoncv_rn50,
     parse_gluonnlp_bert,
+    parse_insightface_partial_fc,
 )
 from dlperf.parse.upstream.oneflow import (
     parse_libai,
     parse_oneflow_bert,
     parse_oneflow_cnn,
     parse_oneflow_cnn_current,
+    parse_oneflow_face,
     parse_oneflow_wdl,
     parse_oneflow_wdl_current,
 )
@@ -102,6 +108,7 @@ PARSERS: dict[str, Parser] = {
     "oneflow_wdl_current": parse_oneflow_wdl_current,
     "oneflow_cnn_current": parse_oneflow_cnn_current,
     "libai": parse_libai,
+    "oneflow_face": parse_oneflow_face,
     "dle_pytorch_rn50": parse_dle_pytorch_rn50,
     "dle_pytorch_bert": parse_dle_pytorch_bert,
     "dle_tf1_rn50": parse_dle_tf1_rn50,
@@ -113,6 +120,7 @@ PARSERS: dict[str, Parser] = {
     "dle_mxnet_rn50_current": parse_dle_mxnet_rn50_current,
     "gluoncv_rn50": parse_gluoncv_rn50,
     "gluonnlp_bert": parse_gluonnlp_bert,
+    "insightface_partial_fc": parse_insightface_partial_fc,
     "paddle_cv": parse_paddle_cv,
     "paddle_nlp_bert": parse_paddle_nlp_bert,
     "paddleclas": parse_paddleclas,

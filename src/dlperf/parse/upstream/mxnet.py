@@ -1,4 +1,5 @@
-"""MXNet sources: NVIDIA DLE MXNet RN50, gluon-cv RN50 v1b (Horovod script), gluon-nlp BERT."""
+"""MXNet sources: NVIDIA DLE MXNet RN50, gluon-cv RN50 v1b (Horovod script), gluon-nlp BERT and
+deepinsight/insightface's partial FC (recognition/partial_fc/mxnet)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dlperf.parse.upstream._common import (
     global_result,
     match,
     per_rank_result,
+    stamp_of,
     stamps_or,
 )
 
@@ -25,6 +27,15 @@ GLUONCV_CLAIM = re.compile(r"^Epoch\[\d+\] Batch\[\d+\](?!\s*Loss\[)")
 GLUONCV = re.compile(rf"^Epoch\[(\d+)\] Batch\[(\d+)\]\s+Speed: ({NUM}) samples/sec")
 GLUONNLP_CLAIM = re.compile(r"^\[step \d")
 GLUONNLP = re.compile(rf"^\[step (\d+)\].*\blatency=({NUM}) ?ms/batch")
+# insightface partial_fc/mxnet: train_memory.py's logger formats "rank-id:<rank>:%(asctime)s-
+# %(message)s"; callbacks.py CallBackLogging logs on rank 0 every config.frequent updates
+# "Iter:%d Rank:%.2f it/sec Total:%.2f it/sec %s" (the rank's and the job's samples per second
+# since the previous line, then `[epoch][loss]:<mean>`).
+PARTIAL_FC_CLAIM = re.compile(r"^rank-id:\d+:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}-Iter:\d")
+PARTIAL_FC = re.compile(
+    r"^rank-id:\d+:(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})-Iter:(\d+)"
+    rf" Rank:({NUM}) it/sec Total:({NUM}) it/sec"
+)
 
 
 def parse_dle_mxnet_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
@@ -77,3 +88,29 @@ def parse_gluonnlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
 
     rows = collect(logs, GLUONNLP_CLAIM, read, notes)
     return per_rank_result(logs, rows, facts, Method.STEP_TIMES, notes, "gluon-nlp `[step i]`")
+
+
+def parse_insightface_partial_fc(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`rank-id:0:<asctime>-Iter:i Rank:r it/sec Total:t it/sec [e][loss]:l` every
+    config.frequent updates (DLPerf: every update), logged by rank 0 only. i counts the updates
+    done (from 1; the first update only starts the clock, so the first line is at frequent + 1
+    or frequent); r and t are samples per second (despite `it/sec`): the rank's and the job's.
+    Timed by the line's own asctime (milliseconds), which follows the `nd.waitall()` before the
+    rates are computed; the printed rates are read and checked, not used. A record covers the
+    updates since the previous line."""
+    notes = [
+        "timed by the logging prefix's asctime after `rank-id:<r>:`; `Total: ... it/sec` (the "
+        "job's samples per second) ignored"
+    ]
+
+    def read(line: Line) -> Row:
+        m = match(PARTIAL_FC, line, "`rank-id:r:<asctime>-Iter:i Rank:<r> it/sec Total:<t> it/sec`")
+        step, total = int(m[2]), float(m[4])
+        if total <= 0:
+            raise Unreadable(f"Total {m[4]}")
+        return Row(line, step, counter=step, key=step, time_s=stamp_of(m[1]), rate=total)
+
+    rows = collect(logs, PARTIAL_FC_CLAIM, read, notes)
+    return global_result(
+        logs, rows, facts, Method.TIMESTAMPS, notes, "insightface partial_fc `Iter:`"
+    )

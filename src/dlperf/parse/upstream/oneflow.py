@@ -1,5 +1,5 @@
 """OneFlow-Benchmark sources: cnns (ResNet50), BERT and Wide & Deep; Oneflow-Inc/models' Wide & Deep
-and ResNet-50.
+and ResNet-50; oneflow_face (InsightFace).
 
 The OneFlow-Benchmark three end each progress line with `time.time()`, speak for the whole job, and
 print their arguments as `key = value` header lines; the header's batch size and layout win over the
@@ -68,6 +68,12 @@ LIBAI_HAS_TIME = re.compile(r"(?<!\w)time:")
 LIBAI_TIME = re.compile(rf"(?<!\w)time: ({NUM}) s/iter(?:\s|$)")
 LIBAI_UNTIMED = 2  # hooks.IterationTimer(warmup_iter=3) times iterations 3.. (1-based)
 CNN_CURRENT_EVAL = re.compile(r"^\[rank:\d+\] \[eval\], ")
+# oneflow_face (DLPerf's InsightFace) callback_util.py TrainMetric: `{desc}: iter {step}, loss
+# {loss}, throughput: {:.3f}` every loss_print_frequency iterations; step is 0-based and the
+# throughput is the job's samples (train_batch_size, the global batch) per second since the
+# previous line.
+FACE_CLAIM = re.compile(r"^train: iter \d")
+FACE = re.compile(rf"^train: iter (\d+), loss \S+, throughput: ({NUM})$")
 CNN_CURRENT = re.compile(
     r"^\[rank:(\d+)\] \[train\], epoch: (\d+)/\d+, iter: (\d+)/\d+, loss: \S+,(?: lr: \S+,)?"
     rf" top1: \S+, throughput: ({NUM})(?:, timestamp: {NUM})?"
@@ -295,4 +301,30 @@ def parse_libai(logs: list[Path], facts: RunFacts) -> ParseResult:
     rows = collect(logs, LIBAI_CLAIM, read, notes)
     return global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "LiBai `iteration: i/n`", finish=timed
+    )
+
+
+def parse_oneflow_face(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """oneflow_face's `train: iter i, loss l, throughput: t` every loss_print_frequency iterations
+    (DLPerf: every iteration). i is 0-based (i + 1 iterations done); t is the job-wide samples
+    per second since the previous line (TrainMetric: loss_print_frequency x train_batch_size,
+    the global batch, over the StopWatch split between two callbacks), used as printed
+    (harmonic: time = samples / rate), never multiplied by the ranks. The first line's span
+    starts when the metric was created, before the job was compiled: the window's warm-up skips
+    it. Validation and other lines between them are skipped."""
+    notes = [
+        "timed by the printed job-wide `throughput` (samples since the previous line over their "
+        "time); the first line's span includes the job's compilation"
+    ]
+
+    def read(line: Line) -> Row:
+        m = match(FACE, line, "`train: iter i, loss <l>, throughput: <t>`")
+        step, rate = int(m[1]), float(m[2])
+        if rate <= 0:
+            raise Unreadable(f"throughput {m[2]}")
+        return Row(line, step, counter=step + 1, key=step, rate=rate)
+
+    rows = collect(logs, FACE_CLAIM, read, notes)
+    return global_result(
+        logs, rows, facts, Method.PRINTED_RATES, notes, "oneflow_face `train: iter`"
     )
