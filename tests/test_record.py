@@ -131,3 +131,38 @@ def test_of_manifest_names_the_run_of_a_folder(tmp_path):
     )
     with pytest.raises(ValueError, match="not in a run's folder"):
         RunPaths.of_manifest(Path("somewhere/manifest.json"))
+
+
+def test_a_cpu_runs_cores_per_rank_are_the_nodes_cores_over_its_ranks_or_option_threads():
+    """Issue 20.17: the tables carry the cores each rank had (every built-in workload takes
+    option threads, or the node's usable cores over its ranks)."""
+    two = Cell("pytorch", "resnet50", "fp32", False, 4, Layout(1, 2)).key()
+    node = {"host#node0": {"cpus_usable": 8}}
+    assert record(cell=two, nodes=node).cores_per_rank == 4
+    assert record(cell=two, nodes=node, options={"threads": 3}).cores_per_rank == 3
+    assert record(cell=two).cores_per_rank is None  # no node facts: not known
+    on_gpu = record(
+        cell=two, nodes=node, measure=measure_of(CellSpec(CELL, {}), CONFIG | {"device": "cuda"})
+    )
+    assert on_gpu.cores_per_rank is None
+
+
+def test_the_report_says_where_ranks_shared_the_cores_of_the_1n1g_cell():
+    import pandas as pd
+
+    from dlperf.report.caveats import caveats
+
+    def cell(layout: Layout, cores: float, status: str = "ok") -> dict:
+        key = Cell("pytorch", "resnet50", "fp32", False, 4, layout).key()
+        return key | {"cores_per_rank": cores, "status": status, "source": "measured",
+                      "throughput_median": 10.0, "speedup": 0.7}  # fmt: skip
+
+    cells = pd.DataFrame(
+        [cell(Layout(1, 1), 8), cell(Layout(1, 2), 4), cell(Layout(1, 4), 4), cell(Layout(2, 2), 8)]
+    )
+    runs = pd.DataFrame(columns=["cell_id", "repeat", "status", "status_detail"])
+    shared = [c for c in caveats(cells, runs) if c.kind == "shared_cores"]
+    assert [(c.cell_id.split(".")[-1], c.values["ideal"]) for c in shared] == [
+        ("1n2g", "1.00"),  # two ranks on the 1n1g cell's 8 cores: no speedup is possible
+        ("1n4g", "2.00"),
+    ]  # 2n2g: 4 ranks with 8 cores each, as many as the 1n1g cell had: nothing to say

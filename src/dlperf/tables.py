@@ -54,6 +54,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "window_samples",
     "window_time_s",
     "ranks",
+    "cores_per_rank",  # a CPU run's cores per rank (dlperf.launch.record); empty on a GPU
     "trace",
     "p50_ms",
     "p75_ms",
@@ -75,6 +76,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
 CELL_TABLE_COLUMNS = CELL_COLUMNS + [
     "setting",  # the cell's swept option values, as JSON ("" when its case sweeps none)
     "batch_size_resolved",
+    "cores_per_rank",  # on a CPU: its runs' cores per rank (the smallest, should they differ)
     "status",
     "runs_planned",
     "runs_done",
@@ -139,6 +141,7 @@ def read_run(
     row: dict[str, Any] = dict(record.cell) | {
         "batch_size_resolved": record.trained_batch_size,
         "options_resolved": _setting(record.options_resolved),
+        "cores_per_rank": record.cores_per_rank,
         "repeat": record.repeat,
         "status": record.status,
         "status_detail": record.status_detail,
@@ -284,8 +287,10 @@ def cell_figures(
         flags["flags"] = "; ".join(filter(None, [flags["flags"], batch_note]))
     statuses = group["status"].value_counts().to_dict()
     methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
+    cores = pd.to_numeric(group.get("cores_per_rank", pd.Series(dtype=float)), errors="coerce")
     return {
         "batch_size_resolved": batch,
+        "cores_per_rank": cores.min() if cores.notna().any() else math.nan,
         "status": str(cell_status(statuses)),
         "runs_planned": runs_planned,
         "runs_done": len(group),

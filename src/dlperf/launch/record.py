@@ -185,6 +185,20 @@ class RunRecord:
         return int(batch) if batch.isdigit() else None
 
     @property
+    def cores_per_rank(self) -> int | None:
+        """The CPU cores each rank of a built-in workload trained on, when it trained on a CPU:
+        option threads, or (0) the node's usable cores over its ranks, as every built-in
+        workload sets its threads. None on a GPU, for an upstream source, or without node facts."""
+        if self.measure.get("device") != "cpu" or "threads" not in self.options:
+            return None
+        if self.options["threads"]:
+            return int(self.options["threads"])
+        usable = [f.get("cpus_usable") for f in self.nodes.values() if isinstance(f, dict)]
+        cores = min((int(c) for c in usable if isinstance(c, int) and c > 0), default=None)
+        ranks = self.planned_cell.layout.gpus_per_node
+        return max(1, cores // ranks) if cores else None
+
+    @property
     def adapter_impl(self) -> Adapter:
         return get_adapter(self.adapter["name"])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -14,7 +14,15 @@ from dlperf.report.load import MEASURED
 from dlperf.status import Status
 
 # The order the section lists them in: no figure at all first, then figures to doubt.
-KINDS = ("runs_failed", "skipped", "missing", "unstable", "outliers", "no_speedup_baseline")
+KINDS = (
+    "runs_failed",
+    "skipped",
+    "missing",
+    "unstable",
+    "outliers",
+    "no_speedup_baseline",
+    "shared_cores",
+)
 _FAILED = (Status.OOM, Status.TIMEOUT, Status.FAILED, Status.PARSE_ERROR)
 
 
@@ -26,6 +34,9 @@ class Caveat:
     status: str  # the runs' or the cell's status
     repeats: tuple[str, ...]  # "r2", ... (empty when the table has no runs)
     detail: str  # the recorded reason, flags, or the missing baseline cell
+    values: dict[str, str] = field(
+        default_factory=dict
+    )  # a sentence's numbers (locale text_<kind>)
 
 
 def caveats(cells: pd.DataFrame, runs: pd.DataFrame) -> list[Caveat]:
@@ -107,4 +118,43 @@ def _from_cells(cells: pd.DataFrame, has_runs: set[str]) -> list[Caveat]:
             base_status = statuses.get((base, source)) or "missing"
             if (base, source) not in ok_figures:
                 out.append(Caveat("no_speedup_baseline", cell_id, source, base_status, (), base))
+    return out + _shared_cores(cells)
+
+
+def _shared_cores(cells: pd.DataFrame) -> list[Caveat]:
+    """Cells whose ranks shared the CPU cores their 1n1g cell had alone: a speedup below the
+    device count there is the machine, not the framework (issue 20.17). The ideal speedup is
+    the cores all ranks had over the 1n1g cell's."""
+    if "cores_per_rank" not in cells.columns:
+        return []
+    cores = {
+        (r["cell_id"], r["source"]): float(r["cores_per_rank"])
+        for r in cells.to_dict("records")
+        if fmt.is_number(r.get("cores_per_rank"))
+    }
+    out = []
+    for record in cells.to_dict("records"):
+        key, devices = (record["cell_id"], record["source"]), int(record["devices"])
+        base = cores.get((Cell.parse(record["cell_id"]).baseline.id, record["source"]))
+        if devices < 2 or key not in cores or not base or record["status"] != Status.OK:
+            continue
+        ideal = devices * cores[key] / base
+        if ideal < devices:
+            values = {
+                "ranks": str(devices),
+                "cores": fmt.integer(cores[key]),
+                "base_cores": fmt.integer(base),
+                "ideal": fmt.speedup(ideal),
+            }
+            out.append(
+                Caveat(
+                    "shared_cores",
+                    record["cell_id"],
+                    record["source"],
+                    record["status"],
+                    (),
+                    "",
+                    values,
+                )
+            )
     return out
