@@ -4,18 +4,26 @@ adapter `tensorflow`, run for real in the environment the workflow builds from e
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import subprocess
 from pathlib import Path
 
 import pytest
 from workflow_helpers import framework_python, run_ranks, workload_env
 
-from dlperf import logline
+from dlperf import flops, logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.matrix import Cell, Layout
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.workloads import tf_train
 
+# GPT at toy sizes, in transformers' GPT2Config and LlamaConfig names (as the pytorch workload's)
+GPT2_TINY = {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000}
+LLAMA_TINY = {
+    "model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "intermediate_size": 172, "vocab_size": 1000,
+}  # fmt: skip
 TINY = {
     "resnet50": [
         "--image-size", "32", "--num-classes", "10",
@@ -26,9 +34,11 @@ TINY = {
         '{"num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 2,'
         ' "intermediate_size": 128, "vocab_size": 512, "max_position_embeddings": 32}',
     ],
+    "gpt": ["--seq-len", "32", "--model-config", json.dumps(GPT2_TINY)],
 }  # fmt: skip
-# count_params() of these toy models: the same on the JAX backend (the same KerasHub models)
-PARAMS = {"resnet50": "8055754", "bert_base": "77634"}
+# count_params() of these toy models: the same on the JAX backend (the same KerasHub models; its
+# test derives GPT's from dlperf.flops' DecoderShape.matmul_params)
+PARAMS = {"resnet50": "8055754", "bert_base": "77634", "gpt2": "229632", "llama": "218944"}
 
 
 def workload(model: str, *flags: str, batch: int = 2, steps: int = 3) -> list[str]:
@@ -72,6 +82,40 @@ def test_workload_lines_parse(model: str, flags: list[str], tmp_path: Path) -> N
     else:
         assert '"stackwise_num_blocks":[1,1,1,1]' in config["model_config"]
     assert "dlperf-memory rank=0 peak_rss_mb=" in log.read_text()
+
+
+@pytest.mark.parametrize(
+    ("config", "flags"),
+    [(GPT2_TINY, ["--jit-compile"]), (LLAMA_TINY, ["--precision", "amp"])],
+    ids=["gpt2", "llama"],
+)
+def test_gpt_trains_with_the_decoder_flops(
+    config: dict[str, int | str], flags: list[str], tmp_path: Path
+) -> None:
+    """KerasHub's GPT-2 (fp32, jit_compile) and Llama (amp: mixed_bfloat16 on a CPU) at toy
+    sizes: finite next-token losses and dlperf.flops' decoder formula on the flops line."""
+    log = tmp_path / "rank0.log"
+    command = workload("gpt", "--threads", "1", "--model-config", json.dumps(config), *flags)
+    assert run(command, log) == 0, log.read_text()[-3000:]  # the last --model-config wins
+    parsed = [logline.parse_line(line) for line in log.read_text().splitlines()]
+    steps = [fields for kind, fields in filter(None, parsed) if kind == logline.STEP]
+    losses = [float(fields["loss"]) for fields in steps]
+    assert len(losses) == 3 and all(math.isfinite(x) for x in losses)
+    assert abs(losses[0] - math.log(1000)) < 0.5  # random init: about uniform over the vocabulary
+    (stated,) = [fields for kind, fields in filter(None, parsed) if kind == logline.FLOPS]
+    expected = flops.decoder_training_flops_per_sequence(flops.DecoderShape.from_config(config), 32)
+    assert float(stated["per_sample"]) == pytest.approx(expected, rel=1e-5)
+    assert stated["math"] == ("bf16" if "amp" in flags else "fp32")
+    family = str(config.get("model_type", "gpt2"))
+    assert config_line(log)["params"] == PARAMS[family]
+    assert json.loads(config_line(log)["model_config"])["model_type"] == family
+
+
+def test_gpt_model_config_typo_is_refused(tmp_path: Path) -> None:
+    log = tmp_path / "rank0.log"
+    command = workload("gpt", "--model-config", '{"model_type": "llama", "num_heads": 4}', steps=1)
+    assert run(command, log) != 0
+    assert "unknown gpt (llama) model_config key 'num_heads'" in log.read_text()
 
 
 def test_two_processes_train_data_parallel_with_multiworkermirroredstrategy(tmp_path: Path) -> None:
@@ -123,6 +167,9 @@ def test_adapter_command_and_features() -> None:
     )
     assert adapter.command(two_nodes)[-2:] == ["--worker-hosts", "node0,node1"]
     assert adapter.requirements == "envs/tensorflow.txt"
+    adapter.check_case(
+        {"framework": "tensorflow", "model": "gpt", "batch_size": [4], "layouts": ["1n2g"]}
+    )
     assert adapter.skip_reason(cell, ctx.options) is None  # every layout runs, xla on and off
     assert adapter.is_oom(
         "RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[64,56,56,256] and type float"

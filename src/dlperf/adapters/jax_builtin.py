@@ -32,6 +32,12 @@ KERAS_HUB_MODELS: dict[str, ModelSource] = {
         "keras_hub/src/models/bert (BertBackbone: BERT-base, MaskedLMHead + NSP head)",
         "v0.32.0",
     ),
+    "gpt": ModelSource(
+        "keras-team/keras-hub",
+        "keras_hub/src/models/gpt2, llama (GPT2CausalLM: GPT-2 small; model_type llama: "
+        "LlamaCausalLM)",
+        "v0.32.0",
+    ),
 }
 
 

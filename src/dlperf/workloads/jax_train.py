@@ -1,11 +1,12 @@
-"""Built-in JAX workload: ResNet50 v1.5 or BERT-base pretraining on synthetic data, models from KerasHub.
+"""Built-in JAX workload: ResNet50 v1.5, BERT-base pretraining or GPT on synthetic data, models from KerasHub.
 
 The models are KerasHub's own definitions running on Keras 3's JAX backend, built from
 hyperparameters without any download by dlperf.workloads.keras_models (shared with the
-TensorFlow workload): ResNet-50 v1.5 (`ResNetImageClassifier`) and BERT-base (`BertBackbone`
-with KerasHub's `MaskedLMHead` and a next-sentence head). The training step is plain JAX over
-Keras' stateless API (`model.stateless_call`, `optimizer.stateless_apply`), as the Keras guide for
-JAX writes it.
+TensorFlow workload): ResNet-50 v1.5 (`ResNetImageClassifier`), BERT-base (`BertBackbone`
+with KerasHub's `MaskedLMHead` and a next-sentence head) and GPT (`GPT2CausalLM`, or
+`LlamaCausalLM` with model_config {"model_type": "llama", ...}; next-token cross entropy over
+every position). The training step is plain JAX over Keras' stateless API
+(`model.stateless_call`, `optimizer.stateless_apply`), as the Keras guide for JAX writes it.
 
 Data parallel as DistributedDataParallel does it: every process holds one device and its own
 batch, and `jax.shard_map` runs the step per device with an explicit `pmean` of the gradients (and
@@ -95,6 +96,8 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
         out, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
         if args.model == "resnet50":
             loss = xent(out, y)
+        elif args.model == "gpt":  # next-token loss: position t predicts token t + 1
+            loss = xent(out[:, :-1], y)
         else:
             loss = xent(out["mlm"], y["mlm"]) + xent(out["nsp"], y["nsp"])
         return loss, non_trainable

@@ -1,11 +1,16 @@
 """What the Keras 3 workloads share (jax_train on the JAX backend, tf_train on TensorFlow's):
-KerasHub's ResNet-50 v1.5 and BERT pretraining models built from hyperparameters (no download),
-the synthetic batch fed to them, and their `dlperf-config` line.
+KerasHub's ResNet-50 v1.5, BERT pretraining and GPT models built from hyperparameters (no
+download), the synthetic batch fed to them, and their `dlperf-config` and `dlperf-flops` lines.
 
 The models: `keras_hub.models.ResNetImageClassifier` over a `ResNetBackbone` with bottleneck
-blocks [3, 4, 6, 3] (the stride sits in the 3x3 convolution, so this is ResNet-50 v1.5), and
+blocks [3, 4, 6, 3] (the stride sits in the 3x3 convolution, so this is ResNet-50 v1.5),
 `keras_hub.models.BertBackbone` (BERT-base) under KerasHub's `MaskedLMHead` (tied to the token
-embedding, as `BertMaskedLM` builds it) plus a 2-way next-sentence head on the pooled output.
+embedding, as `BertMaskedLM` builds it) plus a 2-way next-sentence head on the pooled output, and
+for `gpt` a decoder-only LM as the PyTorch workload trains it: `GPT2CausalLM` over a
+`GPT2Backbone` (GPT-2 small by default; the LM head is the token embedding reversed, tied) or,
+with model_config {"model_type": "llama", ...}, `LlamaCausalLM` over a `LlamaBackbone` (the
+shapes of transformers' LlamaConfig defaults; an untied LM head unless tie_word_embeddings), its
+loss the next-token cross entropy over every position.
 
 Keras and KerasHub are imported only inside the functions that need them, after the workload has
 chosen its backend (KERAS_BACKEND); nothing here imports jax or tensorflow.
@@ -17,7 +22,7 @@ import argparse
 import json
 from typing import Any
 
-from dlperf.flops import BertShape
+from dlperf.flops import BertShape, DecoderShape, decoder_training_flops_per_sequence
 from dlperf.workloads.common import log, log_stated_flops
 
 MODEL_CONFIG_HELP = (
@@ -60,26 +65,114 @@ RESNET50_V15 = {
     "use_pre_activation": False,
 }
 
+# GPT: transformers' GPT2Config names (its own and its attribute_map's, what the pytorch
+# workload's model_config takes) -> GPT2Backbone's arguments.
+GPT2_NAMES = {
+    "vocab_size": "vocabulary_size",
+    "n_layer": "num_layers",
+    "num_hidden_layers": "num_layers",
+    "n_head": "num_heads",
+    "num_attention_heads": "num_heads",
+    "n_embd": "hidden_dim",
+    "hidden_size": "hidden_dim",
+    "n_inner": "intermediate_dim",
+    "n_positions": "max_sequence_length",
+    "max_position_embeddings": "max_sequence_length",
+    "resid_pdrop": "dropout",
+}
+GPT2_SMALL: dict[str, Any] = {
+    "vocabulary_size": 50257,
+    "num_layers": 12,
+    "num_heads": 12,
+    "hidden_dim": 768,
+    "intermediate_dim": None,  # GPT2Config's n_inner: None is 4 x hidden_dim
+    "dropout": 0.1,
+    "max_sequence_length": 1024,
+}
+# transformers' LlamaConfig names -> LlamaBackbone's arguments.
+LLAMA_NAMES = {
+    "vocab_size": "vocabulary_size",
+    "num_hidden_layers": "num_layers",
+    "num_attention_heads": "num_query_heads",
+    "hidden_size": "hidden_dim",
+    "intermediate_size": "intermediate_dim",
+    "rms_norm_eps": "layer_norm_epsilon",
+    "rope_theta": "rope_max_wavelength",
+    "attention_dropout": "dropout",
+    "max_position_embeddings": "max_sequence_length",
+}
+# LlamaConfig's defaults (Llama-7B shapes), as the pytorch workload builds them.
+LLAMA: dict[str, Any] = {
+    "vocabulary_size": 32000,
+    "num_layers": 32,
+    "num_query_heads": 32,
+    "hidden_dim": 4096,
+    "intermediate_dim": 11008,
+    "num_key_value_heads": None,  # None: num_query_heads (no grouped-query attention)
+    "rope_max_wavelength": 10000,
+    "layer_norm_epsilon": 1e-6,
+    "dropout": 0.0,
+    "tie_word_embeddings": False,
+    # no LlamaBackbone argument (rotary positions have no table): the longest seq_len allowed,
+    # as transformers' max_position_embeddings bounds the pytorch workload's
+    "max_sequence_length": 2048,
+}
+GPT_FAMILIES = {"gpt2": (GPT2_NAMES, GPT2_SMALL), "llama": (LLAMA_NAMES, LLAMA)}
+
 
 def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    """The KerasHub backbone arguments: the full-size defaults with the overrides applied."""
-    names, base = (RESNET_NAMES, RESNET50_V15) if model == "resnet50" else (BERT_NAMES, BERT_BASE)
+    """The KerasHub backbone arguments: the full-size defaults with the overrides applied (for
+    gpt, also its "model_type": gpt2 or llama)."""
+    overrides = dict(overrides)
+    family = None
+    names: dict[str, str]
+    base: dict[str, Any]
+    if model == "resnet50":
+        names, base = RESNET_NAMES, RESNET50_V15
+    elif model == "gpt":
+        family = overrides.pop("model_type", "gpt2")
+        if family not in GPT_FAMILIES:
+            raise SystemExit(
+                f"dlperf: gpt model_config.model_type: {family!r}: expected one of "
+                f"{', '.join(GPT_FAMILIES)}"
+            )
+        names, base = GPT_FAMILIES[family]
+    else:
+        names, base = BERT_NAMES, BERT_BASE
     config = dict(base)
     for key, value in overrides.items():
         key = names.get(key, key)
         if key not in base:
-            known = sorted(set(base) | set(names))
+            known = sorted(set(base) | set(names) | ({"model_type"} if family else set()))
+            what = f"{model} ({family})" if family else model
             raise SystemExit(
-                f"dlperf: unknown {model} model_config key {key!r} (known: {', '.join(known)})"
+                f"dlperf: unknown {what} model_config key {key!r} (known: {', '.join(known)})"
             )
         if key == "input_conv_filters" and isinstance(value, int):
             value = [value]
         config[key] = value
+    if family == "gpt2" and config["intermediate_dim"] is None:
+        config["intermediate_dim"] = 4 * config["hidden_dim"]
+    if family == "llama" and config["num_key_value_heads"] is None:
+        config["num_key_value_heads"] = config["num_query_heads"]
+    if family:
+        config = {"model_type": family, **config}
     return config
 
 
+def check_sequence_length(args: argparse.Namespace, config: dict[str, Any]) -> None:
+    """GPT's seq_len within the model's positions (GPT-2's position table; Llama's configured
+    max_position_embeddings), as the pytorch workload refuses it."""
+    if args.model == "gpt" and args.seq_len > config["max_sequence_length"]:
+        raise SystemExit(
+            f"dlperf: seq_len {args.seq_len} > the model's max_sequence_length "
+            f"{config['max_sequence_length']} (max_position_embeddings)"
+        )
+
+
 def build_model(args: argparse.Namespace, config: dict[str, Any]) -> Any:
-    """The Keras model of args.model: logits for resnet50, {"mlm", "nsp"} logits for bert_base."""
+    """The Keras model of args.model: logits for resnet50, {"mlm", "nsp"} logits for bert_base,
+    next-token logits at every position for gpt."""
     import keras
     import keras_hub
 
@@ -90,6 +183,15 @@ def build_model(args: argparse.Namespace, config: dict[str, Any]) -> Any:
         return keras_hub.models.ResNetImageClassifier(
             backbone=backbone, num_classes=args.num_classes, activation=None
         )
+    if args.model == "gpt":
+        check_sequence_length(args, config)
+        kwargs = {k: v for k, v in config.items() if k != "model_type"}
+        if config["model_type"] == "llama":
+            del kwargs["max_sequence_length"]
+            # the LM head: the token embedding reversed (its own reverse_embeddings when untied)
+            return keras_hub.models.LlamaCausalLM(keras_hub.models.LlamaBackbone(**kwargs))
+        # tied to the token embedding, as GPT-2 ties it
+        return keras_hub.models.GPT2CausalLM(keras_hub.models.GPT2Backbone(**kwargs))
     backbone = keras_hub.models.BertBackbone(**config)
     init = keras.initializers.TruncatedNormal(stddev=0.02)  # BERT's initializer
     # The masked-LM head as keras_hub.models.BertMaskedLM builds it, plus BERT's NSP head.
@@ -129,6 +231,10 @@ def synthetic_batch(args: argparse.Namespace, config: dict[str, Any], rank: int)
         pixels = rng.standard_normal((b, args.image_size, args.image_size, 3), dtype=np.float32)
         return pixels, rng.integers(0, args.num_classes, (b,), dtype=np.int32)
     s, vocab = args.seq_len, config["vocabulary_size"]
+    if args.model == "gpt":  # y: the next token of every position but the last
+        token_ids = rng.integers(0, vocab, (b, s), dtype=np.int32)
+        mask = np.ones((b, s), dtype=np.int32)
+        return {"token_ids": token_ids, "padding_mask": mask}, token_ids[:, 1:].copy()
     p = min(args.max_predictions, s)
     token_ids = rng.integers(0, vocab, (b, s), dtype=np.int32)
     positions = rng.random((b, s)).argsort(axis=1)[:, :p].astype(np.int32)
@@ -164,8 +270,20 @@ def log_config(args: argparse.Namespace, model: Any, config: dict[str, Any], **f
 
 def log_flops(args: argparse.Namespace, config: dict[str, Any], math: str) -> None:
     """The stated FLOPs per sample of the KerasHub model built from `config` (dlperf.flops, with
-    KerasHub's argument names; its masked-LM head runs on the masked positions only). A ResNet of
+    KerasHub's argument names; BERT's masked-LM head runs on the masked positions only; GPT's
+    decoder formula, 6 N + 12 L s h per token, its LM head counted tied or not). A ResNet of
     other widths or strides than ResNet-50's has no formula: no line, MFU n/a."""
+    if args.model == "gpt":
+        if args.explain:
+            per_sample = decoder_training_flops_per_sequence(decoder_shape(config), args.seq_len)
+            log(
+                "flops",
+                rank=0,
+                per_sample=f"{per_sample:.6g}",
+                math=math,
+                method="formula_dlperf.flops",
+            )
+        return
     if args.model == "bert_base":
         shape = BertShape(
             config["num_layers"],
@@ -181,3 +299,18 @@ def log_flops(args: argparse.Namespace, config: dict[str, Any], math: str) -> No
     }
     if all(config.get(k) == v for k, v in resnet50.items()):
         log_stated_flops(0, args, math, depths=tuple(config["stackwise_num_blocks"]))
+
+
+def decoder_shape(config: dict[str, Any]) -> DecoderShape:
+    """dlperf.flops' shape of the GPT built from `config` (KerasHub's argument names)."""
+    llama = config["model_type"] == "llama"
+    heads = config["num_query_heads" if llama else "num_heads"]
+    return DecoderShape(
+        num_layers=config["num_layers"],
+        hidden_size=config["hidden_dim"],
+        intermediate_size=config["intermediate_dim"],
+        vocab_size=config["vocabulary_size"],
+        heads=heads,
+        kv_heads=config["num_key_value_heads"] if llama else heads,
+        gated_mlp=llama,
+    )

@@ -1,8 +1,9 @@
-"""Built-in TensorFlow 2 workload: ResNet-50 v1.5 or BERT-base pretraining on synthetic data, KerasHub models.
+"""Built-in TensorFlow 2 workload: ResNet-50 v1.5, BERT-base pretraining or GPT on synthetic data, KerasHub models.
 
 The models are the same KerasHub definitions the JAX workload trains (dlperf.workloads.keras_models:
 ResNet-50 v1.5 as `ResNetImageClassifier`, BERT-base as `BertBackbone` with KerasHub's
-`MaskedLMHead` and a next-sentence head), here on Keras 3's TensorFlow backend
+`MaskedLMHead` and a next-sentence head, GPT as `GPT2CausalLM` or, with model_config
+{"model_type": "llama", ...}, `LlamaCausalLM`), here on Keras 3's TensorFlow backend
 (KERAS_BACKEND=tensorflow). The training step is a custom TensorFlow loop, as TensorFlow's guide
 for tf.distribute writes it: `tf.GradientTape` over `model(x, training=True)`, the gradients
 all-reduced, then `optimizer.apply`.
@@ -130,6 +131,8 @@ def make_step(args: argparse.Namespace, tf: Any, strategy: Any, model: Any, opti
             out = model(x, training=True)
             if args.model == "resnet50":
                 loss = xent(out, y)
+            elif args.model == "gpt":  # next-token loss: position t predicts token t + 1
+                loss = xent(out[:, :-1], y)
             else:
                 loss = xent(out["mlm"], y["mlm"]) + xent(out["nsp"], y["nsp"])
             # the all-reduce sums: each worker's share of the mean; scaled up under fp16
@@ -148,7 +151,7 @@ def make_step(args: argparse.Namespace, tf: Any, strategy: Any, model: Any, opti
     def step(x: Any, y: Any) -> Any:
         loss, grads = strategy.run(replica_step, args=(x, y))
         # In cross-replica context, so the optimizer all-reduces nothing again; the clipping of
-        # BERT's global norm and loss scaling act on the summed gradients.
+        # BERT's and GPT's global norm and loss scaling act on the summed gradients.
         optimizer.apply(grads, model.trainable_variables)
         return loss
 
