@@ -61,6 +61,16 @@ def test_workload_lines_parse(model: str, flags: list[str], tmp_path: Path) -> N
     assert "dlperf-memory rank=0 peak_rss_mb=" in log.read_text()
 
 
+def test_a_model_config_typo_stops_the_run_naming_the_key(tmp_path: Path) -> None:
+    """Issue 20.10: PaddleNLP's BertConfig took `num_hiden_layers` and trained 12 layers."""
+    log = tmp_path / "rank0.log"
+    typo = ["--model-config", '{"num_hiden_layers": 1}']
+    assert run(workload("bert_base", *typo), log) != 0
+    assert (
+        "model_config: num_hiden_layers: not a field of PaddleNLP's BertConfig" in log.read_text()
+    )
+
+
 def test_two_processes_train_data_parallel_over_gloo(tmp_path: Path) -> None:
     logs = run_ranks(workload("bert_base", steps=3), tmp_path)
     parsed = parse_builtin_logs(logs)

@@ -4,11 +4,12 @@ start-up, and the writer of the `dlperf-*` lines the built-in parser reads (dlpe
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from dlperf import flops
@@ -38,6 +39,22 @@ def workload_parser(
         "benchmarks/explain_overhead.py compares the two)",
     )
     return p
+
+
+def model_config_overrides(
+    args: argparse.Namespace, fields: Iterable[str], owner: str
+) -> dict[str, Any]:
+    """--model-config's JSON, every key checked against the configuration's fields: a typo would
+    otherwise train the default-sized model, silently (issue 20.10)."""
+    given: dict[str, Any] = json.loads(args.model_config)
+    known = set(fields)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise SystemExit(
+            f"dlperf: model_config: {', '.join(unknown)}: not a field of {owner}"
+            f" (its fields: {', '.join(sorted(known))})"
+        )
+    return given
 
 
 def start_rank(args: argparse.Namespace) -> tuple[int, int, int, int]:

@@ -27,6 +27,7 @@ from dlperf.workloads.common import (
     log,
     log_measured_peak,
     log_stated_flops,
+    model_config_overrides,
     peak_rss_mb,
     start_rank,
     workload_parser,
@@ -90,7 +91,9 @@ def build_model(args: argparse.Namespace, paddle: Any) -> tuple[Any, Any, dict[s
         )
     from paddlenlp.transformers import BertConfig, BertForPretraining, BertPretrainingCriterion
 
-    bert_config = BertConfig(**overrides)
+    # PaddleNLP's config takes unknown keys silently, as transformers' does
+    given = model_config_overrides(args, BertConfig().to_dict(), "PaddleNLP's BertConfig")
+    bert_config = BertConfig(**given)
     model = BertForPretraining(bert_config)
     criterion = BertPretrainingCriterion(bert_config.vocab_size)
 

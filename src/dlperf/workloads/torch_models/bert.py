@@ -9,11 +9,11 @@ import torch
 from torch import nn
 
 from dlperf import flops
+from dlperf.workloads.common import model_config_overrides
 from dlperf.workloads.torch_models.recipe import (
     Recipe,
     adamw,
     generator,
-    overrides,
     transformers_facts,
 )
 
@@ -54,7 +54,7 @@ def build(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
 
     # attn_implementation (eager, sdpa, ...) is a config argument that to_dict() leaves out
     fields = set(BertConfig().to_dict()) | {"attn_implementation"}
-    config = BertConfig(**overrides(args, fields, "BertConfig"))
+    config = BertConfig(**model_config_overrides(args, fields, "BertConfig"))
     return Pretraining(BertForPreTraining(config)), transformers_facts(config)
 
 

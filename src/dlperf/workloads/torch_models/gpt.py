@@ -12,11 +12,11 @@ import torch
 from torch import nn
 
 from dlperf import flops
+from dlperf.workloads.common import model_config_overrides
 from dlperf.workloads.torch_models.recipe import (
     Recipe,
     adamw,
     generator,
-    overrides,
     transformers_facts,
 )
 
@@ -38,7 +38,7 @@ class CausalLM(nn.Module):
 def build(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    given = overrides(args, _fields(args), "the GPT-2 or Llama config")
+    given = model_config_overrides(args, _fields(args), "the GPT-2 or Llama config")
     family = given.pop("model_type", "gpt2")
     if family not in FAMILIES:
         raise SystemExit(f"dlperf: model_config.model_type: {family}: expected one of {FAMILIES}")

@@ -21,7 +21,8 @@ from torch.distributed.nn.functional import all_gather as all_gather_with_grad
 from torch.nn import functional as F
 
 from dlperf import flops
-from dlperf.workloads.torch_models.recipe import Recipe, generator, overrides, transformers_facts
+from dlperf.workloads.common import model_config_overrides
+from dlperf.workloads.torch_models.recipe import Recipe, generator, transformers_facts
 
 SCALE, MARGIN = 64.0, 0.5  # ArcFace's s and m (Deng et al. 2019), insightface's defaults
 
@@ -165,7 +166,7 @@ def build(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     world = rank_and_world()[1]
     if args.num_classes < world:
         raise SystemExit(f"dlperf: num_classes {args.num_classes} < {world} ranks: one has none")
-    config = ResNetConfig(**overrides(args, ResNetConfig().to_dict(), "ResNetConfig"))
+    config = ResNetConfig(**model_config_overrides(args, ResNetConfig().to_dict(), "ResNetConfig"))
     model = FaceRecognition(
         Backbone(ResNetModel(config), args.embedding_size),
         ArcFace(args.embedding_size, args.num_classes, args.sample_rate),

@@ -4,7 +4,6 @@ model, in a module of its own (resnet50.py, bert.py, ...), registered in this pa
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -45,20 +44,6 @@ class Recipe:
     tf32_flag: str = "matmul"
     clip: bool = False
     channels_last: bool = False
-
-
-def overrides(args: argparse.Namespace, fields: Iterable[str], owner: str) -> dict[str, Any]:
-    """--model-config's JSON, every key checked against the configuration's fields: a typo would
-    otherwise train the default-sized model, silently."""
-    given: dict[str, Any] = json.loads(args.model_config)
-    known = set(fields)
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise SystemExit(
-            f"dlperf: model_config: {', '.join(unknown)}: not a field of {owner}"
-            f" (its fields: {', '.join(sorted(known))})"
-        )
-    return given
 
 
 def generator(seed: int = 1234) -> torch.Generator:

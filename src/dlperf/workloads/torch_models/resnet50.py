@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 from dlperf import flops
+from dlperf.workloads.common import model_config_overrides
 from dlperf.workloads.torch_models.recipe import (
     Recipe,
     generator,
-    overrides,
     sgd,
     transformers_facts,
 )
@@ -33,7 +33,7 @@ class Classification(nn.Module):
 def build(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
     from transformers import ResNetConfig, ResNetForImageClassification
 
-    given = overrides(args, ResNetConfig().to_dict(), "ResNetConfig")
+    given = model_config_overrides(args, ResNetConfig().to_dict(), "ResNetConfig")
     config = ResNetConfig(num_labels=args.num_classes, **given)  # type: ignore[call-arg]
     return Classification(ResNetForImageClassification(config)), transformers_facts(config)
 
