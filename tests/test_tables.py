@@ -207,6 +207,44 @@ def test_a_rank_log_copied_over_another_is_a_parse_error_naming_it(tmp_path):
     assert row.get("throughput_samples_per_s") is None
 
 
+def fingerprinted(manifest: Path) -> Path:
+    """The run's manifest with each log's fingerprint, as the submitter records it."""
+    from dlperf.launch.record import log_fingerprint
+
+    data = json.loads(manifest.read_text())
+    for task in data["tasks"]:
+        task |= log_fingerprint(manifest.parent / task["log"])
+    manifest.write_text(json.dumps(data))
+    return manifest
+
+
+@pytest.mark.parametrize("change", ["another run's log, cp -p", "emptied, mtime kept"])
+def test_a_log_changed_after_its_run_is_a_parse_error_however_its_mtime_was_kept(tmp_path, change):
+    """Issue 20.1: the manifest records each log's size and SHA-256; a log that no longer
+    matches (same rank, same mtime) is not this run's measurement."""
+    import os
+    import shutil
+
+    manifest = fingerprinted(
+        write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)})
+    )
+    assert read_run(manifest, WINDOW).row["status"] == "ok"
+    target = manifest.parent / "rank1.log"
+    kept = target.stat()
+    if change.startswith("another"):
+        slower = tmp_path / "other" / "rank1.log"
+        slower.parent.mkdir()
+        slower.write_text(rank_log(1, step_s=0.2))
+        shutil.copy2(slower, target)  # cp -p
+    else:
+        target.write_text("")
+    os.utime(target, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert f"{target}: this log is not the one its run wrote" in row["status_detail"]
+    assert row.get("throughput_samples_per_s") is None
+
+
 @pytest.mark.parametrize("other", ["another cell", "another repeat"])
 def test_a_manifest_of_another_run_is_a_parse_error_and_moves_nothing(tmp_path, other):
     """Issue 20.3: a copied manifest moved its measurement into this folder's cell."""

@@ -4,6 +4,7 @@ processes, on a tiny suite. Proves planning, the numbers, the statuses and what 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -129,6 +130,10 @@ def test_manifest_records_the_run(done):
     assert [t["task"] for t in manifest["tasks"]] == [0, 1]
     assert manifest["tasks"][0]["command"][2:4] == ["-m", "dlperf.workloads.torch_train"]
     assert "--batch-size" in manifest["tasks"][1]["command"]
+    for task in manifest["tasks"]:  # each log as its run left it (issue 20.1)
+        log = done / f"results/runs/{RESNET}.1n2g/r1" / task["log"]
+        assert task["log_bytes"] == log.stat().st_size > 0
+        assert task["log_sha256"] == hashlib.sha256(log.read_bytes()).hexdigest()
     node = next(iter(manifest["nodes"].values()))
     assert node["packages"]["torch"].startswith("2.")
     assert node["cpu_model"] and node["python"]

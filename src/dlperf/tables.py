@@ -169,13 +169,7 @@ def read_run(
         per_node = adapter.launcher is Launcher.PER_NODE
         logs = record.logs
         try:
-            for path in logs:
-                if not path.exists():
-                    raise ParseError(
-                        "this task's log is gone (deleted after the run?); delete the run's "
-                        "manifest to redo the run",
-                        path,
-                    )
+            record.check_logs()
             cell = record.trained_cell
             parsed = adapter.parse(logs, cell, record.options)
             check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)

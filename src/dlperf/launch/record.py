@@ -56,6 +56,16 @@ def measure_digest(measure: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
+def log_fingerprint(path: Path) -> dict[str, Any]:
+    """A log's size and SHA-256 as its run left it: a log changed afterwards (emptied, or another
+    run's copied over it with `cp -p`, its mtime kept) no longer matches (issue 20.1)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as log:
+        for block in iter(lambda: log.read(1 << 20), b""):
+            digest.update(block)
+    return {"log_bytes": path.stat().st_size, "log_sha256": digest.hexdigest()}
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """One run: what it measured, what became of it, where and when it ran."""
@@ -218,6 +228,27 @@ class RunRecord:
     def logs(self) -> list[Path]:
         """Each task's log, in task order."""
         return [self.folder / t["log"] for t in self.tasks]
+
+    def check_logs(self) -> None:
+        """Every task's log is there and is what its run wrote (size and SHA-256 as recorded,
+        where recorded: records before fingerprints have none); else a ParseError naming it."""
+        for task, path in zip(self.tasks, self.logs, strict=True):
+            if not path.exists():
+                raise ParseError(
+                    "this task's log is gone (deleted after the run?); delete the run's "
+                    "manifest to redo the run",
+                    path,
+                )
+            if "log_sha256" not in task:
+                continue
+            now = log_fingerprint(path)
+            if now != {k: task[k] for k in now}:
+                raise ParseError(
+                    f"this log is not the one its run wrote ({now['log_bytes']} bytes now, "
+                    f"{task['log_bytes']} then; its SHA-256 differs): edited or copied over after "
+                    "the run? Delete the run's manifest to redo the run",
+                    path,
+                )
 
     @property
     def ranks(self) -> list[int]:

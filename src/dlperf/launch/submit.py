@@ -27,7 +27,7 @@ from dlperf import environments, logline, maxbatch
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
-from dlperf.launch.record import RunRecord
+from dlperf.launch.record import RunRecord, log_fingerprint
 from dlperf.launch.spec import RunSpec
 from dlperf.launch.task import alive, load_task_outcomes, run_task
 from dlperf.matrix import Cell
@@ -485,6 +485,16 @@ def _job_state(state: str) -> str:
     return Status.FAILED
 
 
+def _task_entry(spec: RunSpec, outcome: dict[str, Any]) -> dict[str, Any]:
+    """A task's outcome as the record keeps it: without its node facts (kept once per node),
+    with its log's fingerprint as the run left it."""
+    entry = {k: v for k, v in outcome.items() if k != "facts"}
+    log = spec.paths.dir / str(outcome.get("log", ""))
+    if outcome.get("log") and log.is_file():
+        entry |= log_fingerprint(log)
+    return entry
+
+
 def first_cause(outcomes: dict[int, dict[str, Any]], status: str) -> str:
     """The detail of the task that ended first with the run's status: when one rank is killed,
     the others die after it of the broken connection, and the killed one is the cause."""
@@ -534,7 +544,7 @@ def _record(
         detail,
         job_id=job.job_id,
         job_state=str(job.state) if job_status else "COMPLETED",
-        tasks=[{k: v for k, v in outcomes[i].items() if k != "facts"} for i in sorted(outcomes)],
+        tasks=[_task_entry(spec, outcomes[i]) for i in sorted(outcomes)],
         nodes=facts,
         hosts=sorted({o["host"] for o in outcomes.values()}),
         node_names=sorted({o.get("node") or o["host"] for o in outcomes.values()}),
