@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf import ceiling, flops, logline
+from dlperf.matrix import Cell
 from dlperf.parse.facts import Fact, RunFacts
 from dlperf.parse.records import StepRecord
 from dlperf.stats import RunThroughput, Window, window_records
@@ -230,10 +231,8 @@ def add_ceiling(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ceiling(row: dict[str, Any], by_id: pd.DataFrame, bytes_of: pd.Series) -> tuple[float, float]:
-    from dlperf.tables import baseline_id
-
     n, busbw = int(row["devices"]), row.get("busbw_gb_s", NAN)
-    base = baseline_id(row)
+    base = Cell.parse(row["cell_id"]).baseline.id
     if n < 2 or not _finite(busbw) or base not in by_id.index or row["cell_id"] not in bytes_of:
         return NAN, NAN
     base_row = by_id.loc[base]
