@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import resource
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -70,6 +71,20 @@ def start_rank(args: argparse.Namespace) -> tuple[int, int, int, int]:
         int(env.get("LOCAL_RANK", 0)),
         int(env.get("LOCAL_WORLD_SIZE", 1)),
     )
+
+
+def leave_together(barrier: Callable[[], Any]) -> None:
+    """End a data-parallel rank once every rank is done, skipping the framework's teardown.
+
+    Rank 0 hosts the TCPStore every rank's group talks through, and tearing it and the group down
+    while a peer disconnects can abort the process (PaddlePaddle: SIGABRT, once in a CI run) or
+    hang it (PyTorch's destroy_process_group over gloo: both ranks of a complete run hung until
+    the time limit, once in a CI run). Nothing is left to measure or write here, so the ranks meet
+    at a barrier and leave without running destructors."""
+    barrier()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def peak_rss_mb() -> float:

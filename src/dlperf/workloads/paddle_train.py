@@ -24,6 +24,7 @@ from typing import Any
 from dlperf.flops import BertShape
 from dlperf.workloads.common import (
     PowerSampler,
+    leave_together,
     log,
     log_measured_peak,
     log_stated_flops,
@@ -232,21 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
     if world > 1:
-        leave_together(paddle)
+        leave_together(paddle.distributed.barrier)
     return 0
-
-
-def leave_together(paddle: Any) -> None:
-    """End a data-parallel rank once every rank is done, skipping Paddle's C++ teardown.
-
-    Rank 0 hosts the TCPStore every rank's gloo group talks through, and tearing it and the group
-    down while a peer disconnects can abort the process (SIGABRT, nothing printed: once in a CI
-    run of this project, after every line of a complete run was out). Nothing is left to measure
-    or write here, so the ranks meet at a barrier and leave without running destructors."""
-    paddle.distributed.barrier()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
 def _version(package: str) -> str:

@@ -24,7 +24,14 @@ from torch import nn
 
 from dlperf import flops
 from dlperf.ceiling import measure_allreduce_busbw
-from dlperf.workloads.common import PowerSampler, log, peak_rss_mb, start_rank, workload_parser
+from dlperf.workloads.common import (
+    PowerSampler,
+    leave_together,
+    log,
+    peak_rss_mb,
+    start_rank,
+    workload_parser,
+)
 from dlperf.workloads.torch_models import RECIPES
 from dlperf.workloads.torch_models.recipe import Recipe
 
@@ -265,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
     if world > 1:
-        dist.destroy_process_group()
+        leave_together(dist.barrier)
     return 0
 
 

@@ -17,7 +17,6 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.distributed.nn.functional import all_gather as all_gather_with_grad
 from torch.nn import functional as F
 
 from dlperf import flops
@@ -115,6 +114,9 @@ class ArcFace(nn.Module):
     def forward(self, features: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         _, world = rank_and_world()
         if world > 1:  # every rank's images against this rank's classes
+            # imported here: only InsightFace's runs load torch.distributed.nn
+            from torch.distributed.nn.functional import all_gather as all_gather_with_grad
+
             features = torch.cat(all_gather_with_grad(features))
             everyone = [torch.empty_like(labels) for _ in range(world)]
             dist.all_gather(everyone, labels)
