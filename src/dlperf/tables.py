@@ -169,10 +169,11 @@ def read_run(
         per_node = adapter.launcher is Launcher.PER_NODE
         logs = record.logs
         try:
-            record.check_logs()
+            record.check_logs_exist()
             cell = record.trained_cell
             parsed = adapter.parse(logs, cell, record.options)
             check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)
+            record.check_logs_unchanged()
             records = parsed.records
             result = run_throughput(parsed, window)
             check_window_within_wall_time(result, record.workload_wall_s, logs)

@@ -229,16 +229,22 @@ class RunRecord:
         """Each task's log, in task order."""
         return [self.folder / t["log"] for t in self.tasks]
 
-    def check_logs(self) -> None:
-        """Every task's log is there and is what its run wrote (size and SHA-256 as recorded,
-        where recorded: records before fingerprints have none); else a ParseError naming it."""
-        for task, path in zip(self.tasks, self.logs, strict=True):
+    def check_logs_exist(self) -> None:
+        """Every task's log is there; else a ParseError naming the one that is gone."""
+        for path in self.logs:
             if not path.exists():
                 raise ParseError(
                     "this task's log is gone (deleted after the run?); delete the run's "
                     "manifest to redo the run",
                     path,
                 )
+
+    def check_logs_unchanged(self) -> None:
+        """Every task's log is what its run wrote (size and SHA-256 as recorded, where recorded:
+        records before fingerprints have none); else a ParseError naming it. Checked after the
+        parse, whose errors name the line at fault: this catches a log that parses, but is
+        another run's (copied over it with `cp -p`, its mtime kept)."""
+        for task, path in zip(self.tasks, self.logs, strict=True):
             if "log_sha256" not in task:
                 continue
             now = log_fingerprint(path)
