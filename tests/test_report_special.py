@@ -148,3 +148,11 @@ def test_a_published_latency_is_shown_as_printed_not_recomputed():
     cells.loc[published, "throughput_median"] = float("nan")
     (wdl, *_) = special_tables(cells, label)
     assert wdl.rows[0].values[0].first == "56.6"
+
+
+def test_the_searched_option_is_found_beside_a_variant_of_the_case():
+    row = _largest("oneflow_face", (1, 1), "ok", 2000000)
+    row["variant"] = "noclip_num_classes_max"
+    row["cell_id"] = row["cell_id"].replace("-num_classes_max", "-noclip_num_classes_max")
+    (face,) = special_tables(pd.DataFrame([row]).reindex(columns=CELL_TABLE_COLUMNS), label)
+    assert face.option == "num_classes" and face.rows[0].values[0].first == "2,000,000"

@@ -390,7 +390,10 @@ def planned_cells(specs: Iterable[CellSpec]) -> pd.DataFrame:
 def _resolved_setting(planned: Any, runs: pd.DataFrame) -> str:
     """A cell's swept values with a `max` replaced by what its ok runs trained with (the value
     its search found; it stays `max` while no run has trained)."""
-    if not isinstance(planned, str) or '"max"' not in planned:
+    if (
+        not isinstance(planned, str)
+        or "max" not in (json.loads(planned) if planned else {}).values()
+    ):
         return planned if isinstance(planned, str) else ""
     ok = runs[runs["status"] == Status.OK] if "options_resolved" in runs else runs.iloc[0:0]
     found = [json.loads(v) for v in ok.get("options_resolved", []) if isinstance(v, str) and v]

@@ -13,19 +13,17 @@ from dataclasses import dataclass
 class Model:
     name: str  # the suite's and the cell id's spelling
     display_name: str  # the report's
-    sample: str  # what one sample of its throughput is
     language: bool = False  # a sample is a sequence of seq_len tokens
-    special_case: bool = False  # one of DLPerf's "other test results (special cases)"
 
 
 MODELS: dict[str, Model] = {
     m.name: m
     for m in (
-        Model("resnet50", "ResNet-50 v1.5", "image"),
-        Model("bert_base", "BERT-base", "sequence", language=True),
-        Model("wide_deep", "Wide & Deep", "example", special_case=True),
-        Model("insightface", "InsightFace", "image", special_case=True),
-        Model("gpt", "GPT", "sequence", language=True, special_case=True),
+        Model("resnet50", "ResNet-50 v1.5"),
+        Model("bert_base", "BERT-base", language=True),
+        Model("wide_deep", "Wide & Deep"),
+        Model("insightface", "InsightFace"),
+        Model("gpt", "GPT", language=True),
     )
 }
 PRECISIONS = ("fp32", "amp")  # amp: fp16 with loss scaling on CUDA, bf16 on a CPU

@@ -16,13 +16,13 @@ samples/s. Memory is the cell's median peak of its largest rank
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from dlperf.matrix import sweep_slug
 from dlperf.report import fmt
 from dlperf.status import Status
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
@@ -141,9 +141,10 @@ def _largest(rows: list[dict[str, Any]]) -> list[Table]:
 
 
 def _searched(row: dict[str, Any]) -> str:
-    """The option a cell's search found the largest value of ('' for none)."""
-    found = re.search(r"(?:^|_)([a-z0-9_]+?)_max(?:_|$)", str(row["variant"]))
-    return found[1] if found else ""
+    """The option a cell's search found the largest value of ('' for none): the swept option
+    whose `max` names the cell (dlperf.matrix.sweep_slug)."""
+    setting = json.loads(_setting(row)) if _setting(row) else {}
+    return next((k for k in setting if sweep_slug(k, "max") in str(row["variant"])), "")
 
 
 def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
