@@ -4,6 +4,8 @@ python benchmarks/harness.py plan        # dry-run of a 5,000-job matrix vs a ba
 python benchmarks/harness.py aggregate   # parse + aggregate + report of 5,000 synthetic runs [< 30 s]
 python benchmarks/harness.py overhead    # harness overhead per run, local executor [< 3 s]
 python benchmarks/harness.py suite       # the default suite end to end, as `make run` does [< 10 min]
+python benchmarks/harness.py biglog      # one run's 200 MB rank log read into its row [>= 50 MB/s,
+                                         # memory bounded whatever the log's size]
 """
 
 from __future__ import annotations
@@ -292,6 +294,83 @@ def suite() -> None:
     )
 
 
+BIGLOG_READ = """
+import resource, sys, time
+from pathlib import Path
+from dlperf import tables
+from dlperf.stats import Window
+manifest, warmup, measure = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+run = tables.read_run(manifest, Window(warmup, measure))
+took = time.perf_counter() - start
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(took, grown / 1024, run.row["status"], run.row.get("throughput_samples_per_s"))
+"""
+
+
+def biglog(log_mb: int) -> None:
+    """One ok 1n1g run whose rank log is `log_mb` MB, read into its row in a fresh process: MB/s
+    and how much the peak memory grew. Two shapes: step lines only (a long run, or a workload told
+    to run far past the window), and a window's steps amid other output (a framework's warnings)."""
+    for shape in ("steps", "noise"):
+        _biglog(log_mb, shape)
+
+
+def _biglog(log_mb: int, shape: str) -> None:
+    from dlperf.launch.record import log_fingerprint
+    from dlperf.matrix import Cell
+
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.b8.1n1g")
+    step_line = "dlperf-step rank=0 step={} samples=8 start={:.6f} end={:.6f} loss=6.907755\n"
+    noise = "W1124 14:00:00.000000 1234 warn.py:10] a framework's warning, repeated\n" * 1000
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "results" / "runs" / cell.id / "r1"
+        run_dir.mkdir(parents=True)
+        log = run_dir / "rank0.log"
+        steps, t = 0, 1.7e9
+        with open(log, "w") as f:
+            f.write("dlperf-config model=resnet50\n")
+            while f.tell() < log_mb * 1e6:
+                lines = []
+                for _ in range(10_000 if shape == "steps" else 10):
+                    steps += 1
+                    lines.append(step_line.format(steps, t, t + 0.1))
+                    t += 0.1
+                    if shape == "noise":
+                        lines.append(noise)
+                f.write("".join(lines))
+            f.write("dlperf-memory rank=0 peak_rss_mb=812.4\n")
+        manifest = {
+            "schema_version": 1,
+            "cell": cell.key(),
+            "repeat": 1, "status": "ok", "status_detail": "",
+            "adapter": {"name": "pytorch"},
+            "measure": {"options": {}, "steps": steps, "device": "cpu"},
+            "backend": "local", "allocation": {}, "job_id": "1",
+            "tasks": [{"task": 0, "log": "rank0.log", "workload_wall_s": steps * 0.1,
+                       "host": "n1", "node_rank": 0, **log_fingerprint(log)}],
+            "nodes": {"n1#node0": {"host": "n1"}}, "hosts": ["n1"],
+            "submitted_at": 1.7e9, "started_at": 1.7e9, "ended_at": t, "noticed_at": t,
+        }  # fmt: skip
+        (run_dir / "manifest.json").write_text(json.dumps(manifest))
+        size_mb = log.stat().st_size / 1e6
+        out = subprocess.run(
+            [sys.executable, "-c", BIGLOG_READ, str(run_dir / "manifest.json"), "20", "100"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if out.returncode:
+            sys.exit(out.stderr)
+    took, grown_mb, status, figure = out.stdout.split()
+    took, grown_mb = float(took), float(grown_mb)
+    print(
+        f"one run's {size_mb:.0f} MB rank log ({shape}: {steps:,} steps) read into its row: "
+        f"{took:.1f} s, {size_mb / took:.0f} MB/s [target >= 50 MB/s]; peak memory grew "
+        f"{grown_mb:.0f} MB ({grown_mb / size_mb:.2f}x the log) [bounded]; status {status}, "
+        f"{float(figure):.1f} samples/s"
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -300,8 +379,9 @@ def main() -> None:
         "what",
         nargs="*",
         default=["plan", "aggregate", "overhead"],
-        choices=["plan", "aggregate", "overhead", "suite"],
+        choices=["plan", "aggregate", "overhead", "suite", "biglog"],
     )
+    p.add_argument("--log-mb", type=int, default=200)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=5000)
     args = p.parse_args()
@@ -311,6 +391,7 @@ def main() -> None:
             "aggregate": lambda: aggregate(args.runs),
             "overhead": lambda: overhead(5),
             "suite": suite,
+            "biglog": lambda: biglog(args.log_mb),
         }[what]()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,8 @@ import pytest
 
 from dlperf import logline
 from dlperf.matrix import Cell, CellSpec
+from dlperf.parse.builtin import parse_builtin_logs
+from dlperf.parse.facts import parse_facts
 from dlperf.paths import RunPaths
 from dlperf.stats import Window
 from dlperf.tables import cells_table, planned_cells, read_run, runs_table
@@ -167,6 +170,44 @@ def test_an_impossible_step_value_is_that_runs_parse_error_naming_the_line(tmp_p
         f"{bad.parent / 'rank1.log'}:5: impossible step record" in by_repeat.loc[2, "status_detail"]
     )
     assert pd.isna(by_repeat.loc[2, "throughput_samples_per_s"])
+
+
+def test_a_log_far_longer_than_its_window_is_read_only_as_far_as_the_window(tmp_path):
+    """Issue 20.14: the steps past the window are never read (here garbage there changes
+    nothing), the figure is the short log's, facts after the steps are still found, and the steps
+    table holds the window's records only."""
+    short = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=1)
+    memory = logline.format_line(logline.MEMORY, rank=0, peak_rss_mb=812.5)
+    long_logs = {
+        f"rank{rank}.log": rank_log(rank, steps=2000) + "dlperf-step rank=x garbage\n" + memory
+        for rank in (0, 1)
+    }
+    long = write_run(tmp_path, long_logs, repeat=2)
+    runs, steps = runs_table([short, long], WINDOW, tmp_path / "json")
+    by_repeat = runs.set_index("repeat")
+    assert list(by_repeat["status"]) == ["ok", "ok"]
+    assert by_repeat.loc[2, "throughput_samples_per_s"] == pytest.approx(
+        by_repeat.loc[1, "throughput_samples_per_s"]
+    )
+    assert by_repeat.loc[2, "peak_rss_mib"] == 812.5
+    kept = steps[steps["repeat"] == 2].groupby("rank")["step"].max()
+    assert kept.to_dict() == {0: WINDOW.warmup + WINDOW.measure, 1: WINDOW.warmup + WINDOW.measure}
+
+
+def test_parsing_memory_does_not_grow_with_the_log(tmp_path):
+    """Issue 20.14: the parse's peak memory for a log 10x longer stays the same (allocations
+    counted by tracemalloc, so the machine's load cannot change the figure)."""
+    peaks = []
+    for steps in (2_000, 20_000):
+        log = tmp_path / f"rank0-{steps}.log"
+        log.write_text(rank_log(0, steps=steps))
+        tracemalloc.start()
+        parsed = parse_builtin_logs([log], keep_iterations=WINDOW.warmup + WINDOW.measure)
+        facts = parse_facts([log])
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert len(parsed.records) == WINDOW.warmup + WINDOW.measure and not facts.facts
+    assert peaks[1] < 1.2 * peaks[0]
 
 
 def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tmp_path):

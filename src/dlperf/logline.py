@@ -24,6 +24,7 @@ from typing import Any
 PREFIX = "dlperf-"
 STEP, CONFIG, SKIP, MEMORY, HARNESS = "step", "config", "skip", "memory", "harness"
 FLOPS, PEAK, COMM, POWER = "flops", "peak", "comm", "power"
+STEP_PREFIX = f"{PREFIX}{STEP} "  # a step line starts so: a cheap test before the parse
 TRAILING = {CONFIG: "model_config", SKIP: "reason", HARNESS: "note", POWER: "reason"}
 _LINE = re.compile(rf"^{PREFIX}(?P<kind>[a-z_]+) (?P<body>.*?)\s*$")
 _PAIR = re.compile(r"(\w+)=(\S+)")

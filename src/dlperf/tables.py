@@ -171,7 +171,7 @@ def read_run(
         try:
             record.check_logs_exist()
             cell = record.trained_cell
-            parsed = adapter.parse(logs, cell, record.options)
+            parsed = adapter.parse(logs, cell, record.options, window.warmup + window.measure)
             check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)
             record.check_logs_unchanged()
             records = parsed.records

@@ -164,8 +164,15 @@ class Adapter(ABC):
         """The argument list that runs this task (never a shell string)."""
 
     @abstractmethod
-    def parse(self, logs: list[Path], cell: Cell, options: dict[str, Any]) -> ParseResult:
-        """Per-step records from this run's task logs (one per rank, or per node for PER_NODE)."""
+    def parse(
+        self,
+        logs: list[Path],
+        cell: Cell,
+        options: dict[str, Any],
+        keep_iterations: int | None = None,
+    ) -> ParseResult:
+        """Per-step records from this run's task logs (one per rank, or per node for PER_NODE).
+        A parser may stop reading a rank's steps once it has `keep_iterations` (the window's)."""
 
     def is_oom(self, text: str) -> bool:
         return any(re.search(p, text) for p in self.oom_patterns)

@@ -75,5 +75,11 @@ class BuiltinWorkload(Adapter):
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         return []
 
-    def parse(self, logs: list[Path], cell: Cell, options: dict[str, Any]) -> ParseResult:
-        return parse_builtin_logs(logs)
+    def parse(
+        self,
+        logs: list[Path],
+        cell: Cell,
+        options: dict[str, Any],
+        keep_iterations: int | None = None,
+    ) -> ParseResult:
+        return parse_builtin_logs(logs, keep_iterations)

@@ -1,7 +1,14 @@
-"""Parser of the built-in workloads' `dlperf-step` lines (format: dlperf.logline)."""
+"""Parser of the built-in workloads' `dlperf-step` lines (format: dlperf.logline).
+
+It streams: a log is read line by line, and once every rank of a log has logged the iterations
+the window needs (`keep_iterations`), the rest of the log is left unread. Memory and time then
+stay bounded by the window, not by the log's length (a long run, or a workload told to run far
+past the window): steps the window never reaches are no figure, and none is kept.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from dlperf import logline
@@ -10,18 +17,29 @@ from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
 REQUIRED = ("rank", "step", "samples", "start", "end")
 
 
-def parse_builtin_logs(logs: list[Path]) -> ParseResult:
+def parse_builtin_logs(logs: list[Path], keep_iterations: int | None = None) -> ParseResult:
+    """Each rank's step records, in log order; with `keep_iterations`, only the first that many
+    of each rank in each log (the window's)."""
     records: list[StepRecord] = []
     for path in logs:
+        name = str(path)  # one string shared by the log's records
+        kept: Counter[int] = Counter()  # records kept per rank of this log
         with open(path, errors="replace") as f:
             for lineno, line in enumerate(f, 1):
+                if not line.startswith(logline.STEP_PREFIX):
+                    continue
                 parsed = logline.parse_line(line)
-                if parsed and parsed[0] == logline.STEP:
-                    records.append(_record(parsed[1], path, lineno))
+                if parsed:
+                    record = _record(parsed[1], name, lineno)
+                    if keep_iterations is None or kept[record.rank] < keep_iterations:
+                        records.append(record)
+                        kept[record.rank] += 1
+                    elif min(kept.values()) >= keep_iterations:
+                        break  # every rank of this log has its window: nothing further is read
     return ParseResult(records, Method.TIMESTAMPS)
 
 
-def _record(fields: dict[str, str], path: Path, lineno: int) -> StepRecord:
+def _record(fields: dict[str, str], path: str, lineno: int) -> StepRecord:
     missing = [k for k in REQUIRED if k not in fields]
     if missing:
         raise ParseError(f"step line lacks {', '.join(missing)}", path, lineno)
@@ -31,7 +49,7 @@ def _record(fields: dict[str, str], path: Path, lineno: int) -> StepRecord:
             step=int(fields["step"]),
             steps=1,
             samples=float(fields["samples"]),
-            path=str(path),
+            path=path,
             line=lineno,
             start_s=float(fields["start"]),
             time_s=float(fields["end"]),

@@ -48,15 +48,19 @@ class RunFacts:
 
 
 def parse_facts(logs: list[Path]) -> RunFacts:
-    """Every memory/flops/peak/comm/power line of these logs (none: an empty RunFacts)."""
+    """Every memory/flops/peak/comm/power line of these logs (none: an empty RunFacts). Streams:
+    memory holds the facts only, and other lines (steps above all) cost a prefix test each."""
     facts = []
     for path in logs:
+        name = str(path)
         try:
-            text = Path(path).read_text(errors="replace")
+            with open(path, errors="replace") as f:
+                for lineno, line in enumerate(f, 1):
+                    if not line.startswith(logline.PREFIX) or line.startswith(logline.STEP_PREFIX):
+                        continue
+                    parsed = logline.parse_line(line)
+                    if parsed and parsed[0] in KINDS:
+                        facts.append(Fact(parsed[0], parsed[1], name, lineno))
         except OSError:
             continue  # a missing log is the step parser's to report
-        for lineno, line in enumerate(text.splitlines(), 1):
-            parsed = logline.parse_line(line)
-            if parsed and parsed[0] in KINDS:
-                facts.append(Fact(parsed[0], parsed[1], str(path), lineno))
     return RunFacts(facts)
