@@ -1,7 +1,8 @@
 # `batch_size: max`, found not typed: one search per `max` cell (dlperf.maxbatch), its probe runs
-# launched as any run is. Its result is cached: the search is redone only when what it depends
-# on changes (the cell, its options, steps and device, the search settings), and then so are the
-# cell's runs, which train at the batch size it found. Cells with a number never need it.
+# launched as any run is (dlperf.launch.probes). Its result is cached: the search is redone only
+# when what it depends on changes (the cell, its options, steps and device, the search settings),
+# and then so are the cell's runs, which train at the batch size it found. Cells with a number
+# never need it.
 # Helpers: rules/common_searches.smk.
 
 
@@ -21,5 +22,5 @@ rule find_max_batch:
     params:
         search=max_batch_params,
     shell:
-        "python -m dlperf.maxbatch --search {params.search:q} --result {output.result:q}"
+        "python -m dlperf.launch.probes --search {params.search:q} --result {output.result:q}"
         " > {log:q} 2>&1"

@@ -5,8 +5,8 @@ InsightFace's identities, W&D's vocabulary), with the case's `max_search` settin
 The search (one per `max` cell, cached as the find_max_batch rule's output):
 
 - Probes are real runs of the cell at one value and a few steps, launched as any run is
-  (dlperf.launch.submit.run_cell), each with its own logs, manifest and status under
-  results/maxbatch/<cell>/ (dlperf.paths.MaxBatchPaths).
+  (dlperf.launch.probes, the find_max_batch rule's job), each with its own logs, manifest and
+  status under results/maxbatch/<cell>/ (dlperf.paths.MaxBatchPaths).
 - Double the value from ``start`` (never past ``ceiling``) while probes are ok; the first that
   runs out of memory (status oom) bounds it. Then bisect between the last that fit and the first
   that did not until they are at most ``granularity`` apart. The result is the last that fit.
@@ -23,21 +23,16 @@ The search (one per `max` cell, cached as the find_max_batch rule's output):
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
-import os
-import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dlperf.matrix import Cell, CellSpec, sweep_slug
-from dlperf.paths import MaxBatchPaths
+from dlperf.matrix import Cell, CellSpec
 from dlperf.status import Status
-from dlperf.util import atomic_write_json
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +58,14 @@ class SearchSettings:
 def searched(spec: CellSpec) -> str | None:
     """What a cell's search finds: batch_size for a `max` batch, the option it sweeps with the
     value `max`, or None (no search; the config allows one per cell)."""
-    if spec.cell.batch_size == "max":
+    return searched_in(spec.cell, spec.swept)
+
+
+def searched_in(cell: Cell, options: Mapping[str, Any]) -> str | None:
+    """`searched` of a cell whose swept values are among `options` (a run's resolved options)."""
+    if cell.batch_size == "max":
         return BATCH
-    return next((name for name, value in spec.swept.items() if value == "max"), None)
+    return next((name for name, value in options.items() if value == "max"), None)
 
 
 def search_params(
@@ -195,63 +195,6 @@ def _confirm(
         fits = max(smaller)
 
 
-def probe_run(
-    measure: dict[str, Any],
-    harness: Any,
-    paths: MaxBatchPaths,
-    settings: SearchSettings,
-    option: str = BATCH,
-) -> ProbeRun:
-    """A probe function that runs the cell of `measure` for real at a given value of `option`:
-    for `probe_steps` steps, or as many as the cell's runs (a confirmation, in its own folder).
-    Each probe is a cell of its own: the batch in its id, or the option's value in its variant
-    (num_classes_max -> num_classes_2000)."""
-    from dlperf.launch.submit import run_cell
-
-    cell = Cell.from_key(measure["cell"])
-
-    def probe(value: int, full_length: bool) -> Probe:
-        options = dict(measure["options"])
-        if option == BATCH:
-            probe_cell = dataclasses.replace(cell, batch_size=value)
-        else:
-            variant = cell.variant.replace(sweep_slug(option, "max"), sweep_slug(option, value))
-            probe_cell = dataclasses.replace(cell, variant=variant)
-            options[option] = value
-        steps = measure["steps"] if full_length else settings.probe_steps
-        probe_measure = measure | {"cell": probe_cell.key(), "steps": steps, "options": options}
-        probe_harness = dataclasses.replace(harness, results_root=str(paths.probes))
-        repeat = 2 if full_length else 1  # r1: the short probe, r2: the confirmation
-        manifest_path = paths.probe(probe_cell.id, repeat).manifest
-        record = run_cell(probe_measure, repeat, probe_harness, manifest_path)
-        return Probe(value, record.status, record.status_detail, str(manifest_path), full_length)
-
-    return probe
-
-
-def find_max_batch(search_params: dict[str, Any], harness: Any, result_path: Path) -> SearchResult:
-    """Run the search of one `max` cell and write its result (the rule's output) last."""
-    cell = Cell.from_key(search_params["cell"])
-    option = search_params.get("option") or BATCH
-    if option == BATCH and cell.batch_size != "max":
-        raise ValueError(f"{cell.id} is not a batch_size max cell")
-    if option != BATCH and sweep_slug(option, "max") not in cell.variant:
-        raise ValueError(f"{cell.id} does not sweep {option} with the value max")
-    settings = SearchSettings.from_config(search_params["search"])
-    paths = MaxBatchPaths(cell.id, Path(harness.results_root))
-    if paths.result.resolve() != result_path.resolve():
-        raise ValueError(f"search result path {result_path} does not belong to {cell.id}")
-    paths.probes.mkdir(parents=True, exist_ok=True)
-    measure = {k: v for k, v in search_params.items() if k not in ("search", "option")}
-    result = search(probe_run(measure, harness, paths, settings, option), settings, option)
-    atomic_write_json(
-        result_path,
-        {"cell": cell.key(), "option": option, "settings": dataclasses.asdict(settings)}
-        | result.to_dict(),
-    )
-    return result
-
-
 def load_result(path: Path) -> SearchResult:
     """A search result written by find_max_batch; a missing or unreadable one is `failed`."""
     try:
@@ -260,26 +203,3 @@ def load_result(path: Path) -> SearchResult:
         return SearchResult(
             Status.FAILED, None, f"no readable max batch search result {path}: {err}"
         )
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m dlperf.maxbatch --search JSON --result PATH`: the find_max_batch rule's job."""
-    from dlperf.launch.submit import Harness
-
-    parser = argparse.ArgumentParser(prog="python -m dlperf.maxbatch", description=__doc__)
-    parser.add_argument("--search", required=True, help="JSON: the cell, options, device, search")
-    parser.add_argument("--result", type=Path, required=True)
-    parser.add_argument("--harness", default=os.environ.get("DLPERF_HARNESS"))
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    if not args.harness:
-        parser.error("needs --harness or DLPERF_HARNESS (backend, site, time limits)")
-    result = find_max_batch(
-        json.loads(args.search), Harness(**json.loads(args.harness)), args.result
-    )
-    log.info("%s: %s %s", args.result, result.status, result.detail)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -35,6 +35,7 @@ import yaml
 import dlperf
 from dlperf.config import Suite, load
 from dlperf.gpuproof import summary
+from dlperf.gpuproof.summary import Stage
 from dlperf.launch.facts import node_facts
 from dlperf.matrix import expand_case
 from dlperf.paths import RUN_MANIFEST_PATTERN
@@ -58,19 +59,6 @@ TINY_OPTIONS = {
         },
     },
 }
-
-
-@dataclass
-class Stage:
-    """One case of the suite: what became of it."""
-
-    number: int  # 1-based, as in the suite file
-    case: dict[str, Any]
-    cells: list[str]
-    state: str = "pending"  # done, stopped (budget), not_run (why), failed (Snakemake's exit)
-    detail: str = ""
-    seconds: float = 0.0
-    reference: dict[str, Any] | None = None
 
 
 @dataclass

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -25,8 +26,19 @@ from dlperf.parse.records import ParseError
 from dlperf.paths import ResultPaths
 from dlperf.status import Status
 
-if TYPE_CHECKING:
-    from dlperf.gpuproof.kit import Stage
+
+@dataclass
+class Stage:
+    """One case of the suite: what became of it."""
+
+    number: int  # 1-based, as in the suite file
+    case: dict[str, Any]
+    cells: list[str]
+    state: str = "pending"  # done, stopped (budget), not_run (why), failed (Snakemake's exit)
+    detail: str = ""
+    seconds: float = 0.0
+    reference: dict[str, Any] | None = None
+
 
 # The issue's bar for one H100 (NVIDIA's PyTorch RN50 AMP on an A100-80GB: 2,470 img/s).
 TARGETS = {

@@ -268,7 +268,7 @@ def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple
     """A `max` cell's spec at the value its search found (the find_max_batch rule's output): its
     batch size, or the option it sweeps with `max`; else (status, reason) of the search that
     found none: the run is recorded with it, unrun."""
-    option = maxbatch.BATCH if spec.cell.batch_size == "max" else _max_option(spec)
+    option = maxbatch.searched_in(spec.cell, spec.options)
     if option is None:
         return spec, None
     path = MaxBatchPaths(spec.cell.id, Path(harness.results_root)).result
@@ -279,10 +279,6 @@ def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple
     if option == maxbatch.BATCH:
         return replace(spec, batch_size_resolved=found.value), None
     return replace(spec, options=spec.options | {option: found.value}), None
-
-
-def _max_option(spec: RunSpec) -> str | None:
-    return next((k for k, v in spec.options.items() if v == "max"), None)
 
 
 def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str, Any] | None]:
