@@ -29,4 +29,4 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        final_outputs(),
+        CAMPAIGN.final_outputs(),

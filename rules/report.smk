@@ -16,7 +16,7 @@ rule plan:
     conda:
         "../envs/dlperf.yaml"
     params:
-        settings=plan_params(),
+        settings=CAMPAIGN.plan_params(),
     script:
         "../workflow/scripts/plan.py"
 
@@ -27,7 +27,7 @@ rule report:
         runs=str(RESULTS.runs),
         steps=str(RESULTS.steps),
         plan=str(RESULTS.tables / "plan.json"),
-        manifests=all_manifests(),
+        manifests=CAMPAIGN.all_manifests(),
         baselines=[b["path"] for b in config["baselines"]],
         code=package_files("report", "status.py"),
     output:
@@ -38,7 +38,7 @@ rule report:
                 caption="../workflow/report/reports.rst",
                 labels={"report": Path(path).name},
             )
-            for path in report_outputs()
+            for path in CAMPAIGN.report_outputs()
         ],
         plots=report(
             directory(str(RESULTS.plots)),
@@ -53,6 +53,6 @@ rule report:
     conda:
         "../envs/dlperf.yaml"
     params:
-        settings=report_params(),
+        settings=CAMPAIGN.report_params(),
     script:
         "../workflow/scripts/report.py"

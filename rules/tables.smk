@@ -6,8 +6,8 @@
 
 rule tables:
     input:
-        manifests=all_manifests(),
-        adaptive=adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
+        manifests=CAMPAIGN.all_manifests(),
+        adaptive=CAMPAIGN.adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
         code=package_files("parse", "stats.py", "status.py", "tables.py", "adapters"),
     output:
         steps=str(RESULTS.steps),
@@ -27,7 +27,7 @@ rule tables:
     conda:
         "../envs/dlperf.yaml"
     params:
-        settings=tables_params(),
-        edited_logs=json.dumps(edited_logs(every_run())),
+        settings=CAMPAIGN.tables_params(),
+        edited_logs=CAMPAIGN.tables_edited_logs(),
     script:
         "../workflow/scripts/tables.py"

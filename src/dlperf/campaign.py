@@ -1,0 +1,284 @@
+"""A suite as the workflow runs it: rules/common.smk wires Snakemake to one Campaign.
+
+Everything the workflow knows before a job runs is computed here once, when the Snakefile is
+read, and tested here: the validated suite (its baselines read, so a bad one stops nothing late),
+its cells and where each is placed (an impossible layout stops the dry run), the campaign plan
+whose run order becomes the jobs' priorities, what each run measures, and the inputs and params
+of the rules (a param changes exactly when what its output shows would).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dlperf
+from dlperf.adapters import Launcher, get_adapter
+from dlperf.config import Suite, resolve_baselines, snakemake_config
+from dlperf.launch.allocation import Allocation, LocalMachine, allocate
+from dlperf.launch.record import measure_digest, measure_of, redo_inputs
+from dlperf.launch.submit import harness_json
+from dlperf.matrix import CellSpec
+from dlperf.maxbatch import search_params, searched
+from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
+from dlperf.plan import PlanError, make_plan, plan_text, run_priorities
+from dlperf.report.load import load_baseline
+
+# The solver's limit for the plan made when the workflow starts (every run and dry run waits for
+# it); the plan rule makes the same plan with the same limit, so the report states the one
+# followed.
+PLAN_TIME_LIMIT_S = 2.0
+TABLES_KEYS = ("window", "repeats", "variance", "adaptive_repeats")
+REPORT_KEYS = ("name", "report", "baselines", "repeats", "window", "backend", "device",
+               "time_limit_min", "cases")  # fmt: skip
+PLAN_KEYS = ("cases", "repeats", "site", "time_limit_min", "backend", "device")
+ADAPTIVE_KEYS = ("window", "repeats", "adaptive_repeats")
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """The plan made at start-up: its run order as priorities, and what to log (a warning when
+    it has no schedule; the jobs are still all there)."""
+
+    priorities: dict[tuple[str, int], int]
+    message: str
+    scheduled: bool
+
+
+@dataclass
+class Campaign:
+    config: dict[str, Any]
+    basedir: Path  # the workflow's folder: envs/ and the shipped baselines are there
+    local: LocalMachine | None  # this machine, for the local backend
+    cells: dict[str, CellSpec] = field(init=False)
+    allocations: dict[str, Allocation] = field(init=False)
+    results: ResultPaths = field(default_factory=ResultPaths)
+    _measures: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.suite = Suite(self.config)
+        self.cells = {spec.id: spec for spec in self.suite.cell_specs()}
+        self.allocations = {
+            cell_id: allocate(
+                spec.cell,
+                get_adapter(spec.cell.framework).launcher,
+                self.config["backend"],
+                self.config["site"],
+                self.local,
+            )
+            for cell_id, spec in self.cells.items()
+        }
+
+    @classmethod
+    def load(
+        cls,
+        loaded: Mapping[str, Any],
+        configfiles: Sequence[str | Path],
+        cli: Mapping[str, Any],
+        basedir: Path,
+        cwd: Path | None = None,
+    ) -> Campaign:
+        """The campaign of what Snakemake loaded (dlperf.config.snakemake_config: errors name the
+        file, line and key), its baselines found and read, its cells placed on the site or on
+        this machine. Raises ConfigError or ValueError."""
+        cwd = cwd or Path.cwd()
+        config = snakemake_config(loaded, configfiles, cli, search=[cwd, basedir])
+        resolve_baselines(config, search=[cwd, basedir])
+        for i, baseline in enumerate(config["baselines"]):
+            load_baseline(baseline["name"], Path(baseline["path"]), i)
+        local = LocalMachine.probe(config["device"]) if config["backend"] == "local" else None
+        return cls(config, basedir, local)
+
+    # ------------------------------------------------------------------------------ start-up
+
+    def plan_site(self) -> dict[str, Any]:
+        """make_plan's site arguments: locally the site is this machine, one node, one run at a
+        time; else the suite's `site`."""
+        if self.local is None:
+            return {}
+        return {"nodes": 1, "gpus_per_node": max(self.local.devices, 1), "exclusive": True}
+
+    def plan(self) -> PlanOutcome:
+        """The campaign's plan (pulp), logged in every run and dry run."""
+        try:
+            plan = make_plan(
+                self.config, self.results.root, time_limit_s=PLAN_TIME_LIMIT_S, **self.plan_site()
+            )
+        except PlanError as err:
+            return PlanOutcome({}, f"dlperf plan: no schedule: {err}", False)
+        return PlanOutcome(run_priorities(plan), plan_text(plan, cells=False), True)
+
+    def job_environment(self) -> dict[str, str]:
+        """What jobs inherit: `python -m dlperf` on the interpreter Snakemake runs on, where and
+        how runs are launched (DLPERF_HARNESS: not a param, so switching backend or site reruns
+        nothing), and where envs/*.txt are."""
+        return {
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+            "DLPERF_HARNESS": harness_json(self.config),
+            "DLPERF_WORKFLOW_DIR": str(self.basedir),
+        }
+
+    # ------------------------------------------------------------------------------ one run
+
+    def cell(self, cell_id: str) -> CellSpec:
+        try:
+            return self.cells[cell_id]
+        except KeyError:
+            raise ValueError(f"cell {cell_id} is not in the configured matrix") from None
+
+    def measure(self, cell_id: str) -> dict[str, Any]:
+        """What a run measures (dlperf.launch.record.measure_of); computed once per cell (5,000
+        jobs ask)."""
+        if cell_id not in self._measures:
+            self._measures[cell_id] = measure_of(self.cell(cell_id), self.config)
+        return self._measures[cell_id]
+
+    def measure_json(self, cell_id: str) -> str:
+        """The run rule's param: a change reruns that cell's runs and nothing else."""
+        return json.dumps(self.measure(cell_id), sort_keys=True)
+
+    def run_inputs(self, cell_id: str, repeat: int) -> list[str]:
+        """A run's inputs: its environment's pins (a changed pin reruns that framework's cells),
+        for a `max` cell its search result, and for a run recorded with another measure the stamp
+        that redoes it even without Snakemake's records (dlperf.launch.record.redo_inputs)."""
+        spec = self.cell(cell_id)
+        search = [str(self.results.max_batch(cell_id).result)] if searched(spec) else []
+        redo = redo_inputs(self.results.run(cell_id, repeat), measure_digest(self.measure(cell_id)))
+        return self.environment_pins(cell_id) + search + redo
+
+    def environment_pins(self, cell_id: str) -> list[str]:
+        """The pinned requirements of the cell's own environment, if it has one
+        (dlperf.environments): changing a pin reruns that framework's cells and nothing else."""
+        adapter = get_adapter(self.cell(cell_id).cell.framework)
+        requirements = getattr(adapter, "requirements", None)
+        return [str(self.basedir / requirements)] if requirements else []
+
+    def search_json(self, cell_id: str) -> str:
+        """The find_max_batch rule's param: what the search depends on."""
+        spec = self.cell(cell_id)
+        return json.dumps(search_params(spec, self.measure(cell_id), self.config), sort_keys=True)
+
+    def task_logs(self, cell_id: str) -> list[str]:
+        """The log file names a run of `cell_id` writes: one per rank, or one per node."""
+        allocation = self.allocations[cell_id]
+        per_node = get_adapter(self.cells[cell_id].cell.framework).launcher is Launcher.PER_NODE
+        tasks = allocation.nodes * allocation.tasks_per_node
+        return [RunPaths(cell_id, 1).task_log(i, per_node).name for i in range(tasks)]
+
+    # ------------------------------------------------------------------------------ all runs
+
+    def every_run(self) -> list[tuple[str, int]]:
+        """(cell id, repeat) of every run there may be: the `repeats`, and with adaptive repeats
+        as many as they may add."""
+        adaptive = self.config.get("adaptive_repeats") or {}
+        top = max(self.config["repeats"], adaptive.get("max", 0))
+        return [(cell_id, repeat) for cell_id in self.cells for repeat in range(1, top + 1)]
+
+    def all_manifests(self) -> list[str]:
+        """Every planned run's manifest (formatted, not built from Path objects: 5,000 runs)."""
+        return [
+            RUN_MANIFEST_PATTERN.format(cell=spec.id, repeat=repeat)
+            for spec, repeat in self.suite.runs()
+        ]
+
+    def edited_logs(self, runs: Iterable[tuple[str, int]]) -> list[list[Any]]:
+        """Task logs changed or deleted since their run wrote its manifest (written last): part
+        of a param of whatever reads the logs, so a hand edit rebuilds it and nothing else does.
+
+        The logs are not Snakemake files: 5,000 runs of up to 32 ranks would be 86,000 more files
+        to index on every dry run (4.4x a bare Snakefile). Their manifests are files, so a run
+        that never finished is redone; a deleted log is that run's parse_error, which names it.
+        """
+        changed: list[list[Any]] = []
+        for cell_id, repeat in runs:
+            run = self.results.run(cell_id, repeat)
+            try:
+                written = os.stat(run.manifest).st_mtime_ns
+            except FileNotFoundError:
+                continue  # not run yet, or to be redone: the manifest brings its logs
+            for name in self.task_logs(cell_id):
+                path = str(run.dir / name)
+                try:
+                    log = os.stat(path)
+                except FileNotFoundError:
+                    changed.append([path, "missing"])
+                    continue
+                if log.st_mtime_ns > written:
+                    changed.append([path, log.st_mtime_ns, log.st_size])
+        return changed
+
+    def cell_manifests(self, cell_id: str, runs: int) -> dict[str, list[str]]:
+        """The manifests of a cell's first `runs` runs (what a repeat decision reads)."""
+        return {
+            "manifests": [str(self.results.run(cell_id, r).manifest) for r in range(1, runs + 1)]
+        }
+
+    def adaptive_run_lists(self) -> list[str]:
+        """Every cell's list of the runs it got (inputs of the tables); none without adaptive
+        repeats."""
+        if not self.config.get("adaptive_repeats"):
+            return []
+        return [str(self.results.adaptive_runs(cell_id)) for cell_id in self.cells]
+
+    # ------------------------------------------------------------------------------ params
+
+    def _settings(self, keys: Iterable[str]) -> dict[str, Any]:
+        return {k: self.config.get(k) for k in keys}
+
+    def tables_params(self) -> str:
+        """What the tables are computed with besides the runs' manifests."""
+        return json.dumps(self._settings(TABLES_KEYS), sort_keys=True)
+
+    def tables_edited_logs(self) -> str:
+        return json.dumps(self.edited_logs(self.every_run()))
+
+    def adaptive_params(self, cell_id: str, runs: int) -> str:
+        """A repeat decision's settings, and its runs' task logs edited since they ran."""
+        edited = self.edited_logs((cell_id, r) for r in range(1, runs + 1))
+        return json.dumps(self._settings(ADAPTIVE_KEYS) | {"edited_logs": edited}, sort_keys=True)
+
+    def report_params(self) -> str:
+        """Every setting the report shows or uses: a change re-renders it, never leaves it
+        stale."""
+        return json.dumps(self._settings(REPORT_KEYS), sort_keys=True, default=str)
+
+    def plan_params(self) -> str:
+        """What the plan is made of besides earlier runs: a change remakes it (before any run, as
+        the plan logged at start-up), so the report states the plan that was followed."""
+        settings = self._settings(PLAN_KEYS) | {
+            "results": str(self.results.root),
+            "plan_site": self.plan_site(),  # this machine, when local
+            "time_limit_s": PLAN_TIME_LIMIT_S,
+        }
+        return json.dumps(settings, sort_keys=True, default=str)
+
+    # ------------------------------------------------------------------------------ outputs
+
+    def report_outputs(self) -> list[str]:
+        langs = self.config["report"]["languages"]
+        return [str(self.results.report(lang, ext)) for lang in langs for ext in ("md", "html")]
+
+    def final_outputs(self) -> list[str]:
+        """The reports, and every run: a run whose manifest went missing (deleted, or its rerun
+        interrupted) is redone even when the tables look complete."""
+        return self.report_outputs() + self.all_manifests()
+
+
+def package_files(*names: str) -> list[str]:
+    """Source files of the dlperf package (modules or subpackages) a rule's output depends on."""
+    root = Path(dlperf.__file__).parent
+    files: list[str] = []
+    for name in names:
+        path = root / name
+        if path.is_dir():
+            files += sorted(
+                str(p) for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+            )
+        else:
+            files.append(str(path))
+    return files

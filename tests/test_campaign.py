@@ -1,0 +1,104 @@
+"""The workflow's one package object: what rules/common.smk used to compute at parse time."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dlperf.campaign import PLAN_TIME_LIMIT_S, Campaign
+from dlperf.errors import ConfigError
+from dlperf.launch.record import measure_of
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = {
+    "name": "campaign",
+    "repeats": 2,
+    "window": {"warmup": 2, "measure": 5},
+    "device": "cpu",
+    "cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [2], "layouts": ["1n1g", "1n2g"]},
+        {"framework": "jax", "model": "resnet50", "xla": [True], "batch_size": [2], "layouts": ["1n1g"]},
+    ],
+}  # fmt: skip
+
+
+def campaign(tmp_path: Path, suite: dict | None = None) -> Campaign:
+    """The campaign of a suite file, from tmp_path (results/ is relative to the working
+    directory, as under Snakemake: the tests chdir there)."""
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite or SUITE))
+    return Campaign.load({}, ["suite.yaml"], {}, basedir=ROOT, cwd=tmp_path)
+
+
+def test_cells_are_placed_and_measured_once(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    c = campaign(tmp_path)
+    assert sorted(c.cells) == [
+        "jax.resnet50.fp32.xla.b2.1n1g",
+        "pytorch.resnet50.fp32.noxla.b2.1n1g",
+        "pytorch.resnet50.fp32.noxla.b2.1n2g",
+    ]
+    two = c.allocations["pytorch.resnet50.fp32.noxla.b2.1n2g"]
+    assert two.nodes * two.tasks_per_node == 2
+    assert c.task_logs("pytorch.resnet50.fp32.noxla.b2.1n2g") == ["rank0.log", "rank1.log"]
+    cell_id = "pytorch.resnet50.fp32.noxla.b2.1n1g"
+    assert json.loads(c.measure_json(cell_id)) == measure_of(c.cells[cell_id], c.config)
+    assert c.measure(cell_id) is c.measure(cell_id)  # 5,000 jobs ask; computed once
+    assert len(c.all_manifests()) == 6 and len(c.every_run()) == 6
+
+
+def test_a_framework_with_its_own_environment_depends_on_its_pins(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    c = campaign(tmp_path)
+    assert c.run_inputs("jax.resnet50.fp32.xla.b2.1n1g", 1) == [str(ROOT / "envs/jax.txt")]
+    assert c.run_inputs("pytorch.resnet50.fp32.noxla.b2.1n1g", 1) == []
+    with pytest.raises(ValueError, match="not in the configured matrix"):
+        c.run_inputs("pytorch.resnet50.fp32.noxla.b4.1n1g", 1)
+
+
+def test_a_log_edited_after_its_manifest_is_a_changed_param(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    c = campaign(tmp_path)
+    run = c.results.run("pytorch.resnet50.fp32.noxla.b2.1n2g", 1)
+    run.dir.mkdir(parents=True)
+    (run.dir / "rank0.log").write_text("x\n")
+    run.manifest.write_text("{}")
+    os.utime(run.manifest, ns=(10**18, 10**18))
+    (run.dir / "rank1.log").write_text("x\n")
+    os.utime(run.dir / "rank0.log", ns=(10**18 - 1, 10**18 - 1))  # before the manifest
+    os.utime(run.dir / "rank1.log", ns=(10**18 + 1, 10**18 + 1))  # edited after it
+    before = c.tables_edited_logs()
+    edited = json.loads(before)
+    assert edited == [[str(run.dir / "rank1.log"), 10**18 + 1, 2]]
+    (run.dir / "rank0.log").unlink()
+    assert [str(run.dir / "rank0.log"), "missing"] in json.loads(c.tables_edited_logs())
+
+
+def test_the_plan_orders_every_run_and_its_param_states_its_limit(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    c = campaign(tmp_path)
+    plan = c.plan()
+    assert plan.scheduled
+    assert set(plan.priorities) == set(c.every_run())
+    # repeat 1 of every cell before repeat 2 of any
+    assert min(p for (_, r), p in plan.priorities.items() if r == 1) > max(
+        p for (_, r), p in plan.priorities.items() if r == 2
+    )
+    assert json.loads(c.plan_params())["time_limit_s"] == PLAN_TIME_LIMIT_S
+
+
+def test_a_missing_baseline_stops_before_anything_runs_naming_its_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    suite = SUITE | {"baselines": [{"name": "old", "path": "nowhere.tsv"}]}
+    with pytest.raises(ConfigError, match=r"baselines\[0\]\.path: no such file 'nowhere.tsv'"):
+        campaign(tmp_path, suite)
+
+
+def test_jobs_inherit_the_harness_and_the_workflow_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = campaign(tmp_path).job_environment()
+    assert json.loads(env["DLPERF_HARNESS"])["backend"] == "local"
+    assert env["DLPERF_WORKFLOW_DIR"] == str(ROOT)
