@@ -155,8 +155,8 @@ def test_ngc_pytorch_current_release_facts():
     assert adapter.environment_of(adapter.resolved_options({})) == adapter.environment
     assert adapter.launch_of(options) == "torchrun"
     assert adapter.source_of("resnet50", options).tag == "729963dd47e7c8bd462ad10bfac7a7b0b604e6dd"
-    assert adapter.parser_of("bert_base", options) == "parse_dle_pytorch_bert_current"
-    assert adapter.parser_of("resnet50", options) == "parse_dle_pytorch_rn50"
+    assert adapter.parser_of("bert_base", options).__name__ == "parse_dle_pytorch_bert_current"
+    assert adapter.parser_of("resnet50", options).__name__ == "parse_dle_pytorch_rn50"
 
 
 @pytest.mark.parametrize("layout", ["1n1g", "2n8g"])
@@ -330,7 +330,7 @@ def test_ngc_tensorflow_current_bert_command(tmp_path: Path, monkeypatch: pytest
         context(adapter, "bert_base", "1n1g", 0, "amp", False, tmp_path, {"data_dir": "/d"})
     )
     assert "--use_fp16" in v1 and not {"--amp", "--noamp", "--nouse_xla"} & set(v1)
-    assert adapter.parser_of("bert_base", adapter.resolved_options(CURRENT)) == (
+    assert adapter.parser_of("bert_base", adapter.resolved_options(CURRENT)).__name__ == (
         "parse_dle_tf1_bert_current"
     )
 
@@ -422,9 +422,9 @@ def test_tensorflow2_current_needs_tfrecords_and_no_bert_config():
     bert = Cell("tensorflow2", "bert_base", "fp32", False, 64, Layout(1, 1))
     assert "bert_config" in adapter.skip_reason(bert, adapter.resolved_options({"data_dir": "/d"}))
     options = adapter.resolved_options(CURRENT)
-    assert adapter.parser_of("bert_base", options) == "parse_tf2_orbit"
+    assert adapter.parser_of("bert_base", options).__name__ == "parse_tf2_orbit"
     assert adapter.release(options).models["bert_base"].tag == TF_MODELS_COMMIT
-    assert adapter.parser_of("bert_base", adapter.resolved_options({})) == "parse_tf2_bert"
+    assert adapter.parser_of("bert_base", adapter.resolved_options({})).__name__ == "parse_tf2_bert"
 
 
 def test_tensorflow2_current_bert_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -522,7 +522,7 @@ def test_pytorch_examples_current_release_facts():
     release = adapter.release(options)
     assert release.models["resnet50"].tag == PT_EXAMPLES_COMMIT
     assert release.environment == "nvcr.io/nvidia/pytorch:25.12-py3"
-    assert adapter.parser_of("resnet50", options) == "parse_pytorch_examples"
+    assert adapter.parser_of("resnet50", options).__name__ == "parse_pytorch_examples"
     assert adapter.script("resnet50", options) == IMAGENET_MAIN
     with pytest.raises(ConfigError, match="runs resnet50 in fp32 only"):
         adapter.check_case(case("pytorch_examples", "resnet50", **CURRENT))  # still no AMP
@@ -612,8 +612,10 @@ def test_oneflow_wdl_current_release_facts():
         "RecommenderSystems/wide_and_deep",
         "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d",
     )
-    assert adapter.parser_of("wide_deep", options) == "parse_oneflow_wdl_current"
-    assert adapter.parser_of("wide_deep", adapter.resolved_options({})) == "parse_oneflow_wdl"
+    assert adapter.parser_of("wide_deep", options).__name__ == "parse_oneflow_wdl_current"
+    assert (
+        adapter.parser_of("wide_deep", adapter.resolved_options({})).__name__ == "parse_oneflow_wdl"
+    )
     assert "OneFlow 0.9.0" in adapter.version_of(options)
 
 
@@ -706,7 +708,7 @@ def test_oneflow_wdl_current_parses_through_the_adapter(tmp_path: Path):
 def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
     """Only rank 0 prints (train.py's print_ranks = [0]); an eval line (`iter: i/n, eval_auc: a`)
     and a nan loss are read past; the argument list's global batch wins over the run facts."""
-    from dlperf.parse.upstream import PARSERS, RunFacts
+    from dlperf.parse.upstream import RunFacts, parse_oneflow_wdl_current
 
     lines = WDL_FIXTURE.read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("[rank:0] iter: 10/"))
@@ -714,7 +716,7 @@ def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
     lines[at] = re.sub(r"loss: \S+,", "loss: nan,", lines[at])
     log = tmp_path / "node0.log"
     log.write_text("\n".join(lines) + "\n")
-    result = PARSERS["oneflow_wdl_current"]([log], RunFacts(4096, 8, 1))
+    result = parse_oneflow_wdl_current([log], RunFacts(4096, 8, 1))
     assert len(result.records) == 27
     tp = run_throughput(result, Window(5, 20))
     assert tp.throughput_samples_per_s == pytest.approx(WDL_EXPECTED, rel=1e-9)
@@ -733,8 +735,8 @@ def test_megatron_current_release_facts():
     assert adapter.launch_of(options) == "torchrun"
     assert adapter.launch_of(adapter.resolved_options({})) == "torch"
     assert adapter.source_of("gpt", options).tag == "5be9626709af2722333bf54797c954c09edeada3"
-    assert adapter.parser_of("gpt", options) == "parse_megatron_current"
-    assert adapter.parser_of("gpt", adapter.resolved_options({})) == "parse_megatron"
+    assert adapter.parser_of("gpt", options).__name__ == "parse_megatron_current"
+    assert adapter.parser_of("gpt", adapter.resolved_options({})).__name__ == "parse_megatron"
     assert "core_v0.19.0" in adapter.version_of(options)
 
 
@@ -795,7 +797,7 @@ def test_megatron_current_parses_through_the_adapter(tmp_path: Path):
     # micro batch 8 * 8 data-parallel GPUs = the logged global batch 64
     ms = 1480 + 1510 + 1500 + 1490 + 1530 + 1500 + 1510 + 1495
     assert tp.throughput_samples_per_s == pytest.approx(80 * 64 / (10 * ms / 1000), rel=1e-9)
-    with pytest.raises(ParseError, match="no Megatron `iteration i/n` lines"):
+    with pytest.raises(ParseError, match="parser megatron_current reads it"):
         adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser
 
 
@@ -811,9 +813,9 @@ def test_mindspore_current_release_facts():
     adapter = get_adapter("mindspore")
     options = adapter.resolved_options(CURRENT)
     assert adapter.release(options).models["resnet50"].tag == MS_COMMIT
-    assert adapter.parser_of("resnet50", options) == "parse_mindspore_benchmark"
-    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_mindspore"
-    assert adapter.parser_of("bert_base", options) == "parse_mindspore_bert_current"
+    assert adapter.parser_of("resnet50", options).__name__ == "parse_mindspore_benchmark"
+    assert adapter.parser_of("resnet50", adapter.resolved_options({})).__name__ == "parse_mindspore"
+    assert adapter.parser_of("bert_base", options).__name__ == "parse_mindspore_bert_current"
     assert adapter.release(options).models["bert_base"].path == "official/nlp/Bert"
     cell = Cell("mindspore", "resnet50", "amp", False, 64, Layout(1, 1))
     assert "ImageFolder" in adapter.skip_reason(cell, options)
@@ -893,9 +895,9 @@ def test_paddle_current_release_facts():
         adapter.script("bert_base", options)
         == "/workspace/PaddleNLP/slm/model_zoo/bert/run_pretrain.py"
     )
-    assert adapter.parser_of("resnet50", options) == "parse_paddleclas"
-    assert adapter.parser_of("bert_base", options) == "parse_paddlenlp_bert"
-    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_paddle_cv"
+    assert adapter.parser_of("resnet50", options).__name__ == "parse_paddleclas"
+    assert adapter.parser_of("bert_base", options).__name__ == "parse_paddlenlp_bert"
+    assert adapter.parser_of("resnet50", adapter.resolved_options({})).__name__ == "parse_paddle_cv"
     moved = adapter.resolved_options(CURRENT | {"source_root": "/src"})
     assert adapter.script("resnet50", moved) == "/src/PaddleClas/tools/train.py"
     for model in ("resnet50", "bert_base"):
@@ -1110,8 +1112,10 @@ def test_oneflow_current_release_facts():
         "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d",
     )
     assert adapter.script("resnet50", options) == RN50_SCRIPT
-    assert adapter.parser_of("resnet50", options) == "parse_oneflow_cnn_current"
-    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_oneflow_cnn"
+    assert adapter.parser_of("resnet50", options).__name__ == "parse_oneflow_cnn_current"
+    assert (
+        adapter.parser_of("resnet50", adapter.resolved_options({})).__name__ == "parse_oneflow_cnn"
+    )
     assert "OneFlow 0.9.0" in adapter.version_of(options)
     adapter.check_case(case("oneflow", "resnet50", **CURRENT))
     with pytest.raises(ConfigError, match=r"release current has no bert_base benchmark"):
@@ -1207,7 +1211,7 @@ def test_oneflow_current_resnet50_parses_through_the_adapter(tmp_path: Path):
 def test_oneflow_current_resnet50_per_rank_batch_from_the_arguments(tmp_path: Path):
     """The argument list's train_batch_size (per device) wins over the run facts, with a note;
     an eval line (`[eval]`, not printed with --skip-eval) is read past."""
-    from dlperf.parse.upstream import PARSERS, RunFacts
+    from dlperf.parse.upstream import RunFacts, parse_oneflow_cnn_current
 
     lines = RN50_FIXTURE.read_text().splitlines()
     lines.append(
@@ -1216,7 +1220,7 @@ def test_oneflow_current_resnet50_per_rank_batch_from_the_arguments(tmp_path: Pa
     )
     log = tmp_path / "node0.log"
     log.write_text("\n".join(lines) + "\n")
-    result = PARSERS["oneflow_cnn_current"]([log], RunFacts(128, 2, 1))
+    result = parse_oneflow_cnn_current([log], RunFacts(128, 2, 1))
     assert len(result.records) == 54
     tp = run_throughput(result, Window(5, 20))
     assert tp.throughput_samples_per_s == pytest.approx(RN50_EXPECTED, rel=1e-9)
@@ -1243,8 +1247,8 @@ def test_oneflow_gpt_current_release_facts():
         "1185ad9ca3fec9977ca1c2501b5d4c42c1b86ff3",
     )
     assert adapter.script("gpt", options) == LIBAI_SCRIPT
-    assert adapter.parser_of("gpt", options) == "parse_libai"
-    assert adapter.parser_of("gpt", adapter.resolved_options({})) == "parse_megatron"
+    assert adapter.parser_of("gpt", options).__name__ == "parse_libai"
+    assert adapter.parser_of("gpt", adapter.resolved_options({})).__name__ == "parse_megatron"
     assert "LiBai v0.3.0" in adapter.version_of(options)
     adapter.check_case(case("oneflow_gpt", "gpt", **CURRENT))
 
@@ -1341,7 +1345,7 @@ def test_libai_coloured_prefix_and_untimed_first_lines(tmp_path: Path):
     """termcolor colours the prefix when it thinks stdout is a terminal; with log_period 1 the
     lines of iterations 1 and 2 have no `time` yet and are read past; the printed consumed
     samples give the global batch, whatever the run facts say."""
-    from dlperf.parse.upstream import PARSERS, RunFacts
+    from dlperf.parse.upstream import RunFacts, parse_libai
 
     def line(k: int, mean: str | None) -> str:
         timed = f"time: {mean} s/iter  data_time: 0.0020 s/iter total_throughput: 1.00 samples/s "
@@ -1355,7 +1359,7 @@ def test_libai_coloured_prefix_and_untimed_first_lines(tmp_path: Path):
     lines = [line(0, None), line(1, None), line(2, "0.5000"), line(3, "0.5000"), line(4, "0.6000")]
     log = tmp_path / "node0.log"
     log.write_text("\n".join(lines) + "\n")
-    result = PARSERS["libai"]([log], RunFacts(8, 8, 1, 2048))
+    result = parse_libai([log], RunFacts(8, 8, 1, 2048))
     assert [(r.step, r.steps, r.samples) for r in result.records] == [
         (3, 3, 32),
         (4, 1, 32),
@@ -1371,7 +1375,7 @@ def test_libai_coloured_prefix_and_untimed_first_lines(tmp_path: Path):
     # a line after iteration 2 without `time` is an error
     log.write_text("\n".join([*lines, line(5, None)]) + "\n")
     with pytest.raises(ParseError, match=rf"{re.escape(str(log))}:6: .*no `time"):
-        PARSERS["libai"]([log], RunFacts(8, 8, 1, 2048))
+        parse_libai([log], RunFacts(8, 8, 1, 2048))
 
 
 # ----------------------------------------------------------------------------- HugeCTR
@@ -1422,8 +1426,8 @@ def test_hugectr_current_release_facts():
     assert adapter.environment_of(options) == "nvcr.io/nvidia/merlin/merlin-hugectr:24.06"
     assert adapter.source_of("wide_deep", options).tag == HUGECTR_COMMIT
     assert adapter.source_of("wide_deep", options).repo == "NVIDIA-Merlin/HugeCTR"
-    assert adapter.parser_of("wide_deep", options) == "parse_hugectr_current"
-    assert adapter.parser_of("wide_deep", adapter.resolved_options({})) == "parse_hugectr"
+    assert adapter.parser_of("wide_deep", options).__name__ == "parse_hugectr_current"
+    assert adapter.parser_of("wide_deep", adapter.resolved_options({})).__name__ == "parse_hugectr"
     assert adapter.launch_of(options) == "mpirun"
     assert adapter.script("wide_deep", options) == "/hugectr/samples/wdl/wdl_8gpu.py"
     cell = Cell("hugectr", "wide_deep", "amp", False, 2048, Layout(1, 8))
@@ -1528,8 +1532,11 @@ def test_ngc_mxnet_current_release_facts():
     options = adapter.resolved_options(CURRENT)
     assert adapter.environment_of(options) == "nvcr.io/nvidia/mxnet:24.06-py3"
     assert adapter.source_of("resnet50", options).tag == "729963dd47e7c8bd462ad10bfac7a7b0b604e6dd"
-    assert adapter.parser_of("resnet50", options) == "parse_dle_mxnet_rn50_current"
-    assert adapter.parser_of("resnet50", adapter.resolved_options({})) == "parse_dle_mxnet_rn50"
+    assert adapter.parser_of("resnet50", options).__name__ == "parse_dle_mxnet_rn50_current"
+    assert (
+        adapter.parser_of("resnet50", adapter.resolved_options({})).__name__
+        == "parse_dle_mxnet_rn50"
+    )
     assert adapter.launch_of(options) == "horovodrun"
     assert adapter.script("resnet50", options) == f"{MXNET_FOLDER}/train.py"
 

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.upstream import UpstreamAdapter, flag_bool, node_hosts, upstream_options
+from dlperf.adapters.hosts import node_hosts
+from dlperf.adapters.upstream import UpstreamAdapter, flag_bool, upstream_options
+from dlperf.parse.upstream import Parser, parse_insightface_partial_fc, parse_oneflow_face
 
 ONEFLOW_FACE = "Oneflow-Inc/oneflow_face"
 # The commit DLPerf's InsightFace report names for OneFlow (its "Frameworks & Models" table),
@@ -63,7 +65,7 @@ class OneFlowFace(UpstreamAdapter):
         "insightface": ModelSource(ONEFLOW_FACE, "", ONEFLOW_FACE_COMMIT),
     }
     entry: ClassVar[dict[str, str]] = {"insightface": "insightface_train.py"}
-    parsers: ClassVar[dict[str, str]] = {"insightface": "parse_oneflow_face"}
+    parsers: ClassVar[dict[str, Parser]] = {"insightface": parse_oneflow_face}
     environment: ClassVar[str] = "envs/oneflow_face.yaml"
     features: ClassVar[tuple[str, ...]] = (
         "model-parallel fc7",
@@ -183,7 +185,7 @@ class InsightFaceMXNet(UpstreamAdapter):
         "insightface": ModelSource(INSIGHTFACE, "recognition/partial_fc/mxnet", INSIGHTFACE_COMMIT),
     }
     entry: ClassVar[dict[str, str]] = {"insightface": "train_memory.py"}
-    parsers: ClassVar[dict[str, str]] = {"insightface": "parse_insightface_partial_fc"}
+    parsers: ClassVar[dict[str, Parser]] = {"insightface": parse_insightface_partial_fc}
     environment: ClassVar[str] = "envs/insightface_mxnet.yaml"
     features: ClassVar[tuple[str, ...]] = ("Horovod", "partial FC", "float16 (config.fp16)")
     source_root: ClassVar[str] = "/workspace/insightface"

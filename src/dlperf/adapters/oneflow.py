@@ -15,7 +15,18 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.upstream import Release, UpstreamAdapter, node_hosts, upstream_options
+from dlperf.adapters.hosts import node_hosts
+from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.parse.upstream import (
+    Parser,
+    parse_libai,
+    parse_megatron,
+    parse_oneflow_bert,
+    parse_oneflow_cnn,
+    parse_oneflow_cnn_current,
+    parse_oneflow_wdl,
+    parse_oneflow_wdl_current,
+)
 
 ONEFLOW_BENCHMARK = "Oneflow-Inc/OneFlow-Benchmark"
 ONEFLOW_MODELS = "Oneflow-Inc/models"
@@ -47,9 +58,9 @@ class OneFlowBenchmark(UpstreamAdapter):
         "resnet50": "of_cnn_train_val.py",
         "bert_base": "run_pretraining.py",
     }
-    parsers: ClassVar[dict[str, str]] = {
-        "resnet50": "parse_oneflow_cnn",
-        "bert_base": "parse_oneflow_bert",
+    parsers: ClassVar[dict[str, Parser]] = {
+        "resnet50": parse_oneflow_cnn,
+        "bert_base": parse_oneflow_bert,
     }
     environment: ClassVar[str] = "envs/oneflow.yaml"
     features: ClassVar[tuple[str, ...]] = (
@@ -84,7 +95,7 @@ class OneFlowBenchmark(UpstreamAdapter):
                 )
             },
             entry={"resnet50": "train.py"},
-            parsers={"resnet50": "parse_oneflow_cnn_current"},
+            parsers={"resnet50": parse_oneflow_cnn_current},
             launch="oneflow",
             source_root="/workspace/models",
             unverified="not run: no GPU here; flags and log line read from train.py, config.py, "
@@ -197,7 +208,7 @@ class OneFlowWDL(UpstreamAdapter):
         "wide_deep": ModelSource(ONEFLOW_BENCHMARK, "ClickThroughRate/WideDeepLearning", "v0.2.0"),
     }
     entry: ClassVar[dict[str, str]] = {"wide_deep": "wdl_train_eval.py"}
-    parsers: ClassVar[dict[str, str]] = {"wide_deep": "parse_oneflow_wdl"}
+    parsers: ClassVar[dict[str, Parser]] = {"wide_deep": parse_oneflow_wdl}
     precisions: ClassVar[dict[str, tuple[str, ...]]] = {"wide_deep": ("fp32",)}
     environment: ClassVar[str] = "envs/oneflow.yaml"
     features: ClassVar[tuple[str, ...]] = ("model-parallel embedding", "multi-node by --node_ips")
@@ -224,7 +235,7 @@ class OneFlowWDL(UpstreamAdapter):
                 )
             },
             entry={"wide_deep": "train.py"},
-            parsers={"wide_deep": "parse_oneflow_wdl_current"},
+            parsers={"wide_deep": parse_oneflow_wdl_current},
             launch="oneflow",
             source_root="/workspace/models",
             unverified="not run: no GPU here; flags and log line read from train.py, config.py and "
@@ -293,7 +304,7 @@ class OneFlowGPT(UpstreamAdapter):
         "gpt": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/GPT")
     }
     entry: ClassVar[dict[str, str]] = {"gpt": "oneflow_gpt/training.py"}
-    parsers: ClassVar[dict[str, str]] = {"gpt": "parse_megatron"}
+    parsers: ClassVar[dict[str, Parser]] = {"gpt": parse_megatron}
     environment: ClassVar[str] = "envs/oneflow_gpt.yaml"
     features: ClassVar[tuple[str, ...]] = (
         "tensor/pipeline/data parallel",
@@ -328,7 +339,7 @@ class OneFlowGPT(UpstreamAdapter):
             environment="envs/libai_current.yaml",
             models={"gpt": ModelSource(LIBAI, "", LIBAI_CURRENT)},
             entry={"gpt": "tools/train_net.py"},
-            parsers={"gpt": "parse_libai"},
+            parsers={"gpt": parse_libai},
             launch="oneflow",
             source_root="/workspace/libai",
             unverified="not run: no GPU here; overrides and log line read from tools/train_net.py, "

@@ -12,8 +12,8 @@ from typing import ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS
-from dlperf.adapters.upstream import node_hosts
 
 
 class TensorFlowBuiltin(BuiltinWorkload):

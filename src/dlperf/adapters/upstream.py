@@ -2,24 +2,10 @@
 
 An upstream adapter is mostly data: where the script lives (`models`, `entry`), which parser reads
 its log (`parsers`), what it can run (`precisions`, `xla_models`, `variants`, `synthetic_models`),
-how often it logs (`log_interval`) and how its ranks are started (`launch`). A subclass adds only
-`script_args(ctx)`: the upstream script's own flags for batch size, precision, XLA and steps.
-
-Launch styles (every one is `Launcher.PER_NODE`: one task per node):
-
-- `native`: the script spans nodes itself (OneFlow's `--node_ips`, TF2's worker hosts,
-  pytorch/examples' `--dist-url`); every node runs it once.
-- `torch`: `python -m torch.distributed.launch` on every node (master address and port from the job).
-- `torchrun`: `python -m torch.distributed.run` (torchrun) on every node: ranks learn LOCAL_RANK from
-  the environment, not from a `--local_rank` argument (what current PyTorch scripts expect).
-- `oneflow`: `python -m oneflow.distributed.launch` on every node: a copy of PyTorch 1.8.1's
-  torch.distributed.launch with the same flags, which passes ranks in the environment only.
-- `paddle`: `python -m paddle.distributed.launch` on every node, each worker's log in its own file.
-- `paddle_collective`: the same with Paddle 2.x+'s flags (`--master`, `--nnodes`, `--rank`,
-  `--devices`).
-- `horovodrun` / `mpirun`: node 0 starts every rank over ssh, as DLPerf did (`-H host:slots,...`);
-  the other nodes' tasks only say so and exit. Needs password-less ssh between the nodes (in the
-  container, when there is one), like DLPerf's own scripts.
+how often it logs (`log_interval`) and how its ranks are started (`launch`, one of the launch
+styles of dlperf.adapters.launchers, each `Launcher.PER_NODE`: one task per node). A subclass adds
+only `script_args(ctx)`: the upstream script's own flags for batch size, precision, XLA and steps.
+`parsers` binds each model to its log parser, a function of dlperf.parse.upstream.
 
 Commands are argument lists: option values are passed as single arguments, never through a shell.
 
@@ -33,43 +19,29 @@ as before; a non-default release is an option of the run and part of what it mea
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import os
 import re
-import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, Launcher, ModelSource, TaskContext
+from dlperf.adapters.launchers import (
+    RANK0_LAUNCHES,
+    SCRIPT_LAUNCHES,
+    idle_command,
+    launcher_args,
+    stop_after_prefix,
+    worker_logs,
+)
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
-from dlperf.parse.records import ParseError, ParseResult
+from dlperf.parse.records import ParseResult
+from dlperf.parse.upstream import Parser, RunFacts
 from dlperf.vocabulary import LANGUAGE_MODELS, PRECISIONS
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-LAUNCHES = (
-    "native",
-    "torch",
-    "torchrun",
-    "oneflow",
-    "paddle",
-    "paddle_collective",
-    "horovodrun",
-    "mpirun",
-)
-# paddle.distributed.launch of Paddle 1.x (`paddle`) and 2.x+ (`paddle_collective`): both put each
-# worker's output in <log_dir>/workerlog.<local rank>.
-PADDLE_LAUNCHES = ("paddle", "paddle_collective")
-RANK0_LAUNCHES = ("horovodrun", "mpirun")
-# Launchers run as `python -m <module>` with torch.distributed.launch's flags.
-MODULE_LAUNCHERS = {
-    "torch": "torch.distributed.launch",
-    "torchrun": "torch.distributed.run",
-    "oneflow": "oneflow.distributed.launch",
-}
 DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
 
 
@@ -86,7 +58,7 @@ class Release:
     environment: str  # the container image (or envs/ file) the release runs in
     models: Mapping[str, ModelSource]
     entry: Mapping[str, str] = field(default_factory=dict)
-    parsers: Mapping[str, str] = field(default_factory=dict)
+    parsers: Mapping[str, Parser] = field(default_factory=dict)
     launch: str = ""
     source_root: str = ""
     unverified: str = ""
@@ -117,7 +89,7 @@ class UpstreamAdapter(Adapter):
     launch: ClassVar[str] = "native"
     source_root: ClassVar[str] = ""  # default checkout location on the node
     entry: ClassVar[dict[str, str]] = {}  # model -> script, relative to the model's folder
-    parsers: ClassVar[dict[str, str]] = {}  # model -> function of dlperf.parse.upstream
+    parsers: ClassVar[dict[str, Parser]] = {}  # model -> its parser (dlperf.parse.upstream)
     precisions: ClassVar[
         dict[str, tuple[str, ...]]
     ] = {}  # model -> precisions it runs (default both)
@@ -213,7 +185,7 @@ class UpstreamAdapter(Adapter):
         release = self.release(options)
         return release.models[model] if release else self.models[model]
 
-    def parser_of(self, model: str, options: Mapping[str, Any]) -> str:
+    def parser_of(self, model: str, options: Mapping[str, Any]) -> Parser:
         release = self.release(options)
         return (release.parsers.get(model) if release else None) or self.parsers[model]
 
@@ -299,10 +271,11 @@ class UpstreamAdapter(Adapter):
         variant_args = self.variants.get(ctx.cell.model, {}).get(ctx.cell.variant, ())
         args = [*self.script_args(ctx), *variant_args, *(str(a) for a in o.get("extra_args", []))]
         env = self.workload_env(ctx)
-        if launch in (*MODULE_LAUNCHERS, *PADDLE_LAUNCHES):
-            argv = [*self.launcher_args(ctx, env), self.script(ctx.cell.model, o), *args]
+        launcher = launcher_args(launch, ctx, env, self.procs_per_node(ctx))
+        if launch in SCRIPT_LAUNCHES:
+            argv = [*launcher, self.script(ctx.cell.model, o), *args]
         else:
-            argv = [*self.launcher_args(ctx, env), *self.program(ctx), *args]
+            argv = [*launcher, *self.program(ctx), *args]
         if env:
             argv = ["env", *(f"{k}={v}" for k, v in sorted(env.items())), *argv]
         if self.stop_pattern:
@@ -315,118 +288,23 @@ class UpstreamAdapter(Adapter):
             return ctx.nodes * self.procs_per_node(ctx)
         return self.procs_per_node(ctx)
 
-    def launcher_args(self, ctx: TaskContext, env: dict[str, str]) -> list[str]:
-        o = ctx.options
-        python = str(o["python"])
-        gpus = ctx.gpus_per_node
-        launch = self.launch_of(o)
-        if launch == "native":
-            return []
-        if launch in MODULE_LAUNCHERS:
-            return [
-                python,
-                "-m",
-                MODULE_LAUNCHERS[launch],
-                f"--nproc_per_node={gpus}",
-                f"--nnodes={ctx.nodes}",
-                f"--node_rank={ctx.node_rank}",
-                f"--master_addr={ctx.master_addr}",
-                f"--master_port={ctx.master_port}",
-            ]
-        if launch == "paddle":
-            hosts = node_hosts(ctx)
-            return [
-                python,
-                "-m",
-                "paddle.distributed.launch",
-                f"--cluster_node_ips={','.join(hosts)}",
-                f"--node_ip={hosts[ctx.node_rank]}",
-                f"--started_port={ctx.master_port}",
-                f"--selected_gpus={','.join(str(i) for i in range(gpus))}",
-                f"--log_dir={paddle_log_dir(ctx.run_dir, ctx.node_rank)}",
-            ]
-        if launch == "paddle_collective":  # Paddle 2.x+: --master/--nnodes/--rank, --devices
-            nodes = [
-                f"--master={ctx.master_addr}:{ctx.master_port}",
-                f"--nnodes={ctx.nodes}",
-                f"--rank={ctx.node_rank}",
-            ]
-            return [
-                python,
-                "-m",
-                "paddle.distributed.launch",
-                *(nodes if ctx.nodes > 1 else []),
-                f"--devices={','.join(str(i) for i in range(gpus))}",
-                f"--log_dir={paddle_log_dir(ctx.run_dir, ctx.node_rank)}",
-            ]
-        slots = self.procs_per_node(ctx)
-        host_slots = ",".join(f"{h}:{slots}" for h in node_hosts(ctx))
-        np_ = str(ctx.nodes * slots)
-        port = int(o.get("ssh_port") or 0)
-        extra = [str(a) for a in o.get("mpi_args", [])]
-        if launch == "horovodrun":
-            ssh = ["-p", str(port)] if port else []
-            return [
-                "horovodrun",
-                "-np",
-                np_,
-                "-H",
-                host_slots,
-                *ssh,
-                "--start-timeout",
-                "600",
-                *extra,
-            ]
-        ssh = ["-mca", "plm_rsh_args", f"-p {port} -q -o StrictHostKeyChecking=no"] if port else []
-        exported = [a for key in ["LD_LIBRARY_PATH", "PATH", *sorted(env)] for a in ("-x", key)]
-        return [
-            "mpirun",
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "--tag-output",
-            "-np",
-            np_,
-            "-H",
-            host_slots,
-            "-bind-to",
-            "none",
-            "-map-by",
-            "slot",
-            *exported,
-            "-mca",
-            "pml",
-            "ob1",
-            "-mca",
-            "btl",
-            "^openib",
-            *ssh,
-            *extra,
-        ]
-
     # ----------------------------------------------------------------------------- parsing
 
     def log_files(self, logs: list[Path], launch: str = "") -> list[Path]:
-        """The files the parser reads, in rank order.
+        """The files the parser reads, in rank order (see launchers.worker_logs)."""
+        return worker_logs(launch or self.launch, logs)
 
-        horovodrun/mpirun: node 0's log, which holds every rank's (tagged) output; the other
-        nodes' logs only say that node 0 started their ranks. paddle: the workers' own logs
-        (paddle_node<i>/workerlog.<j>), where the launcher put their output.
-        """
-        launch = launch or self.launch
-        if not logs:
-            return []
-        if launch in RANK0_LAUNCHES:
-            first = [p for p in logs if Path(p).name == "node0.log"]
-            return first or list(logs[:1])
-        if launch in PADDLE_LAUNCHES:
-            workers = sorted(Path(logs[0]).parent.glob("paddle_node*/workerlog.*"), key=_natural)
-            return workers or list(logs)
-        return list(logs)
-
-    def parse(self, logs: list[Path], cell: Cell, options: dict[str, Any]) -> ParseResult:
-        parser, facts_cls = _parser(self.parser_of(cell.model, options))
-        facts = make_facts(
-            facts_cls,
+    def parse(
+        self,
+        logs: list[Path],
+        cell: Cell,
+        options: dict[str, Any],
+        keep_iterations: int | None = None,
+    ) -> ParseResult:
+        """The model's parser over the launch style's logs (it reads them whole: an upstream
+        parser does not stop at `keep_iterations`)."""
+        parser = self.parser_of(cell.model, options)
+        facts = RunFacts(
             batch_size_per_device=self.batch_size(cell, options),
             world_size=cell.layout.devices,
             nodes=cell.layout.nodes,
@@ -480,117 +358,6 @@ def resolve_max_batch(
     return entry
 
 
-def node_hosts(ctx: TaskContext) -> list[str]:
-    """Host names of the job's nodes, node 0 first.
-
-    From the task context when it carries them (`hosts`), else the master alone on one node, else
-    Slurm's node list (SLURM_JOB_NODELIST, in node order).
-    """
-    hosts = list(ctx.hosts)
-    if hosts:
-        return hosts[: ctx.nodes]
-    if ctx.nodes == 1:
-        return [ctx.master_addr]
-    nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST") or ""
-    hosts = expand_hostlist(nodelist)
-    if len(hosts) < ctx.nodes:
-        raise RuntimeError(
-            f"{ctx.nodes} nodes but the host list is {hosts or 'unknown'} "
-            "(no SLURM_JOB_NODELIST on this node)"
-        )
-    return hosts[: ctx.nodes]
-
-
-def expand_hostlist(text: str) -> list[str]:
-    """Slurm's compressed host list (`gpu[01-03,07],login1`) as names, in order."""
-    hosts: list[str] = []
-    for item in _split_top(text.strip()):
-        hosts.extend(_expand_one(item))
-    return hosts
-
-
-def _split_top(text: str) -> list[str]:
-    items, depth, current = [], 0, ""
-    for char in text:
-        if char == "," and depth == 0:
-            items.append(current)
-            current = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        current += char
-    if current:
-        items.append(current)
-    return [i for i in items if i]
-
-
-def _expand_one(item: str) -> list[str]:
-    match = re.search(r"\[([^\]]*)\]", item)
-    if not match:
-        return [item]
-    head, tail = item[: match.start()], item[match.end() :]
-    names = []
-    for part in match.group(1).split(","):
-        lo, _, hi = part.partition("-")
-        width = len(lo)
-        for n in range(int(lo), int(hi or lo) + 1):
-            names.extend(_expand_one(f"{head}{n:0{width}d}{tail}"))
-    return names
-
-
-def idle_command(ctx: TaskContext, launch: str) -> list[str]:
-    """The task of a node whose ranks node 0's launcher starts over ssh: it only says so."""
-    message = f"dlperf: node {ctx.node_rank}: its ranks are started by node 0's {launch} over ssh"
-    return [sys.executable, "-c", "import sys; print(sys.argv[1])", message]
-
-
-def stop_after_prefix(pattern: str, steps: int, lines: int) -> list[str]:
-    """Wrap a script without a step limit: stop it once `lines` progress lines reached `steps`."""
-    return [
-        sys.executable,
-        "-m",
-        "dlperf.adapters.stop_after",
-        "--pattern",
-        pattern,
-        "--step",
-        str(steps),
-        "--lines",
-        str(max(1, lines)),
-        "--",
-    ]
-
-
-def paddle_log_dir(run_dir: Path, node_rank: int) -> Path:
-    return Path(run_dir) / f"paddle_node{node_rank}"
-
-
-def make_facts(facts_cls: type, **values: Any) -> Any:
-    """The parser's RunFacts from what this side knows (fields it does not have are left out)."""
-    if dataclasses.is_dataclass(facts_cls):
-        names = {f.name for f in dataclasses.fields(facts_cls)}
-        values = {k: v for k, v in values.items() if k in names}
-    return facts_cls(**values)
-
-
-def _parser(name: str) -> tuple[Any, type]:
-    try:
-        from dlperf.parse import upstream  # late: the parsers are optional for planning
-    except ImportError as err:
-        raise ParseError(f"the upstream log parsers are not installed ({err})") from None
-    function = getattr(upstream, name, None)
-    facts = getattr(upstream, "RunFacts", None)
-    if function is None or facts is None:
-        raise ParseError(f"dlperf.parse.upstream has no {name if function is None else 'RunFacts'}")
-    return function, facts
-
-
-def _natural(path: Path) -> tuple[Any, ...]:
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(path)))
-
-
 def flag_bool(value: bool) -> str:
     """Python-style booleans, as argparse `str2bool` flags of the upstream scripts expect."""
     return "True" if value else "False"
-
-
-def join_ints(values: Iterable[int]) -> str:
-    return ",".join(str(v) for v in values)

@@ -1,5 +1,9 @@
 """Parsers of the upstream benchmark sources' logs (what DLPerf drove), one per source.
 
+An upstream adapter binds each of its models (and each release's) to one of these functions
+(`UpstreamAdapter.parsers`, `Release.parsers`); dlperf.adapters.upstream_parsers() lists those
+in use by name.
+
 Every parser is `parse_<source>(logs: list[Path], facts: RunFacts) -> ParseResult`: `logs` are the
 run's task logs (one per rank, or one per node for per-node launchers), `facts` the run's batch
 size and layout (see RunFacts). Lines may carry Horovod/MPI (`[1,3]<stdout>:`), torchrun
@@ -19,6 +23,10 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
   prints), the iterations since the previous line
 - dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
   iterations since the previous line
+- dle_pytorch_bert_current: as dle_pytorch_bert; the iterations run are the printed counter plus
+  skipped_steps
+- dle_tf1_rn50_benchmark: as dle_tf1_rn50; `--mode=training_benchmark`'s `total_ips` lines, the
+  counter from 0 after the hook's warm-up
 - dle_tf1_bert_current: as dle_tf1_bert; a line repeating the previous counter (an AMP-skipped
   update) covers one iteration
 - dle_mxnet_rn50: timestamps (asctime prefix), else printed rates; J, `Batch [a-b]` = b - a iters
@@ -101,41 +109,41 @@ from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, pa
 
 Parser = Callable[[list[Path], RunFacts], ParseResult]
 
-PARSERS: dict[str, Parser] = {
-    "oneflow_cnn": parse_oneflow_cnn,
-    "oneflow_bert": parse_oneflow_bert,
-    "oneflow_wdl": parse_oneflow_wdl,
-    "oneflow_wdl_current": parse_oneflow_wdl_current,
-    "oneflow_cnn_current": parse_oneflow_cnn_current,
-    "libai": parse_libai,
-    "oneflow_face": parse_oneflow_face,
-    "dle_pytorch_rn50": parse_dle_pytorch_rn50,
-    "dle_pytorch_bert": parse_dle_pytorch_bert,
-    "dle_tf1_rn50": parse_dle_tf1_rn50,
-    "dle_pytorch_bert_current": parse_dle_pytorch_bert_current,
-    "dle_tf1_rn50_benchmark": parse_dle_tf1_rn50_benchmark,
-    "dle_tf1_bert": parse_dle_tf1_bert,
-    "dle_tf1_bert_current": parse_dle_tf1_bert_current,
-    "dle_mxnet_rn50": parse_dle_mxnet_rn50,
-    "dle_mxnet_rn50_current": parse_dle_mxnet_rn50_current,
-    "gluoncv_rn50": parse_gluoncv_rn50,
-    "gluonnlp_bert": parse_gluonnlp_bert,
-    "insightface_partial_fc": parse_insightface_partial_fc,
-    "paddle_cv": parse_paddle_cv,
-    "paddle_nlp_bert": parse_paddle_nlp_bert,
-    "paddleclas": parse_paddleclas,
-    "paddlenlp_bert": parse_paddlenlp_bert,
-    "tf2_rn50": parse_tf2_rn50,
-    "tf2_bert": parse_tf2_bert,
-    "tf2_orbit": parse_tf2_orbit,
-    "pytorch_examples": parse_pytorch_examples,
-    "mindspore": parse_mindspore,
-    "mindspore_benchmark": parse_mindspore_benchmark,
-    "mindspore_bert_current": parse_mindspore_bert_current,
-    "hugectr": parse_hugectr,
-    "hugectr_current": parse_hugectr_current,
-    "megatron": parse_megatron,
-    "megatron_current": parse_megatron_current,
-}
-
-__all__ = ["PARSERS", "Parser", "RunFacts", *(f.__name__ for f in PARSERS.values())]
+__all__ = [
+    "Parser",
+    "RunFacts",
+    "parse_dle_mxnet_rn50",
+    "parse_dle_mxnet_rn50_current",
+    "parse_dle_pytorch_bert",
+    "parse_dle_pytorch_bert_current",
+    "parse_dle_pytorch_rn50",
+    "parse_dle_tf1_bert",
+    "parse_dle_tf1_bert_current",
+    "parse_dle_tf1_rn50",
+    "parse_dle_tf1_rn50_benchmark",
+    "parse_gluoncv_rn50",
+    "parse_gluonnlp_bert",
+    "parse_hugectr",
+    "parse_hugectr_current",
+    "parse_insightface_partial_fc",
+    "parse_libai",
+    "parse_megatron",
+    "parse_megatron_current",
+    "parse_mindspore",
+    "parse_mindspore_benchmark",
+    "parse_mindspore_bert_current",
+    "parse_oneflow_bert",
+    "parse_oneflow_cnn",
+    "parse_oneflow_cnn_current",
+    "parse_oneflow_face",
+    "parse_oneflow_wdl",
+    "parse_oneflow_wdl_current",
+    "parse_paddle_cv",
+    "parse_paddle_nlp_bert",
+    "parse_paddleclas",
+    "parse_paddlenlp_bert",
+    "parse_pytorch_examples",
+    "parse_tf2_bert",
+    "parse_tf2_orbit",
+    "parse_tf2_rn50",
+]

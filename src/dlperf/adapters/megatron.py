@@ -1,0 +1,108 @@
+"""NVIDIA Megatron-LM's GPT pretraining (DLPerf's GPT special case): 8aa4619 in NGC PyTorch 20.12
+as DLPerf v1.0 ran it, and release `current`, Megatron Core's core_v0.19.0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from dlperf.adapters.base import ModelSource, TaskContext
+from dlperf.adapters.oneflow import gpt_args
+from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.parse.upstream import Parser, parse_megatron, parse_megatron_current
+
+# Megatron-LM's release tag core_v0.19.0 (August 2026) and the NGC PyTorch image its CI builds
+# from (docker/.ngc_version.dev; its LTS image, docker/.ngc_version.lts, is 25.09).
+MEGATRON_CURRENT = "5be9626709af2722333bf54797c954c09edeada3"
+NGC_PYTORCH_MEGATRON = "nvcr.io/nvidia/pytorch:26.06-py3"
+
+
+class Megatron(UpstreamAdapter):
+    """NVIDIA Megatron-LM GPT pretraining (DLPerf's GPT special case) in NGC PyTorch 20.12.
+
+    The cell's batch size is Megatron's micro batch; options set the model size and the
+    tensor/pipeline parallel degrees. `data_dir` is the preprocessed dataset's path prefix.
+    """
+
+    name: ClassVar[str] = "megatron"
+    display_name: ClassVar[str] = "Megatron-LM"
+    version: ClassVar[str] = "Megatron-LM 8aa4619 (NGC PyTorch 20.12)"
+    launch: ClassVar[str] = "torch"
+    models: ClassVar[dict[str, ModelSource]] = {
+        "gpt": ModelSource("NVIDIA/Megatron-LM", "", "8aa4619f2b2a57b5725026a50ebd2b15e8121482"),
+    }
+    entry: ClassVar[dict[str, str]] = {"gpt": "pretrain_gpt.py"}
+    parsers: ClassVar[dict[str, Parser]] = {"gpt": parse_megatron}
+    environment: ClassVar[str] = "nvcr.io/nvidia/pytorch:20.12-py3"
+    features: ClassVar[tuple[str, ...]] = (
+        "tensor/pipeline/data parallel",
+        "activation checkpointing",
+        "AMP (fp16)",
+    )
+    source_root: ClassVar[str] = "/workspace/Megatron-LM"
+    log_interval: ClassVar[int] = 10
+    seq_len: ClassVar[int] = 2048
+    options: ClassVar[dict[str, Any]] = upstream_options(
+        max_batch_size={"gpt": {"fp32": 4, "amp": 8}},
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        global_batch_size=0,  # 0: micro batch x data-parallel size
+        num_layers=16,
+        hidden_size=1536,
+        num_attention_heads=16,
+        seq_len=2048,
+        vocab_file="",  # "" = gpt2-vocab.json in the checkout
+        merge_file="",  # "" = gpt2-merges.txt in the checkout
+        checkpoint_activations=True,
+    )
+    releases: ClassVar[dict[str, Release]] = {
+        # Megatron Core's pretrain_gpt.py at core_v0.19.0, started by torchrun (as
+        # examples/gpt3/train_gpt3_175b_distributed.sh does). `--checkpoint-activations` now stops
+        # the script: full recompute of every layer is --recompute-granularity/-method/-num-layers.
+        # Its training_log also prints the first iteration (see parse_megatron_current).
+        "current": Release(
+            version=f"Megatron-LM core_v0.19.0 ({MEGATRON_CURRENT[:7]}, NGC PyTorch 26.06)",
+            environment=NGC_PYTORCH_MEGATRON,
+            models={"gpt": ModelSource("NVIDIA/Megatron-LM", "", MEGATRON_CURRENT)},
+            parsers={"gpt": parse_megatron_current},
+            launch="torchrun",
+            unverified="not run: no GPU or container here; flags read from "
+            "megatron/training/arguments.py and its config dataclasses, the log line from "
+            "megatron/training/training.py at core_v0.19.0",
+        ),
+    }
+
+    def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        env = {}
+        if self.release_name(ctx.options) == "current":
+            env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"  # as Megatron's own example scripts set it
+        return {**env, **super().workload_env(ctx)}
+
+    def script_args(self, ctx: TaskContext) -> list[str]:
+        """pretrain_gpt.py's arguments as DLPerf v1.0 passed them. Release current takes them under
+        their current names. Gone: --data-impl, --distributed-backend and --checkpoint-activations
+        (full recompute per layer instead); new: the tokenizer type the vocab and merge files need,
+        and the TFLOP/s on the log line."""
+        o = ctx.options
+        root = self.root(o)
+        current = self.release_name(o) == "current"
+        model = gpt_args(ctx, self.batch_size(ctx.cell, o), oneflow=False)
+        if current:
+            recompute = ["--recompute-granularity=full", "--recompute-method=uniform"]
+            recompute.append("--recompute-num-layers=1")
+            model = [a for a in model if a != "--checkpoint-activations"]
+            model += recompute if o["checkpoint_activations"] else []
+        return [
+            *model,
+            f"--max-position-embeddings={o['seq_len']}",
+            f"--data-path={o['data_dir']}",
+            *(["--tokenizer-type=GPT2BPETokenizer"] if current else []),
+            f"--vocab-file={o['vocab_file'] or root + '/gpt2-vocab.json'}",
+            f"--merge-file={o['merge_file'] or root + '/gpt2-merges.txt'}",
+            *([] if current else ["--data-impl=mmap", "--distributed-backend=nccl"]),
+            "--lr=0.00015",
+            "--save-interval=1000000",
+            "--eval-interval=1000000",
+            "--eval-iters=1",
+            *(["--log-throughput"] if current else []),
+        ]
