@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 
+import dlperf.parse.upstream
+from dlperf.adapters import upstream_parsers
 from dlperf.parse.records import Method, ParseError, ParseResult
-from dlperf.parse.upstream import PARSERS, RunFacts
+from dlperf.parse.upstream import RunFacts
 from dlperf.stats import Window, run_throughput
 
 FIX = Path(__file__).parent / "fixtures" / "logs"
+PARSERS = upstream_parsers()  # every parser an adapter binds, by source name
 TAG = re.compile(r"^\[(?:\d+,)?\d+\]<(?:stdout|stderr)>:")
 
 
@@ -627,11 +630,13 @@ BY_NAME = {case.name: case for case in CASES}
 ids = [case.name for case in CASES]
 
 
-def test_parsers_registry_names_every_source():
+def test_every_parser_is_bound_to_an_adapter_and_has_a_fixture_case():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
     assert len(PARSERS) == 34
-    for name, parser in PARSERS.items():
-        assert parser.__name__ == f"parse_{name}"
+    exported = {name for name in dlperf.parse.upstream.__all__ if name.startswith("parse_")}
+    assert {f"parse_{name}" for name in PARSERS} == exported  # no parser left unbound
+    for name in PARSERS:  # the package's docstring says each one's method
+        assert re.search(rf"\b{name}\b", dlperf.parse.upstream.__doc__ or ""), name
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
@@ -1284,3 +1289,207 @@ def test_dle_mxnet_rn50_current_counts_iterations_from_the_0_based_index():
     result = BY_NAME["dle_mxnet_rn50_current"].parse()
     assert [(r.step, r.steps) for r in result.records] == [(k, 1) for k in range(1, 21)]
     assert {r.samples for r in result.records} == {1024}
+
+
+# ---------------------------------------------- Megatron-LM: real logs beyond the fixtures
+# Genuine Megatron-LM log excerpts from public issues, docs and READMEs
+# (tests/fixtures/logs/megatron_real, each file's comment names its source; the list is in
+# docs/upstream-releases.md), read by both Megatron parsers. Every expected figure is worked out
+# by hand from the excerpt's own numbers.
+
+REAL = FIX / "megatron_real"
+
+
+@dataclass(frozen=True)
+class RealLog:
+    file: str
+    facts: RunFacts
+    window: Window
+    first: tuple[int, int, float]  # the first record's (iteration, iterations covered, samples)
+    records: int
+    throughput: float  # samples/s over the window, by hand
+    tflops: float | None = None  # Megatron's own TFLOP/s/GPU over the window (time-weighted)
+
+
+REAL_LOGS = [
+    # Megatron-LM core_r0.5.0 (bare lines), every 10 iterations from iteration 10, global batch
+    # 16: the first line covers iterations 1..10 (consumed samples 160), not one; window =
+    # iterations 11..90 = lines 20..90 at 388.3 385.1 392.6 384.9 385.6 384.4 385.1 385.6 ms
+    RealLog(
+        "hwang2006_core_r0.5.0.log",
+        RunFacts(4, 4, 1, 1024),
+        Window(10, 80),
+        (10, 10, 160),
+        10,
+        80 * 16 / (10 * (388.3 + 385.1 + 392.6 + 384.9 + 385.6 + 384.4 + 385.1 + 385.6) / 1000),
+    ),
+    # main of 2024-09 (`[YYYY-MM-DD HH:MM:SS]` stamps), the same run shape: iterations 11..40 =
+    # lines 20..40 at 457.6 464.2 437.8 ms; the checkpoint save at 50 is not a record
+    RealLog(
+        "hwang2006_main_2024-09.log",
+        RunFacts(4, 4, 1, 1024),
+        Window(10, 30),
+        (10, 10, 160),
+        5,
+        30 * 16 / (10 * (457.6 + 464.2 + 437.8) / 1000),
+    ),
+    # NVIDIA/Megatron-LM#756, every iteration, the excerpt from iteration 10 (one iteration, 128
+    # samples, not ten); window = iterations 11..12; TFLOP/s/GPU 130.1 and 128.1 weighted by time
+    RealLog(
+        "megatron_lm_issue756_2024-03-30.log",
+        RunFacts(8, 16, 2),
+        Window(1, 2),
+        (10, 1, 128),
+        3,
+        2 * 128 / ((10036.9 + 10198.4) / 1000),
+        (130.1 * 10.0369 + 128.1 * 10.1984) / (10.0369 + 10.1984),
+    ),
+    # the same issue's second post, from iteration 71; window = 72..73 (238.7 and 224.0 TFLOP/s)
+    RealLog(
+        "megatron_lm_issue756_2024-04-06.log",
+        RunFacts(8, 16, 2),
+        Window(1, 2),
+        (71, 1, 128),
+        3,
+        2 * 128 / ((5470.7 + 5829.9) / 1000),
+        (238.7 * 5.4707 + 224.0 * 5.8299) / (5.4707 + 5.8299),
+    ),
+    # epfLLM/Megatron-LLM (2023, bare), every iteration from 122, global batch 1024: 123..125
+    RealLog(
+        "megatron_llm_issue11_2023.log",
+        RunFacts(1024, 1, 1),
+        Window(1, 3),
+        (122, 1, 1024),
+        4,
+        3 * 1024 / ((87871.6 + 89474.8 + 89075.2) / 1000),
+    ),
+    # single lines: the only line, at iteration i, averages iterations 1..i. NVIDIA/nccl#743
+    # (2022): iteration 10 (all 10 skipped by the loss scaler) at 356.2 ms, 40 samples
+    RealLog(
+        "nccl_issue743_2022-10-31.log",
+        RunFacts(4, 1, 1),
+        Window(0, 10),
+        (10, 10, 40),
+        1,
+        40 / (10 * 0.3562),
+    ),
+    # FlagAI-Open/OpenSeek README (2025, FlagScale, torchrun's `[default0]:`): 271607.0 ms
+    RealLog(
+        "openseek_readme_2025-05-27.log",
+        RunFacts(1024, 1, 1),
+        Window(0, 1),
+        (1, 1, 1024),
+        1,
+        1024 / 271.607,
+        40.4,
+    ),
+    # NVIDIA-BioNeMo/bionemo-recipes#1357 (2025-12, Megatron Bridge): 7037.3 ms, 128 samples
+    RealLog(
+        "bionemo_recipes_pr1357_2025-12-05.log",
+        RunFacts(128, 1, 1),
+        Window(0, 1),
+        (1, 1, 128),
+        1,
+        128 / 7.0373,
+    ),
+]
+
+
+@pytest.mark.parametrize("parser", ["megatron", "megatron_current"])
+@pytest.mark.parametrize("log", REAL_LOGS, ids=[log.file for log in REAL_LOGS])
+def test_megatron_parsers_read_real_logs(parser: str, log: RealLog):
+    from dlperf.stats import window_records
+
+    result = PARSERS[parser]([REAL / log.file], log.facts)
+    first = result.records[0]
+    assert (first.step, first.steps, first.samples) == log.first
+    assert len(result.records) == log.records
+    assert {r.rank for r in result.records} == {-1}
+    tp = run_throughput(result, log.window)
+    assert tp.throughput_samples_per_s == pytest.approx(log.throughput, rel=1e-9)
+    window, _ = window_records(result.records, log.window)
+    reported = result.reported_over("tflops_per_device", window)
+    if log.tflops is None:
+        assert reported is None and not result.reported
+    else:
+        assert reported == pytest.approx(log.tflops, rel=1e-9)
+
+
+def test_megatron_current_reads_a_2024_log_without_a_first_iteration_line():
+    """core_v0.6.0 to core_v0.15.x stamp seconds and print no first-iteration line: the line at
+    iteration 10 covers 1..10 and line 20 its own 10 iterations at its own 457.6 ms (read as
+    core_v0.16's, line 10 would be one iteration and line 20 would last 11 x 457.6 - 995.3 ms)."""
+    result = PARSERS["megatron_current"]([REAL / "hwang2006_main_2024-09.log"], RunFacts(4, 4, 1))
+    assert [(r.step, r.steps) for r in result.records] == [(k, 10) for k in (10, 20, 30, 40, 50)]
+    assert result.records[1].duration_s == pytest.approx(10 * 0.4576)
+    assert any("no first-iteration line" in n for n in result.notes)
+
+
+def test_megatron_keeps_its_reported_tflops_beside_dlperfs_figure():
+    """Megatron's `throughput per GPU (TFLOP/s/GPU)` stays out of the records (the throughput and
+    the step times are the same with the field removed) and is kept per line, named in a note."""
+    log = REAL / "megatron_lm_issue756_2024-03-30.log"
+    result = PARSERS["megatron"]([log], RunFacts(8, 16, 2))
+    kept = {(str(log), 6): 137.5, (str(log), 7): 130.1, (str(log), 8): 128.1}
+    assert result.reported == {"tflops_per_device": kept}
+    assert any("kept beside dlperf's figure" in n for n in result.notes)
+    assert result.reported_over("tflops_per_device", result.records[1:]) == pytest.approx(
+        (130.1 * 10.0369 + 128.1 * 10.1984) / (10.0369 + 10.1984), rel=1e-9
+    )
+    current_log = FIX / "megatron_current" / "1n8g_gpt_b8_fp16_1.log"
+    current = PARSERS["megatron_current"]([current_log], RunFacts(8, 8, 1, 2048))
+    assert len(current.reported["tflops_per_device"]) == 12  # core_v0.19.0's lines too
+
+
+def test_megatron_reported_tflops_without_a_number_is_noted_not_kept(tmp_path: Path):
+    stripped = tmp_path / "no_tflops.log"
+    lines = raw(REAL / "megatron_lm_issue756_2024-03-30.log")
+    stripped.write_text(
+        "\n".join(re.sub(r"\(TFLOP/s/GPU\): \S+", "(TFLOP/s/GPU): n/a", x) for x in lines) + "\n"
+    )
+    result = PARSERS["megatron"]([stripped], RunFacts(8, 16, 2))
+    tp = run_throughput(result, Window(1, 2))
+    assert tp.throughput_samples_per_s == pytest.approx(2 * 128 / 20.2353, rel=1e-9)
+    assert result.reported == {}
+    assert result.reported_over("tflops_per_device", result.records) is None
+    assert any("without a number" in n for n in result.notes)
+
+
+def test_megatron_refuses_core_v016_lines_at_their_file_and_line():
+    """DLPerf v1.0's parser claims a microsecond-stamped line (core_v0.16.0 on) and refuses it,
+    naming file:line and the parser that reads it."""
+    log = FIX / "megatron_current" / "1n8g_gpt_b8_fp16_1.log"
+    with pytest.raises(ParseError, match=r"1n8g_gpt_b8_fp16_1\.log:5: .*megatron_current"):
+        PARSERS["megatron"]([log], RunFacts(8, 8, 1, 2048))
+
+
+@pytest.mark.parametrize("parser", ["megatron", "megatron_current"])
+def test_megatron_log_of_two_versions_fails_at_the_first_line_of_the_second(
+    parser: str, tmp_path: Path
+):
+    """Bare lines (core_r0.5.0) then stamped ones (2024-09 main) in one log: one run cannot change
+    Megatron-LM version, and core_v0.16's first-iteration rule could not hold for both."""
+    both = tmp_path / "both.log"
+    bare = [x for x in raw(REAL / "hwang2006_core_r0.5.0.log") if x.startswith(" iteration")]
+    stamped = [x for x in raw(REAL / "hwang2006_main_2024-09.log") if x.startswith(" [2024")]
+    both.write_text("\n".join(bare[:2] + stamped[2:]) + "\n")
+    with pytest.raises(ParseError, match=r"both\.log:3: .*stamp .* after lines with no stamp"):
+        PARSERS[parser]([both], RunFacts(4, 4, 1))
+
+
+def test_megatron_unreadable_stamp_fails_at_file_and_line(tmp_path: Path):
+    """A doc's placeholder `[xxxx-xx-xx xx:xx:xx] iteration ...` (as a MindSpeed-LLM
+    walkthrough shows one) is claimed and refused, not skipped."""
+    log = tmp_path / "placeholder.log"
+    line = next(x for x in raw(REAL / "hwang2006_main_2024-09.log") if "iteration       20/" in x)
+    log.write_text(line.replace("[2024-09-14 19:44:24]", "[xxxx-xx-xx xx:xx:xx]") + "\n")
+    with pytest.raises(ParseError, match=r"placeholder\.log:1: .*YYYY-MM-DD HH:MM:SS"):
+        PARSERS["megatron"]([log], RunFacts(4, 4, 1))
+
+
+@pytest.mark.parametrize("parser", ["megatron", "megatron_current"])
+def test_megatron_parsers_do_not_claim_nemo2_progress_lines(parser: str):
+    """NeMo 2's `Training epoch 0, iteration i/n | ... | train_step_timing in s: ...` is another
+    source's line (bionemo-recipes#740): not read as Megatron-LM's."""
+    with pytest.raises(ParseError, match="no Megatron `iteration i/n` lines"):
+        PARSERS[parser]([REAL / "nemo2_bionemo_recipes_pr740.log"], RunFacts(1, 1, 1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -66,6 +67,23 @@ class ParseResult:
     records: list[StepRecord]
     method: Method
     notes: list[str] = field(default_factory=list)
+    # figures a source printed about its own records, kept beside dlperf's own and never used for
+    # them: name -> {(record path, record line): value}, e.g. Megatron-LM's "tflops_per_device"
+    reported: dict[str, dict[tuple[str, int], float]] = field(default_factory=dict)
+
+    def reported_over(self, name: str, records: Sequence[StepRecord]) -> float | None:
+        """A printed rate over `records` (a run's window), each record's value weighted by its
+        duration (the source's rate over the same time as dlperf's); None where a record lacks
+        the value or a duration."""
+        values = self.reported.get(name, {})
+        seconds = weighted = 0.0
+        for record in records:
+            value = values.get((record.path, record.line))
+            if value is None or record.duration_s is None:
+                return None
+            seconds += record.duration_s
+            weighted += value * record.duration_s
+        return weighted / seconds if seconds > 0 else None
 
     def by_rank(self) -> dict[int, list[StepRecord]]:
         ranks: dict[int, list[StepRecord]] = {}
