@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,9 @@ from dlperf.errors import ConfigError
 from dlperf.launch.record import measure_digest, measure_of
 from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.parse.records import ParseError
+from dlperf.paths import RunPaths
 from dlperf.stats import Window, run_throughput
+from dlperf.tables import read_run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 UPSTREAM = {name: cls for name, cls in REGISTRY.items() if issubclass(cls, UpstreamAdapter)}
@@ -799,6 +802,44 @@ def test_megatron_current_parses_through_the_adapter(tmp_path: Path):
     assert tp.throughput_samples_per_s == pytest.approx(80 * 64 / (10 * ms / 1000), rel=1e-9)
     with pytest.raises(ParseError, match="parser megatron_current reads it"):
         adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser
+
+
+def test_a_megatron_run_gets_dlperfs_tflops_and_keeps_the_printed_one_beside(tmp_path: Path):
+    """Issue 18.4: the runs table states dlperf's own TFLOP/s per GPU (Megatron-LM's eq. 3 from
+    the run's options, its vocabulary padded as Megatron pads it) beside the one the log printed,
+    averaged over the same window; neither replaces the other."""
+    adapter = get_adapter("megatron")
+    fixture = FIXTURES / "megatron_current" / "1n8g_gpt_b8_fp16_1.log"
+    cell = fixture_cell(adapter, "gpt", fixture)
+    options = adapter.resolved_options(CURRENT)
+    paths = RunPaths(cell.id, 1, tmp_path)
+    paths.dir.mkdir(parents=True)
+    shutil.copy(fixture, paths.dir / "node0.log")
+    manifest = {
+        "cell": cell.key(),
+        "repeat": 1,
+        "status": "ok",
+        "status_detail": "",
+        "adapter": {"name": "megatron"},
+        "measure": {"options": options},
+        "backend": "local",
+        "tasks": [{"task": 0, "log": "node0.log"}],
+    }
+    paths.manifest.write_text(json.dumps(manifest))
+    row = read_run(paths.manifest, Window(20, 80)).row
+    assert row["status"] == "ok", row["status_detail"]
+    ms = [1480, 1510, 1500, 1490, 1530, 1500, 1510, 1495]  # iterations 21..100, 10 per line
+    throughput = 80 * 64 / (10 * sum(ms) / 1000)
+    assert row["throughput_samples_per_s"] == pytest.approx(throughput, rel=1e-9)
+    # 96 B s l h^2 (1 + s/6h + V/16lh), B = 1 sequence, V = 50257 padded to 50304 (128 x TP 1)
+    s, layers, h, v = 2048, 16, 1536, 50304
+    per_sample = 96 * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    assert row["flops_per_sample"] == pytest.approx(per_sample, rel=1e-12)
+    assert row["flops_method"].startswith("formula: Megatron-LM eq. 3")
+    assert row["achieved_tflops"] == pytest.approx(per_sample * throughput / 8 / 1e12, rel=1e-9)
+    printed = [121.6, 119.2, 120.0, 120.8, 117.6, 120.0, 119.2, 120.4]  # over the same lines
+    weighted = sum(t * m for t, m in zip(printed, ms, strict=True)) / sum(ms)
+    assert row["reported_tflops_per_device"] == pytest.approx(weighted, rel=1e-9)
 
 
 # ----------------------------------------------------------------------------- MindSpore

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf import ceiling, flops, logline
+from dlperf.flops import FlopsFormula
 from dlperf.matrix import Cell
 from dlperf.parse.facts import Fact, RunFacts
 from dlperf.parse.records import StepRecord
@@ -26,6 +27,7 @@ RUN_FIGURE_COLUMNS = [
     "flops_per_sample",
     "flops_method",
     "achieved_tflops",  # per device
+    "reported_tflops_per_device",  # what the source printed over the window (Megatron-LM), if any
     "peak_tflops",  # per device, the one mfu_pct is against
     "peak_source",
     "peak_measured_tflops",  # the run's own GEMM calibration
@@ -61,12 +63,13 @@ CEILING_MODEL = "no overlap: n t1 / (t1 + 2 (n-1)/n S / busbw), t1 = the 1n1g st
 
 def run_figures(
     facts: RunFacts, result: RunThroughput, records: Sequence[StepRecord], window: Window,
-    devices: int,
+    devices: int, formula: FlopsFormula | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """A run's explaining figures from its facts and its measured window."""
+    """A run's explaining figures from its facts and its measured window. `formula`: the FLOPs
+    per sample by the adapter's formula, for a run whose logs state none (an upstream source)."""
     row: dict[str, Any] = dict.fromkeys(RUN_FIGURE_COLUMNS, NAN)
     used: list[Fact] = []
-    row |= _compute(facts, result, devices, used)
+    row |= _compute(facts, result, devices, used, formula)
     row |= _memory(facts, used)
     row |= _energy(facts, records, window, result.window_samples, used)
     comm = facts.first(logline.COMM)
@@ -85,19 +88,24 @@ def run_figures(
     return {k: (NAN if v is None else v) for k, v in row.items()}
 
 
-def _compute(facts: RunFacts, result: RunThroughput, devices: int, used: list[Fact]) -> dict:
+def _compute(
+    facts: RunFacts,
+    result: RunThroughput,
+    devices: int,
+    used: list[Fact],
+    formula: FlopsFormula | None,
+) -> dict:
     stated, peak_line = facts.first(logline.FLOPS), facts.first(logline.PEAK)
-    if stated is None:
+    if stated is not None:
+        used.append(stated)
+        per_sample = stated.number("per_sample") or NAN
+        method, math_dtype = stated.fields.get("method", ""), stated.fields.get("math", "fp32")
+    elif formula is not None:
+        per_sample, method, math_dtype = formula.per_sample, f"formula: {formula.method}", "fp32"
+    else:
         return {}
-    used.append(stated)
-    per_sample = stated.number("per_sample") or NAN
     achieved = flops.achieved_tflops(per_sample, result.throughput_samples_per_s) / devices
-    math_dtype = stated.fields.get("math", "fp32")
-    row = {
-        "flops_per_sample": per_sample,
-        "flops_method": stated.fields.get("method", ""),
-        "achieved_tflops": achieved,
-    }
+    row = {"flops_per_sample": per_sample, "flops_method": method, "achieved_tflops": achieved}
     measured = NAN
     gpu = "none"
     if peak_line is not None:

@@ -202,6 +202,15 @@ def decoder_training_flops_per_sequence(shape: DecoderShape, seq_len: int) -> fl
     return seq_len * decoder_training_flops_per_token(shape, seq_len)
 
 
+@dataclass(frozen=True)
+class FlopsFormula:
+    """Training FLOPs per sample by a formula, and which: what an upstream run's figures use,
+    its logs stating none (dlperf.adapters.base.Adapter.flops_formula)."""
+
+    per_sample: float
+    method: str
+
+
 # --- GPT (Megatron-LM) ---------------------------------------------------------------------------
 
 
@@ -223,6 +232,31 @@ def megatron_flops_per_iteration(
     if activation_recompute:
         return 96.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
     return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
+
+
+GPT2_VOCAB = 50257  # GPT-2's BPE vocabulary, which Megatron-LM's and OneFlow-GPT's GPT use
+MEGATRON_VOCAB_MULTIPLE = 128  # --make-vocab-size-divisible-by's default, times the TP size
+
+
+def megatron_formula(options: Mapping[str, Any]) -> FlopsFormula:
+    """A Megatron-style GPT run's FLOPs per sample (one sequence) by eq. 3, from the adapter's
+    options, with the vocabulary padded as Megatron-LM pads it: the figure Megatron-LM's own
+    `throughput per GPU (TFLOP/s/GPU)` is computed with, so the two can be compared."""
+    multiple = MEGATRON_VOCAB_MULTIPLE * int(options.get("tensor_parallel", 1))
+    vocab = math.ceil(int(options.get("vocab_size", GPT2_VOCAB)) / multiple) * multiple
+    recompute = bool(options.get("checkpoint_activations", True))
+    per_sample = megatron_flops_per_iteration(
+        1,
+        int(options["seq_len"]),
+        int(options["num_layers"]),
+        int(options["hidden_size"]),
+        vocab,
+        activation_recompute=recompute,
+    )
+    how = "with" if recompute else "without"
+    return FlopsFormula(
+        per_sample, f"Megatron-LM eq. 3 (Narayanan et al. 2021), {how} recomputation, V={vocab}"
+    )
 
 
 # --- Wide & Deep ---------------------------------------------------------------------------------

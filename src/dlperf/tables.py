@@ -19,9 +19,17 @@ from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.checks import check_every_rank_reported, check_window_within_wall_time
 from dlperf.parse.facts import parse_facts
-from dlperf.parse.records import ParseError, StepRecord
+from dlperf.parse.records import ParseError, ParseResult, StepRecord
 from dlperf.paths import RunPaths
-from dlperf.stats import RunThroughput, Window, percentiles, run_throughput, speedup, spread
+from dlperf.stats import (
+    RunThroughput,
+    Window,
+    percentiles,
+    run_throughput,
+    speedup,
+    spread,
+    window_records,
+)
 from dlperf.status import Status, cell_status
 from dlperf.util import atomic_path, atomic_write_json
 from dlperf.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags, outlier_details
@@ -177,7 +185,11 @@ def read_run(
             records = parsed.records
             result = run_throughput(parsed, window)
             check_window_within_wall_time(result, record.workload_wall_s, logs)
-            figures = run_figures(parse_facts(logs), result, records, window, cell.layout.devices)
+            formula = adapter.flops_formula(cell, record.options)
+            figures = run_figures(
+                parse_facts(logs), result, records, window, cell.layout.devices, formula
+            )
+            figures["reported_tflops_per_device"] = _reported(parsed, window, "tflops_per_device")
         except (ParseError, OSError) as err:
             row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
             records, result = [], None  # nothing of a run that failed a check is a measurement
@@ -187,6 +199,15 @@ def read_run(
             row["ranks"] = result.ranks if not per_node else len(logs)
             row |= figures
     return RunRow(record, row, records, result)
+
+
+def _reported(parsed: ParseResult, window: Window, name: str) -> float:
+    """A figure the source printed over the window (the global records, else the first rank's),
+    kept beside dlperf's own; nan where it printed none."""
+    ranks = parsed.by_rank()
+    records = ranks.get(-1) or next(iter(ranks.values()), [])
+    value = parsed.reported_over(name, window_records(records, window)[0])
+    return math.nan if value is None else value
 
 
 def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any, ClassVar
 import jsonschema
 
 from dlperf.errors import ConfigError
+from dlperf.flops import FlopsFormula
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 
@@ -146,8 +148,12 @@ class Adapter(ABC):
     def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
         return {**self.options, **options}
 
-    def steps_for(self, warmup: int, measure: int) -> int:
-        """Iterations to run: the window plus a margin so the last measured step is complete."""
+    def steps_for(
+        self, warmup: int, measure: int, options: Mapping[str, Any] | None = None
+    ) -> int:
+        """Iterations to run: the window plus a margin so the last measured step is complete.
+        `options` (the cell's resolved options) matter where an option sets how often the
+        source logs."""
         return warmup + measure + 2
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
@@ -173,6 +179,11 @@ class Adapter(ABC):
     ) -> ParseResult:
         """Per-step records from this run's task logs (one per rank, or per node for PER_NODE).
         A parser may stop reading a rank's steps once it has `keep_iterations` (the window's)."""
+
+    def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
+        """Training FLOPs per sample by dlperf's formula for a run whose logs state none (an
+        upstream source's); None: no formula, no TFLOP/s."""
+        return None
 
     def is_oom(self, text: str) -> bool:
         return any(re.search(p, text) for p in self.oom_patterns)

@@ -9,6 +9,8 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.oneflow import gpt_args
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.flops import FlopsFormula, megatron_formula
+from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser, parse_megatron, parse_megatron_current
 
 # Megatron-LM's release tag core_v0.19.0 (August 2026) and the NGC PyTorch image its CI builds
@@ -71,6 +73,9 @@ class Megatron(UpstreamAdapter):
             "megatron/training/training.py at core_v0.19.0",
         ),
     }
+
+    def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
+        return megatron_formula(options)
 
     def workload_env(self, ctx: TaskContext) -> dict[str, str]:
         env = {}

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.flops import FlopsFormula, megatron_formula
+from dlperf.matrix import Cell
 from dlperf.parse.upstream import (
     Parser,
     parse_libai,
@@ -348,6 +350,9 @@ class OneFlowGPT(UpstreamAdapter):
             "(dataloader.train.dataset.0...) not run",
         ),
     }
+
+    def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
+        return megatron_formula(options)
 
     def program(self, ctx: TaskContext) -> list[str]:
         return [str(ctx.options["python"]), "-m", "oneflow_gpt.training"]
