@@ -39,6 +39,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
 - paddle_nlp_bert: printed rates (steps/s / trainers x global batch); J, skip_steps steps
 - paddleclas: step times (batch_cost, the mean since the previous line); R, the iterations since
   the previous line
+- paddleclas_v24: step times (batch_cost, a running mean since iteration 5: each line's total
+  less the previous line's); R, rank 0 only (PaddleClas v2.4 as the paddleclas wheel ships it)
 - paddlenlp_bert: timestamps (the logger's asctime prefix), else step times (avg_batch_cost); R,
   logging_steps steps
 - tf2_rn50: step times (TimeHistory seconds); J, `between steps a and b`
@@ -52,9 +54,11 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
   data_sink_steps steps
 - hugectr: step times (`Time(n iters)`); J, n iterations
 - hugectr_current: as hugectr, the `[HCTR][..][INFO][RK0][main]: ` logger's line
-- megatron: step times (ms per iteration x iterations); J, log_interval iterations
-- megatron_current: as megatron; the line after the first iteration's covers the iterations since
-  it, timed by its average times all of them less the first iteration's
+- megatron: step times (ms per iteration x iterations); J, log_interval iterations; lines bare or
+  after core_v0.6.0-v0.15's `[YYYY-MM-DD HH:MM:SS]` stamp; a printed TFLOP/s/GPU is kept beside
+- megatron_current: as megatron, and core_v0.16+'s microsecond stamp, where the line after the
+  first iteration's covers the iterations since it, timed by its average times all of them less
+  the first iteration's
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ from dlperf.parse.upstream.paddle import (
     parse_paddle_cv,
     parse_paddle_nlp_bert,
     parse_paddleclas,
+    parse_paddleclas_v24,
     parse_paddlenlp_bert,
 )
 from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
@@ -141,6 +146,7 @@ __all__ = [
     "parse_paddle_cv",
     "parse_paddle_nlp_bert",
     "parse_paddleclas",
+    "parse_paddleclas_v24",
     "parse_paddlenlp_bert",
     "parse_pytorch_examples",
     "parse_tf2_bert",
