@@ -26,6 +26,7 @@ from dlperf.adapters.hosts import expand_hostlist
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, Layout
+from dlperf.vocabulary import MODELS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 UPSTREAM = {name: cls for name, cls in REGISTRY.items() if issubclass(cls, UpstreamAdapter)}
@@ -512,6 +513,33 @@ def test_default_case_of_every_model_is_accepted(name: str):
     for model in adapter.models:
         variant = adapter.only_variant.get(model, "default")
         adapter.check_case(case(name, model, variant=variant, batch_size=[32, "max"]))
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, a in REGISTRY.items() if issubclass(a, BuiltinWorkload)]
+)
+def test_a_built_in_framework_says_why_it_lacks_a_model(name: str):
+    """Issue 17: every model of the vocabulary is run by each built-in workload or has a stated
+    reason, which the config error and `dlperf adapters` show."""
+    adapter = get_adapter(name)
+    for model in MODELS:
+        assert (model in adapter.models) != (model in adapter.lacks), (name, model)
+        if model in adapter.lacks:
+            with pytest.raises(ConfigError, match=re.escape(adapter.lacks[model])):
+                adapter.check_case(case(name, model))
+    assert set(adapter.lacks) <= set(MODELS)
+
+
+def test_dlperf_adapters_says_what_each_lacks_and_where_each_release_ran():
+    out = subprocess.run(
+        [sys.executable, "-m", "dlperf", "adapters"], capture_output=True, text=True, check=True
+    ).stdout
+    jax = get_adapter("jax")
+    assert f"  no wide_deep: {jax.lacks['wide_deep']}" in out
+    megatron = get_adapter("megatron")
+    for release in ("dlperf_v1", *megatron.releases):
+        assert f"  release {release}: {megatron.evidence_of(release)}" in out
+    assert "release current: never run here: no GPU or container here; flags read from" in out
 
 
 def test_what_a_source_cannot_run_is_refused_with_the_key_named():

@@ -75,6 +75,9 @@ class Adapter(ABC):
     version: ClassVar[str]  # upstream tag or framework version benchmarked
     launcher: ClassVar[Launcher]
     models: ClassVar[dict[str, ModelSource]]
+    # model -> why this adapter does not run it, for a model of dlperf.vocabulary it lacks (an
+    # upstream source that has no such benchmark needs no entry)
+    lacks: ClassVar[dict[str, str]] = {}
     environment: ClassVar[str]  # an envs/ file, or a container image
     features: ClassVar[tuple[str, ...]] = ()  # DALI, Horovod, XLA, APEX...
     options: ClassVar[dict[str, Any]] = {}
@@ -95,7 +98,8 @@ class Adapter(ABC):
         """Raise ConfigError (message starts with the key path) for what this source cannot run."""
         if case["model"] not in self.models:
             raise ConfigError(
-                f".model: {self.name} has no {case['model']} benchmark (it has: {', '.join(self.models)})"
+                f".model: {self.name} does not run {case['model']}: {self.why_not(case['model'])} "
+                f"(it runs: {', '.join(self.models)})"
             )
         blocks = [("options", case.get("options", {}))]
         blocks += [
@@ -148,9 +152,7 @@ class Adapter(ABC):
     def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
         return {**self.options, **options}
 
-    def steps_for(
-        self, warmup: int, measure: int, options: Mapping[str, Any] | None = None
-    ) -> int:
+    def steps_for(self, warmup: int, measure: int, options: Mapping[str, Any] | None = None) -> int:
         """Iterations to run: the window plus a margin so the last measured step is complete.
         `options` (the cell's resolved options) matter where an option sets how often the
         source logs."""
@@ -179,6 +181,10 @@ class Adapter(ABC):
     ) -> ParseResult:
         """Per-step records from this run's task logs (one per rank, or per node for PER_NODE).
         A parser may stop reading a rank's steps once it has `keep_iterations` (the window's)."""
+
+    def why_not(self, model: str) -> str:
+        """Why this adapter does not run `model`."""
+        return self.lacks.get(model) or f"{self.display_name} has no {model} benchmark"
 
     def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
         """Training FLOPs per sample by dlperf's formula for a run whose logs state none (an

@@ -39,6 +39,13 @@ KERAS_HUB_MODELS: dict[str, ModelSource] = {
         "v0.32.0",
     ),
 }
+# What the Keras workloads (JAX and TensorFlow) do not run yet, and why (dlperf adapters says it).
+KERAS_LACKS: dict[str, str] = {
+    "wide_deep": "not written yet: KerasHub has no Wide & Deep model and dlperf's recipe of it "
+    "is PyTorch's (dlperf.workloads.torch_models.wide_deep)",
+    "insightface": "not written yet: dlperf's InsightFace (a margin softmax whose classifier is "
+    "split across the ranks) is a PyTorch recipe (dlperf.workloads.torch_models.insightface)",
+}
 
 
 class JaxBuiltin(BuiltinWorkload):
@@ -52,6 +59,7 @@ class JaxBuiltin(BuiltinWorkload):
         "measures no mixed-precision hardware (XLA computes bf16 through fp32 here)"
     )
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
+    lacks: ClassVar[dict[str, str]] = KERAS_LACKS
     environment: ClassVar[str] = "envs/jax.txt"
     requirements: ClassVar[str | None] = "envs/jax.txt"
     features: ClassVar[tuple[str, ...]] = (

@@ -41,6 +41,12 @@ class MindSporeBuiltin(BuiltinWorkload):
             "PyPI mindformers 1.3.2",
         ),
     }
+    lacks: ClassVar[dict[str, str]] = {
+        "gpt": "not written yet: dlperf's GPT trains on PyTorch (transformers), JAX and "
+        "TensorFlow (KerasHub); MindFormers's GPT is not wired to this workload",
+        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe",
+        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe",
+    }
     features: ClassVar[tuple[str, ...]] = (
         "GRAPH_MODE as XLA (PYNATIVE_MODE without)",
         "data parallel (dynamic cluster; MCCL on CPU, NCCL on GPU)",

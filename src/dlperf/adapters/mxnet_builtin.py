@@ -35,6 +35,12 @@ class MXNetBuiltin(BuiltinWorkload):
             "v0.10.0",
         ),
     }
+    lacks: ClassVar[dict[str, str]] = {
+        "gpt": "not written yet: dlperf's GPT trains on PyTorch (transformers), JAX and "
+        "TensorFlow (KerasHub); GluonNLP's GPT is not wired to this workload",
+        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe",
+        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe",
+    }
     environment: ClassVar[str] = "envs/mxnet.txt"
     requirements: ClassVar[str | None] = "envs/mxnet.txt"
     features: ClassVar[tuple[str, ...]] = (

@@ -32,6 +32,12 @@ class PaddleBuiltin(BuiltinWorkload):
             "v2.8.1",
         ),
     }
+    lacks: ClassVar[dict[str, str]] = {
+        "gpt": "not written yet: dlperf's GPT trains on PyTorch (transformers), JAX and "
+        "TensorFlow (KerasHub); PaddleNLP's GPT is not wired to this workload",
+        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe",
+        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe",
+    }
     features: ClassVar[tuple[str, ...]] = (
         "paddle.jit.to_static as XLA",
         "data parallel (paddle.DataParallel; gloo on CPU, NCCL on GPU)",

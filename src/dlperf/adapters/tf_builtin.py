@@ -13,7 +13,7 @@ from typing import ClassVar
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import node_hosts
-from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS
+from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS, KERAS_LACKS
 
 
 class TensorFlowBuiltin(BuiltinWorkload):
@@ -27,6 +27,7 @@ class TensorFlowBuiltin(BuiltinWorkload):
         "measures no mixed-precision hardware (TensorFlow's CPU kernels compute bf16 through fp32)"
     )
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
+    lacks: ClassVar[dict[str, str]] = KERAS_LACKS
     environment: ClassVar[str] = "envs/tensorflow.txt"
     requirements: ClassVar[str | None] = "envs/tensorflow.txt"
     features: ClassVar[tuple[str, ...]] = (

@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -45,6 +46,26 @@ ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
 
 
+class Ran(StrEnum):
+    """Whether a source's code has run here for real, through its adapter's own command()."""
+
+    CI = "ci"  # in CI, on every change: `Evidence.on` names the test
+    ONCE = "once"  # once, by hand: `Evidence.on` names the record in docs/upstream-releases.md
+    NEVER = "never"  # never: its command and log lines were read from its code
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a release's adapter has been proven on (`dlperf adapters` and the report say it)."""
+
+    ran: Ran = Ran.NEVER
+    on: str = "it needs a GPU or a container; its command and log lines were read from its code"
+
+    def __str__(self) -> str:
+        how = {Ran.CI: "runs in CI", Ran.ONCE: "ran once by hand", Ran.NEVER: "never run here"}
+        return f"{how[self.ran]}: {self.on}"
+
+
 @dataclass(frozen=True)
 class Release:
     """A version of an upstream source other than DLPerf v1.0's, chosen by option `release`.
@@ -62,6 +83,7 @@ class Release:
     launch: str = ""
     source_root: str = ""
     unverified: str = ""
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 def upstream_options(mpi: bool = False, **specific: Any) -> dict[str, Any]:
@@ -104,6 +126,7 @@ class UpstreamAdapter(Adapter):
     )
     seq_len: ClassVar[int] = 128  # sequence length of its language models (parser facts)
     releases: ClassVar[dict[str, Release]] = {}  # name -> a release other than dlperf_v1
+    evidence: ClassVar[Evidence] = Evidence()  # what DLPerf v1.0's release has run on here
     oom_patterns: ClassVar[tuple[str, ...]] = (
         *Adapter.oom_patterns,
         r"(?i)out of memory",  # Paddle's "Out of memory error on GPU", MXNet's cudaMalloc
@@ -176,6 +199,16 @@ class UpstreamAdapter(Adapter):
             known = ", ".join([DEFAULT_RELEASE, *self.releases])
             raise ConfigError(f".options.release: {self.name} has no release {name!r} ({known})")
         return self.releases[name]
+
+    def evidence_of(self, name: str) -> Evidence:
+        """What release `name` has been proven on (never run: what was read instead, where the
+        release says)."""
+        release = self.releases.get(name) if name != DEFAULT_RELEASE else None
+        evidence = release.evidence if release else self.evidence
+        unverified = release.unverified if release else getattr(self, "unverified", "")
+        if evidence.ran is Ran.NEVER and unverified:
+            return Evidence(Ran.NEVER, unverified.removeprefix("not run: "))
+        return evidence
 
     def launch_of(self, options: Mapping[str, Any]) -> str:
         release = self.release(options)
