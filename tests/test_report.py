@@ -20,7 +20,7 @@ import pytest
 from dlperf.config import validate
 from dlperf.matrix import expand_case
 from dlperf.report import fmt, plots
-from dlperf.report import model as report_model
+from dlperf.report import names as report_names
 from dlperf.report.i18n import catalog, languages, placeholders
 from dlperf.report.load import load_baseline
 from dlperf.report.render import load_report_data, make_plots, parse_target, render_reports
@@ -44,6 +44,8 @@ CONFIG: dict[str, Any] = {
     "name": "golden",
     "repeats": 3,
     "window": {"warmup": WINDOW.warmup, "measure": WINDOW.measure},
+    # the limit the unstable cell's flag states (its flags are set by hand below)
+    "variance": {"max_cv_pct": 2.0},
     "report": {
         "title": "dlperf test report",
         "footnotes": {"pytorch.bert_base.*.1n2g": "BERT ran with a narrow 2-layer configuration."},
@@ -96,7 +98,7 @@ RUNS: dict[str, list[tuple[str, Any]]] = {
     "pytorch.resnet50.amp.noxla.b8.1n2g": [
         ("ok", 350.5),
         ("ok", 352.0),
-        ("timeout", "ran past the time limit"),
+        ("timeout", "ran past the time limit (30 min)"),
     ],
     "pytorch.resnet50.fp32.noxla.b64.1n1g": [("oom", "out of memory (see log)")] * 3,
     "pytorch.resnet50.fp32.noxla.b64.1n2g": [("oom", "out of memory (see log)")] * 3,
@@ -148,6 +150,11 @@ def _model_config(model: str) -> dict[str, Any]:
         "label2id": {"LABEL_0": 0, "LABEL_1": 1},
         "model_type": "resnet",
     }
+
+
+# The workload's wall time as the run's tasks timed it: the harness's own verdicts are told by it
+# (a timeout that ran the whole 30-minute limit, an OOM its task saw in the log).
+WORKLOAD_WALL_S = {"timeout": 1800.6, "oom": 12.0}
 
 
 def _write_run(cell: dict[str, Any], options: dict[str, Any], repeat: int, status: str) -> str:
@@ -206,6 +213,7 @@ def _runs_frame(config: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
                     "trace": " ".join(logs) if ok else None,
                     "p50_ms": 80.0 + repeat if ok else math.nan,
                     "p95_ms": 90.5 if ok else math.nan,
+                    "workload_wall_s": WORKLOAD_WALL_S.get(status, math.nan),
                     "manifest": _write_run(cell, options, repeat, status),
                     "source": "measured",
                     "schema_version": 1,
@@ -237,10 +245,18 @@ NEW_CELL_FIGURES = {
         "batch_size_resolved": 8,
         "unstable": True,
         "outlier_runs": 1,
-        "flags": "CV 2.7% above 2.0%; r3 outlier",
+        # the tables' English text, which the report does not read: it words the flags from
+        # unstable, throughput_cv, the suite's limit and the runs' outlier column
+        "flags": "unstable: CV 2.7% > 2%; outlier r3: 180.0 vs median 185.0 samples/s",
     },
 }
-OUTLIER_RUN = ("pytorch.resnet50.fp32.noxla.b8.1n2g", 3, "MAD z = 4.2 (below the median)")
+# an outlier run: its robust z (column outlier_z) and the tables' English text for it
+OUTLIER_RUN = (
+    "pytorch.resnet50.fp32.noxla.b8.1n2g",
+    3,
+    -4.2,
+    "180.0 vs median 185.0 samples/s: 5.0 away > 3 x scale 1.19",
+)
 # Window steps (warm-up 2, measure 4) as each rank's step durations in seconds, per ok run that
 # has steps: (cell, repeat) -> durations per rank.
 STEP_SECONDS = {
@@ -281,10 +297,11 @@ def _with_new_columns(runs: pd.DataFrame, cells: pd.DataFrame) -> tuple[pd.DataF
     for cell_id, figures in NEW_CELL_FIGURES.items():
         for column, value in figures.items():
             cells.loc[cells["cell_id"] == cell_id, column] = value
-    runs = runs.assign(outlier=False, outlier_detail="")
-    cell_id, repeat, detail = OUTLIER_RUN
+    runs = runs.assign(outlier=False, outlier_detail="", outlier_z=math.nan)
+    cell_id, repeat, z, detail = OUTLIER_RUN
     at = (runs["cell_id"] == cell_id) & (runs["repeat"] == repeat)
     runs.loc[at, "outlier"] = True
+    runs.loc[at, "outlier_z"] = z
     runs.loc[at, "outlier_detail"] = detail
     return runs, cells
 
@@ -321,7 +338,7 @@ def render_suite(root: Path) -> Path:
         mp.chdir(root)  # runs.tsv holds paths relative to the working directory, as in the workflow
         # A fixed adapter description, so that editing the real adapter does not move the goldens.
         mp.setattr(
-            report_model, "framework_info", lambda name: FAKE_ADAPTER if name == "pytorch" else None
+            report_names, "framework_info", lambda name: FAKE_ADAPTER if name == "pytorch" else None
         )
         config = validate(copy.deepcopy(CONFIG))
         runs, planned = _runs_frame(config)
@@ -532,10 +549,10 @@ def test_golden(rendered: dict[str, str]) -> None:
 
 
 def test_real_adapter_describes_what_the_report_shows() -> None:
-    info = report_model.framework_info("pytorch")
+    info = report_names.framework_info("pytorch")
     assert info is not None and set(FAKE_ADAPTER) <= set(info)
     assert {"resnet50", "bert_base"} <= set(info["models"])
-    assert report_model.framework_info("no_such_framework") is None
+    assert report_names.framework_info("no_such_framework") is None
 
 
 def test_catalogs_agree() -> None:
@@ -969,3 +986,126 @@ def test_user_text_cannot_inject_markdown(tmp_path: Path, monkeypatch: pytest.Mo
         assert "\n# injected" not in md
         html = (root / f"results/report/report.{lang}.html").read_text(encoding="utf-8")
         assert "Mine\n# injected | heading" in html or "Mine # injected | heading" in html
+
+
+def test_report_modules_import_no_cycle() -> None:
+    """No import cycle among the report's modules, imports inside functions and under
+    TYPE_CHECKING included (issue 16: headline and model imported each other)."""
+    import ast
+
+    import dlperf.report
+
+    root = Path(dlperf.report.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in root.glob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "dlperf.report":
+                deps |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "dlperf.report."
+            ):
+                deps.add(str(node.module).removeprefix("dlperf.report."))
+            elif isinstance(node, ast.Import):
+                prefix = "dlperf.report."
+                deps |= {
+                    a.name.removeprefix(prefix) for a in node.names if a.name.startswith(prefix)
+                }
+        graph[path.stem] = deps
+    assert {"headline", "model", "build", "groups"} <= set(graph)
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, " -> ".join((*path, module))
+        for dep in graph.get(module, ()):
+            visit(dep, (*path, module))
+
+    for module in graph:
+        if module != "__init__":  # the package imports its modules; they never import it whole
+            visit(module, ())
+
+
+def test_reasons_are_told_from_the_tables_values() -> None:
+    """The report words a run's reason, an outlier and a cell's flags from structured values;
+    English text columns are shown (as recorded text) only where a table lacks the values."""
+    from dlperf.report.i18n import Translator
+    from dlperf.report.reasons import (
+        Limits,
+        cell_flags,
+        outlier_reason,
+        run_reason,
+        with_outlier_z,
+    )
+
+    en, zh = Translator("en"), Translator("zh")
+    limits = Limits(max_cv=0.05, time_limit_s=1800.0)
+    timeout = {"status": "timeout", "status_detail": "ran past the time limit (30 min)"}
+    assert en.say(run_reason(timeout | {"workload_wall_s": 1800.2}, limits)) == (
+        "ran past the time limit"
+    )
+    assert zh.say(run_reason(timeout | {"workload_wall_s": 1800.2}, limits)) == "超过了单次运行时限"
+    lost = {"status": "timeout", "status_detail": "no outcome 1920 s after start: job lost"}
+    assert zh.say(run_reason(lost | {"workload_wall_s": math.nan}, limits)) == (
+        "原文“no outcome 1920 s after start: job lost”"  # not the harness's verdict: as recorded
+    )
+    oom = {"status": "oom", "status_detail": "task 1 ended first: out of memory (see log)"}
+    assert zh.say(run_reason(oom | {"workload_wall_s": 3.0}, limits)) == "显存不足（详见日志）"
+
+    # a runs table older than outlier_z: the z is computed from the throughputs
+    runs = pd.DataFrame(
+        {
+            "cell_id": ["c"] * 3,
+            "repeat": [1, 2, 3],
+            "status": ["ok"] * 3,
+            "throughput_samples_per_s": [57.0, 57.0, 4.1],
+            "outlier": [False, False, True],
+            "outlier_detail": ["", "", "4.1 vs median 57.0 samples/s: 52.9 away > 3 x scale 0.57"],
+        }
+    )
+    flagged = with_outlier_z(runs).to_dict("records")[2]
+    assert en.say(outlier_reason(flagged)) == "MAD z = 92.8 (below the median)"  # 52.9 / 0.57
+    assert zh.say(outlier_reason(flagged)) == "MAD z = 92.8（低于中位数）"
+
+    cell = {"source": "measured", "unstable": True, "throughput_cv": 0.776, "outlier_runs": 1}
+    runs = runs.assign(batch_size_resolved=[16, 16, 8])
+    assert zh.say(cell_flags(cell, runs, limits)) == (
+        "变异系数 77.6%，高于 5.0%；r3 离群；各次运行所用的 batch size 不同：8、16"
+    )
+    baseline = cell | {"source": "DLPerf v1.0"}
+    assert en.say(cell_flags(baseline, runs.iloc[0:0], limits)) == (
+        "unstable: CV 77.6%; outlier runs: 1"  # a baseline's limit is not the suite's
+    )
+    old = {"source": "measured", "unstable": math.nan, "flags": "unstable: CV 7.7% > 5%"}
+    assert zh.say(cell_flags(old, runs.iloc[0:0], limits)) == "原文“unstable: CV 7.7% > 5%”"
+
+
+def test_solver_status_in_words() -> None:
+    from dlperf.report.i18n import Translator
+    from dlperf.report.planinfo import solver_text
+    from dlperf.schedule import MILP_FEASIBLE, MILP_METHOD
+
+    en, zh = Translator("en"), Translator("zh")
+    assert en.say(solver_text(MILP_METHOD, MILP_FEASIBLE)) == "phase MILP: time limit, feasible"
+    assert (
+        zh.say(solver_text(MILP_METHOD, MILP_FEASIBLE)) == "分阶段 MILP，达到求解时限，得到可行解"
+    )
+    # PuLP's own status is evidence: as recorded
+    assert zh.say(solver_text(MILP_METHOD, "No Solution Found")) == "分阶段 MILP，No Solution Found"
+
+
+def test_chinese_report_words_what_dlperf_composes(rendered: dict[str, str]) -> None:
+    """Issue 16: flags, outliers, the harness's verdicts and the solver's status are Chinese in
+    report.zh; evidence (an error, a skip reason) stays verbatim, marked as the original text."""
+    zh = rendered["report.zh.md"]
+    for english in (
+        "ran past the time limit",
+        "out of memory (see log)",
+        "below the median",
+        "outlier",
+        "optimal within",
+        "phase MILP",
+    ):
+        assert english not in zh, english
+    assert "| 变异系数 2.7%，高于 2.0%；r3 离群 |" in zh
+    assert "| MAD z = 4.2（低于中位数） |" in zh
+    assert "失败：r1、r2、r3：原文“exit code 1: RuntimeError: boom”" in zh
+    assert "调度求解：分阶段 MILP，最优（相对间隙在 1% 以内）。" in zh

@@ -15,8 +15,10 @@ from dlperf.variance import (
     min_runs_for_level,
     outlier_details,
     outlier_mask,
+    outlier_scores,
     repeats_needed,
     robust_scale,
+    robust_z,
     run_outliers,
 )
 
@@ -128,6 +130,25 @@ def test_run_outliers_and_cell_flags():
     assert cells.loc["b", "throughput_cv"] == pytest.approx(15 / 65)
     assert cells.loc["c", "outlier_runs"] == 0 and not cells.loc["c", "unstable"]
     assert math.isnan(cells.loc["c", "throughput_cv"])
+
+
+def test_robust_z_is_the_distance_an_outlier_is_stated_by():
+    """z = (x - median) / scale, signed; an outlier is |z| > k (the report states it by z)."""
+    values = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 80.0]  # scale 1.0 (the floor)
+    assert robust_z(values) == pytest.approx([0.0, 1.0, -1.0, 0.5, -0.5, 0.0, -20.0])
+    assert [abs(z) > 3 for z in robust_z(values)] == outlier_mask(values)
+    z = robust_z([57.0, math.nan, 4.1, 57.0])  # MAD 0: the floor 0.57
+    assert z[2] == pytest.approx(-52.9 / 0.57) and math.isnan(z[1])
+    assert all(math.isnan(v) for v in robust_z([1.0, 1000.0]))  # < 3 runs: no outliers
+    assert all(math.isnan(v) for v in robust_z([0.0, 0.0, 0.0]))  # no scale
+
+
+def test_outlier_scores_per_run():
+    scores = outlier_scores(runs_frame())
+    assert scores.name == "outlier_z" and len(scores) == len(runs_frame())
+    assert scores[4] == pytest.approx(-40 / 1.4826)  # cell a: 60 vs median 100, MAD 1
+    assert math.isnan(scores[5]) and math.isnan(scores[9])  # oom, failed: not ok
+    assert scores[7] == pytest.approx(15 / (1.4826 * 15))  # cell b: 80 vs 65, MAD 15
 
 
 def test_min_runs_for_level():

@@ -37,6 +37,12 @@ MAX_CONFIGURATIONS = 400  # more node configurations than this: no MILP, list sc
 BACKFILL_LOOKAHEAD = 256
 MAX_MILP_PAIRS = 20_000  # groups x configurations above this: CBC overruns its limit; no MILP
 MILP_GAP_REL = 0.01  # CBC stops once its solution is within 1% of its own bound
+# The phase MILP's method and statuses as the plan records them (solver.method, solver.status);
+# the report words each in every language (any other status is PuLP's own, shown as it is).
+MILP_METHOD = "phase MILP"
+MILP_OPTIMAL = f"optimal within {MILP_GAP_REL:.0%}"
+MILP_FEASIBLE = "time limit, feasible"
+MILP_NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)
@@ -267,15 +273,16 @@ def phase_milp(
     def report(status: str, objective: float | None, note: str = "") -> SolverReport:
         elapsed = time.perf_counter() - start
         return SolverReport(
-            "phase MILP", status, objective, elapsed, time_limit_s, len(groups), len(configs), "",
+            MILP_METHOD, status, objective, elapsed, time_limit_s, len(groups), len(configs), "",
             note,
         )  # fmt: skip
 
     if len(configs) > MAX_CONFIGURATIONS:
-        return None, report("not run", None, f"more than {MAX_CONFIGURATIONS} node configurations")
+        note = f"more than {MAX_CONFIGURATIONS} node configurations"
+        return None, report(MILP_NOT_RUN, None, note)
     if len(groups) * len(configs) > MAX_MILP_PAIRS:
         note = f"MILP too large: more than {MAX_MILP_PAIRS} groups x configurations"
-        return None, report("not run", None, note)
+        return None, report(MILP_NOT_RUN, None, note)
     prob = pulp.LpProblem("phases", pulp.LpMinimize)
     x = [_variable(prob, f"x{c}", 0) for c in range(len(configs))]
     y: dict[tuple[int, int], pulp.LpVariable] = {}
@@ -309,11 +316,7 @@ def phase_milp(
     if status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         return None, report(pulp.LpSolution[status], None)
     order = _phase_order(jobs, groups, configs, x, y)
-    name = (
-        f"optimal within {MILP_GAP_REL:.0%}"
-        if status == pulp.LpSolutionOptimal
-        else "time limit, feasible"
-    )
+    name = MILP_OPTIMAL if status == pulp.LpSolutionOptimal else MILP_FEASIBLE
     return order, report(name, float(pulp.value(prob.objective) or 0.0))
 
 

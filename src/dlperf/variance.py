@@ -90,6 +90,19 @@ def outlier_mask(values: Sequence[float], k: float = DEFAULT_K) -> list[bool]:
     return [math.isfinite(v) and abs(v - median) > k * scale for v in values]
 
 
+def robust_z(values: Sequence[float]) -> list[float]:
+    """Each value's signed distance from the median in robust scales, ``(x - median) / scale``
+    (an outlier is one with ``|z| > k``); nan for a non-finite value, and for every value where
+    no run can be an outlier (fewer than 3 finite values, or no scale)."""
+    values = [float(v) for v in values]
+    finite = [v for v in values if math.isfinite(v)]
+    scale = robust_scale(finite)
+    if len(finite) < MIN_RUNS_FOR_OUTLIERS or not scale > 0:
+        return [math.nan] * len(values)
+    median = statistics.median(finite)
+    return [(v - median) / scale if math.isfinite(v) else math.nan for v in values]
+
+
 def is_unstable(cv: float, threshold: float = DEFAULT_CV_THRESHOLD) -> bool:
     """CV above the threshold; a missing CV (nan: one run) is not instability."""
     return bool(math.isfinite(cv) and cv > threshold)
@@ -110,6 +123,16 @@ def run_outliers(runs: pd.DataFrame, k: float = DEFAULT_K) -> pd.Series:
     for _cell, group in values.groupby(runs.loc[values.index, "cell_id"], sort=False):
         flags.loc[group.index] = outlier_mask(group.tolist(), k)
     return flags
+
+
+def outlier_scores(runs: pd.DataFrame) -> pd.Series:
+    """Per run row (same index as ``runs``): its :func:`robust_z` among its cell's ok runs, the
+    number an outlier is stated by; nan for runs that are not ok."""
+    scores = pd.Series(math.nan, index=runs.index, name="outlier_z", dtype=float)
+    values = _ok_values(runs)
+    for _cell, group in values.groupby(runs.loc[values.index, "cell_id"], sort=False):
+        scores.loc[group.index] = robust_z(group.tolist())
+    return scores
 
 
 def _number(value: float) -> str:

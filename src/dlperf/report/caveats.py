@@ -10,7 +10,19 @@ import pandas as pd
 
 from dlperf.matrix import Cell
 from dlperf.report import fmt
+from dlperf.report.i18n import Phrase, Series, Text
 from dlperf.report.load import MEASURED
+from dlperf.report.reasons import (
+    CellRuns,
+    Limits,
+    by_repeat,
+    cell_flags,
+    outlier_reason,
+    recorded,
+    repeat_name,
+    run_reason,
+    with_outlier_z,
+)
 from dlperf.status import Status
 
 # The order the section lists them in: no figure at all first, then figures to doubt.
@@ -33,55 +45,57 @@ class Caveat:
     source: str
     status: str  # the runs' or the cell's status
     repeats: tuple[str, ...]  # "r2", ... (empty when the table has no runs)
-    detail: str  # the recorded reason, flags, or the missing baseline cell
-    values: dict[str, str] = field(
-        default_factory=dict
-    )  # a sentence's numbers (locale text_<kind>)
+    detail: Text  # the reason, flags, or the missing baseline cell (dlperf.report.reasons)
+    values: dict[str, str] = field(default_factory=dict)  # shared_cores: the sentence's numbers
 
 
-def caveats(cells: pd.DataFrame, runs: pd.DataFrame) -> list[Caveat]:
+def caveats(cells: pd.DataFrame, runs: pd.DataFrame, limits: Limits | None = None) -> list[Caveat]:
+    """Every caveat of the tables; `limits`: the suite's (None: not known)."""
+    limits = limits or Limits()
+    runs = with_outlier_z(runs)
     found: list[Caveat] = []
-    found += _from_runs(runs)
-    found += _from_cells(cells, has_runs=set(runs["cell_id"]) if len(runs) else set())
+    found += _from_runs(runs, limits)
+    found += _from_cells(cells, CellRuns(runs), limits)
     rank = {kind: i for i, kind in enumerate(KINDS)}
     return sorted(found, key=lambda c: (rank[c.kind], c.source != MEASURED, c.cell_id))
 
 
 def _repeats(rows: Iterable[dict[str, Any]]) -> tuple[str, ...]:
-    return tuple(f"r{fmt.integer(r['repeat'])}" for r in rows)
+    return tuple(repeat_name(r["repeat"]) for r in rows)
 
 
-def _from_runs(runs: pd.DataFrame) -> list[Caveat]:
+def _from_runs(runs: pd.DataFrame, limits: Limits) -> list[Caveat]:
     if not len(runs):
         return []
     out = []
-    ordered = runs.assign(_r=pd.to_numeric(runs["repeat"], errors="coerce")).sort_values("_r")
-    failed = ordered[ordered["status"].isin([*_FAILED, Status.SKIPPED])]
+    failed = runs[runs["status"].isin([*_FAILED, Status.SKIPPED])]
     for (cell_id, status), group in failed.groupby(["cell_id", "status"], sort=True):
-        by_detail: dict[str, list[dict[str, Any]]] = {}
-        for row in group.to_dict("records"):
-            by_detail.setdefault(fmt.text(row.get("status_detail")), []).append(row)
+        by_reason: dict[Text, list[dict[str, Any]]] = {}
+        for row in by_repeat(group):
+            by_reason.setdefault(run_reason(row, limits), []).append(row)
         kind = "skipped" if status == Status.SKIPPED else "runs_failed"
-        for detail, rows in by_detail.items():
+        for reason, rows in by_reason.items():
+            out.append(Caveat(kind, str(cell_id), MEASURED, str(status), _repeats(rows), reason))
+    if "outlier" in runs.columns:
+        outliers = runs[runs["outlier"].map(lambda v: v is True)]
+        for cell_id, group in outliers.groupby("cell_id", sort=True):
+            rows = by_repeat(group)
+            reasons = tuple(dict.fromkeys(outlier_reason(r) for r in rows))
             out.append(
                 Caveat(
-                    kind, str(cell_id), MEASURED, str(status), _repeats(rows), fmt.shorten(detail)
+                    "outliers",
+                    str(cell_id),
+                    MEASURED,
+                    Status.OK,
+                    _repeats(rows),
+                    Series(reasons, "clause_sep"),
                 )
-            )
-    if "outlier" in ordered.columns:
-        outliers = ordered[ordered["outlier"].map(lambda v: v is True)]
-        for cell_id, group in outliers.groupby("cell_id", sort=True):
-            details = "; ".join(
-                dict.fromkeys(fmt.text(r.get("outlier_detail")) for r in group.to_dict("records"))
-            )
-            rows = group.to_dict("records")
-            out.append(
-                Caveat("outliers", str(cell_id), MEASURED, Status.OK, _repeats(rows), details)
             )
     return out
 
 
-def _from_cells(cells: pd.DataFrame, has_runs: set[str]) -> list[Caveat]:
+def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[Caveat]:
+    has_runs = set(runs_of.by_id)
     out = []
     ok_figures = {
         (r["cell_id"], r["source"])
@@ -91,24 +105,22 @@ def _from_cells(cells: pd.DataFrame, has_runs: set[str]) -> list[Caveat]:
     statuses = {(r["cell_id"], r["source"]): r["status"] for r in cells.to_dict("records")}
     for record in cells.to_dict("records"):
         cell_id, source, status = record["cell_id"], record["source"], record["status"] or "missing"
-        reason = fmt.text(record.get("note")) or fmt.text(record.get("statuses"))
+        reason = recorded(fmt.text(record.get("note")) or fmt.text(record.get("statuses")))
         if status in ("missing", "") and source == MEASURED:
             out.append(Caveat("missing", cell_id, source, "missing", (), ""))
         elif status in (*_FAILED, Status.SKIPPED) and cell_id not in has_runs:
             kind = "skipped" if status == Status.SKIPPED else "runs_failed"
             out.append(Caveat(kind, cell_id, source, status, (), reason))
         if record.get("unstable") is True:
-            out.append(
-                Caveat("unstable", cell_id, source, status, (), fmt.text(record.get("flags")))
-            )
+            flags = cell_flags(record, runs_of(record), limits)
+            out.append(Caveat("unstable", cell_id, source, status, (), flags))
         elif (
             fmt.is_number(record.get("outlier_runs"))
             and float(record["outlier_runs"]) > 0
             and cell_id not in has_runs
         ):
-            out.append(
-                Caveat("outliers", cell_id, source, status, (), fmt.text(record.get("flags")))
-            )
+            flags = cell_flags(record, runs_of(record), limits)
+            out.append(Caveat("outliers", cell_id, source, status, (), flags))
         if (
             status == Status.OK
             and int(record["devices"]) > 1
@@ -153,7 +165,7 @@ def _shared_cores(cells: pd.DataFrame) -> list[Caveat]:
                     record["source"],
                     record["status"],
                     (),
-                    "",
+                    Phrase.of("caveats.text_shared_cores", **values),
                     values,
                 )
             )

@@ -4,38 +4,13 @@ largest with a figure; where none has one, the largest planned and its status)."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from dlperf.report import fmt
 from dlperf.report.figures import HEADLINE_FIGURES, figure_keys, format_figure
-
-if TYPE_CHECKING:
-    from dlperf.report.model import Group
-
-
-@dataclass(frozen=True)
-class HeadlineRow:
-    group_slug: str
-    model_name: str
-    precision_name: str
-    batch_size: str
-    column: str
-    layout: str
-    devices: int
-    status: str
-    throughput: str
-    speedup: str
-    efficiency: str
-    figures: tuple[str, ...]  # one per Headline.figure_keys
-
-
-@dataclass(frozen=True)
-class Headline:
-    rows: tuple[HeadlineRow, ...] = ()
-    figure_keys: tuple[str, ...] = ()
+from dlperf.report.model import Group, Headline, HeadlineRow
 
 
 def headline(groups: Sequence[Group], cells: pd.DataFrame) -> Headline:

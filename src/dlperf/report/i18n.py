@@ -1,4 +1,9 @@
-"""Translation catalogs (report/locales/<lang>.yaml): every word of the report that is not data."""
+"""Translation catalogs (report/locales/<lang>.yaml): every word of the report that is not data.
+
+The report's model holds no words: a sentence it shows is a `Phrase` (a catalog key and the values
+it is filled in with), a `Series` of them, or a plain string of data (a name, an id, a number, raw
+evidence). `Translator.say` writes any of them in one language.
+"""
 
 from __future__ import annotations
 
@@ -45,6 +50,30 @@ def placeholders(text: str) -> set[str]:
 
 
 @dataclass(frozen=True)
+class Phrase:
+    """A sentence as data: a catalog key and the values it is filled in with (numbers already
+    formatted, evidence verbatim, or other phrases). Hashable, so equal reasons merge."""
+
+    key: str
+    values: tuple[tuple[str, Text], ...] = ()
+
+    @classmethod
+    def of(cls, key: str, /, **values: Text) -> Phrase:
+        return cls(key, tuple(values.items()))
+
+
+@dataclass(frozen=True)
+class Series:
+    """Texts joined by a catalog separator: `list_sep` ("a, b") or `clause_sep` ("a; b")."""
+
+    items: tuple[Text, ...]
+    sep: str = "list_sep"
+
+
+Text = str | Phrase | Series  # what the report's model holds where a reader sees words
+
+
+@dataclass(frozen=True)
 class Translator:
     """`t("section.environment")` or `t("summary.cells", n=3)` in one language."""
 
@@ -59,3 +88,11 @@ class Translator:
 
     def has(self, key: str) -> bool:
         return key in catalog(self.lang)
+
+    def say(self, text: Text) -> str:
+        """A phrase, series or plain string of the model in this language."""
+        if isinstance(text, Phrase):
+            return self(text.key, **{name: self.say(v) for name, v in text.values})
+        if isinstance(text, Series):
+            return self(text.sep).join(self.say(item) for item in text.items)
+        return text

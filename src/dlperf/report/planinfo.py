@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dlperf.report.i18n import Phrase, Text
+from dlperf.schedule import MILP_FEASIBLE, MILP_GAP_REL, MILP_METHOD, MILP_NOT_RUN, MILP_OPTIMAL
+
 
 @dataclass(frozen=True)
 class PlanLayout:
@@ -29,12 +32,27 @@ class PlanInfo:
     sequential_h: str
     lower_h: str
     gap: str  # planned over the lower bound, minus one
-    solver: str  # method and status
+    solver: Text  # method and status
     layouts: tuple[PlanLayout, ...]
 
 
 def _hours(seconds: Any) -> str:
     return f"{float(seconds) / 3600:.2f}"
+
+
+def solver_text(method: str, status: str) -> Text:
+    """The solver's method and status in words: dlperf.schedule's own in the catalogs, any other
+    (PuLP's status) as recorded."""
+    statuses: dict[str, Text] = {
+        MILP_OPTIMAL: Phrase.of("plan.status_optimal", gap=f"{MILP_GAP_REL:.0%}"),
+        MILP_FEASIBLE: Phrase.of("plan.status_feasible"),
+        MILP_NOT_RUN: Phrase.of("plan.status_not_run"),
+    }
+    return Phrase.of(
+        "plan.solver_value",
+        method=Phrase.of("plan.method_milp") if method == MILP_METHOD else method,
+        status=statuses.get(status, status),
+    )
 
 
 def plan_info(plan: Mapping[str, Any]) -> PlanInfo:
@@ -50,7 +68,7 @@ def plan_info(plan: Mapping[str, Any]) -> PlanInfo:
         sequential_h=_hours(bounds["sequential_s"]),
         lower_h=_hours(bounds["lower_s"]),
         gap=f"{float(plan['gap']) * 100:.1f}%",
-        solver=f"{solver['method']}: {solver['status']}",
+        solver=solver_text(str(solver["method"]), str(solver["status"])),
         layouts=tuple(
             PlanLayout(
                 str(row["layout"]),

@@ -14,6 +14,7 @@ import seaborn as sns
 from matplotlib import font_manager
 from matplotlib.figure import Figure
 
+from dlperf.report.i18n import Text
 from dlperf.report.model import Group
 from dlperf.util import atomic_path
 
@@ -91,10 +92,21 @@ def _rc(lang: str) -> Any:  # matplotlib types rc keys as Literals
     }
 
 
+def _name(label: Text) -> str:
+    """A column's label, already in words (dlperf.report.render.in_words)."""
+    if not isinstance(label, str):
+        raise TypeError(f"plot labels must be words, not {label!r}: see render.in_words")
+    return label
+
+
+def _names(group: Group) -> list[str]:
+    return [_name(c.label) for c in group.columns]
+
+
 def _frame(group: Group) -> pd.DataFrame:
     return pd.DataFrame(
         [
-            (p.column, p.devices, p.throughput, p.speedup, p.low, p.high, p.ceiling)
+            (_name(p.column), p.devices, p.throughput, p.speedup, p.low, p.high, p.ceiling)
             for p in group.points
         ],
         columns=["column", "devices", "throughput", "speedup", "low", "high", "ceiling"],
@@ -103,7 +115,7 @@ def _frame(group: Group) -> pd.DataFrame:
 
 def _palette(group: Group) -> dict[str, tuple[float, float, float]]:
     """One colour per column of the table, the same in both plots of a group."""
-    labels = [c.label for c in group.columns]
+    labels = _names(group)
     return dict(zip(labels, sns.color_palette(n_colors=len(labels)), strict=True))
 
 
@@ -131,7 +143,7 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
     frame = _frame(group)
     if frame.empty:
         return None
-    hue_order = [c.label for c in group.columns if c.label in set(frame["column"])]
+    hue_order = [name for name in _names(group) if name in set(frame["column"])]
     devices = sorted(set(frame["devices"]))
     palette = _palette(group)
     width = 0.8 / len(hue_order)
@@ -170,7 +182,7 @@ def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Pat
     frame = _frame(group).dropna(subset=["speedup"])
     if frame.empty:
         return None
-    hue_order = [c.label for c in group.columns if c.label in set(frame["column"])]
+    hue_order = [name for name in _names(group) if name in set(frame["column"])]
     devices = sorted({1, *frame["devices"]})
     palette = _palette(group)
     with mpl.rc_context(_rc(lang)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import os
@@ -18,17 +19,13 @@ import pandas as pd
 
 from dlperf.errors import ConfigError
 from dlperf.report import plots
+from dlperf.report.build import build_report
 from dlperf.report.caveats import KINDS as CAVEAT_KINDS
-from dlperf.report.i18n import Translator, catalog
+from dlperf.report.i18n import Phrase, Series, Translator, catalog
 from dlperf.report.latency import PERCENTILES, LatencyTable, latency_tables
 from dlperf.report.load import load_cells, load_tables, read_table
-from dlperf.report.model import (
-    ABSENT,
-    Group,
-    ReportData,
-    build_report,
-    framework_name,
-)
+from dlperf.report.model import ABSENT, Group, ReportData
+from dlperf.report.names import framework_name
 from dlperf.report.planinfo import plan_info
 from dlperf.report.provenance import read_manifests
 from dlperf.stats import Window
@@ -180,7 +177,7 @@ def latency_title(table: LatencyTable, t: Translator) -> str:
         batch_size=table.batch_size,
     )
     if table.xla:
-        title += " w/XLA"
+        title = t("latency.xla", title=title)
     if table.variant != "default":
         title += t("group.variant", variant=table.variant)
     return title
@@ -190,7 +187,7 @@ def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[s
     """group slug -> plot kind -> PNG file, for the groups that have something to plot."""
     t = Translator(lang)
     out: dict[str, dict[str, Path]] = {}
-    for group in data.groups:
+    for group in (in_words(g, t) for g in data.groups):
         title = group_title(group, t)
         files = {}
         for kind, draw in (("throughput", plots.throughput_plot), ("speedup", plots.speedup_plot)):
@@ -208,6 +205,15 @@ def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[s
                 files[kind] = path
         out[group.slug] = files
     return out
+
+
+def in_words(group: Group, t: Translator) -> Group:
+    """The group with its column labels written in one language (the plots' legends)."""
+    return dataclasses.replace(
+        group,
+        columns=tuple(dataclasses.replace(c, label=t.say(c.label)) for c in group.columns),
+        points=tuple(dataclasses.replace(p, column=t.say(p.column)) for p in group.points),
+    )
 
 
 def _data_uri(path: Path) -> str:
@@ -256,6 +262,11 @@ def status_word(status: str, t: Translator) -> str:
     return t(f"status.{status}") if t.has(f"status.{status}") else status
 
 
+def method_word(method: str, t: Translator) -> str:
+    """A timing method's short name (the spread tables' Method column), else its id."""
+    return t(f"method_short.{method}") if t.has(f"method_short.{method}") else method
+
+
 def footnote_text(note: Any, t: Translator, code: bool) -> str:
     """A footnote in words; `code` marks ids as Markdown code."""
 
@@ -267,19 +278,19 @@ def footnote_text(note: Any, t: Translator, code: bool) -> str:
             "results.footnote_status",
             cell=ids(note.cell_ids[:1]),
             status=status_word(note.status, t),
-            reason=note.text or t("results.no_reason"),
+            reason=t.say(note.text) or t("results.no_reason"),
         )
     if note.kind == "fallback":
         return t(
             "results.footnote_fallback",
             oom_batch=note.oom_batch,
-            layouts=", ".join(note.layouts),
+            layouts=t("list_sep").join(note.layouts),
             shown_batch=note.shown_batch,
             cells=ids(note.cell_ids),
         )
     if note.kind == "note":
-        return t("results.footnote_note", text=note.text)
-    return t("results.footnote_config", text=note.text, cells=ids(note.cell_ids))
+        return t("results.footnote_note", text=t.say(note.text))
+    return t("results.footnote_config", text=t.say(note.text), cells=ids(note.cell_ids))
 
 
 def summary_text(data: ReportData, t: Translator) -> str:
@@ -310,7 +321,7 @@ def summary_text(data: ReportData, t: Translator) -> str:
                 "summary.failure_item",
                 status=status_word(st, t),
                 runs=n,
-                detail=" ".join(detail.split()) or "-",
+                detail=" ".join(t.say(detail).split()) or "-",
             )
             for st, detail, n in s.failures
         ]
@@ -318,6 +329,10 @@ def summary_text(data: ReportData, t: Translator) -> str:
             "summary.nothing_succeeded", reasons=t("list_sep").join(reasons) or t("none")
         )
     return text
+
+
+def _word(item: Any, t: Translator) -> str:
+    return t.say(item) if isinstance(item, Phrase | Series) else str(item)
 
 
 def render_text(
@@ -344,8 +359,10 @@ def render_text(
         footnote_text=lambda note, code: footnote_text(note, t, code),
         caveat_kinds=[k for k in CAVEAT_KINDS if any(c.kind == k for c in data.caveats)],
         status_word=lambda status: status_word(status, t),
+        say=t.say,
         model_name=model_name,
         framework_name=framework_name,
-        join=lambda items: t("list_sep").join(str(i) for i in items),
+        join=lambda items: t("list_sep").join(_word(i, t) for i in items),
+        method_list=lambda methods: t("list_sep").join(method_word(m, t) for m in methods) or "-",
         code_list=lambda items: ", ".join(f"`{i}`" for i in items),
     )

@@ -24,6 +24,7 @@ import pandas as pd
 
 from dlperf.matrix import sweep_slug
 from dlperf.report import fmt
+from dlperf.report.i18n import Text
 from dlperf.status import Status
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
@@ -51,12 +52,12 @@ class Table:
     precision: str  # its display name
     layout: str  # W&D: the layout of the whole table; else ""
     batch_size: str  # W&D and InsightFace: per device; GPT: ""
-    columns: tuple[str, ...]  # framework labels
+    columns: tuple[Text, ...]  # framework labels (dlperf.report.names)
     rows: tuple[Row, ...]
     option: str = ""  # InsightFace: the option searched
 
 
-def special_tables(cells: pd.DataFrame, label: Callable[[dict[str, Any]], str]) -> list[Table]:
+def special_tables(cells: pd.DataFrame, label: Callable[[dict[str, Any]], Text]) -> list[Table]:
     """The W&D and GPT tables of the cells (measured and baselines); `label(row)` names a cell's
     column (framework, and the baseline it comes from)."""
     if not len(cells):
@@ -106,7 +107,7 @@ def _wide_deep_value(row: dict[str, Any] | None) -> Value:
     return Value(Status.OK, fmt.milliseconds(latency_ms), fmt.integer(row.get("peak_mem_mib")))
 
 
-def _memory_ratio(by_column: dict[str, dict[str, Any]], columns: tuple[str, ...]) -> str:
+def _memory_ratio(by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ...]) -> str:
     """The first column's memory over the second's, as DLPerf's table compares OneFlow's with
     HugeCTR's."""
     if len(columns) < 2:
