@@ -119,6 +119,8 @@ def test_one_run_at_4_1_beside_two_at_57_is_flagged_and_kept_in_the_median(tmp_p
     assert by_repeat["throughput_samples_per_s"].round(3).tolist() == [57.0, 4.1, 57.0]
     assert by_repeat["outlier"].tolist() == [False, True, False]
     assert by_repeat.loc[2, "outlier_detail"].startswith("4.1 vs median 57.0 samples/s")
+    scale = float(by_repeat.loc[2, "outlier_detail"].rsplit("scale ", 1)[1])
+    assert by_repeat["outlier_z"].tolist() == pytest.approx([0.0, (4.1 - 57.0) / scale, 0.0], 0.02)
     assert by_repeat["batch_size_resolved"].tolist() == [4, 4, 4]
     planned = planned_cells([CellSpec(CELL, {})])
     cell = cells_table(runs, planned, WINDOW, 3, variance).iloc[0]

@@ -32,7 +32,13 @@ from dlperf.stats import (
 )
 from dlperf.status import Status, cell_status
 from dlperf.util import atomic_path, atomic_write_json
-from dlperf.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags, outlier_details
+from dlperf.variance import (
+    DEFAULT_VARIANCE,
+    VarianceSettings,
+    cell_flags,
+    outlier_details,
+    outlier_scores,
+)
 
 CELL_COLUMNS = [
     "cell_id",
@@ -55,6 +61,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "status_detail",
     "outlier",  # kept in the cell's median, flagged (dlperf.variance)
     "outlier_detail",
+    "outlier_z",  # robust z among the cell's ok runs: what an outlier is stated by
     "throughput_samples_per_s",
     "method",
     "window_first_step",
@@ -247,6 +254,7 @@ def runs_table(
     runs["batch_size_resolved"] = runs["batch_size_resolved"].astype("Int64")
     if len(runs):
         runs[["outlier", "outlier_detail"]] = outlier_details(runs, variance.outlier_mads)
+        runs["outlier_z"] = outlier_scores(runs)
     record_fields = [f.name for f in fields(StepRecord)]
     steps = pd.DataFrame(step_rows, columns=["cell_id", "repeat", *record_fields])
     return runs, steps.reindex(columns=STEP_COLUMNS)
