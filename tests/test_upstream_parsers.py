@@ -404,6 +404,23 @@ CASES = [
         (r"batch_cost: \S+", "batch_cost: nan"),
         r"batch_cost: \d",
     ),
+    # PaddleClas v2.4 (release package; the paddleclas wheel's trainer run on a CPU, a real log):
+    # batch_cost is a running mean restarted at iteration 5, so iterations 2..5 (window 2 + 4)
+    # take (3 x 3.59098 - 2 x 2.69289) + (4 x 4.10714 - 3 x 3.59098) + (5 x 4.01141 - 4 x
+    # 4.10714) + 5.00162 s = 5 x 4.01141 - 2 x 2.69289 + 5.00162 s, 4 x 2 images
+    Case(
+        "paddleclas_v24",
+        ("workerlog.0",),
+        RunFacts(2, 1, 1),
+        Window(2, 4),
+        Method.STEP_TIMES,
+        8,
+        (0,),
+        4 * 2 / (5 * 4.01141 - 2 * 2.69289 + 5.00162),
+        8,
+        (r"batch_cost: \S+", "batch_cost: nan"),
+        r"batch_cost: \d",
+    ),
     # PaddleNLP BERT (release current), logging_steps 1: steps 11..25 timed by the stamps from
     # step 10's, rank 0 15 * 0.500 s, rank 1 15 * 0.520 s (avg_batch_cost 0.45/0.47 s ignored)
     Case(
@@ -632,7 +649,7 @@ ids = [case.name for case in CASES]
 
 def test_every_parser_is_bound_to_an_adapter_and_has_a_fixture_case():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 34
+    assert len(PARSERS) == 35
     exported = {name for name in dlperf.parse.upstream.__all__ if name.startswith("parse_")}
     assert {f"parse_{name}" for name in PARSERS} == exported  # no parser left unbound
     for name in PARSERS:  # the package's docstring says each one's method

@@ -84,7 +84,8 @@ def _paddle(ctx: TaskContext, env: Mapping[str, str], slots: int) -> list[str]:
 
 
 def _paddle_collective(ctx: TaskContext, env: Mapping[str, str], slots: int) -> list[str]:
-    """Paddle 2.x+: --master/--nnodes/--rank (several nodes only), --devices."""
+    """Paddle 2.x+: --master/--nnodes/--rank (several nodes only), --devices (on a CPU:
+    --nproc_per_node)."""
     nodes = [
         f"--master={ctx.master_addr}:{ctx.master_port}",
         f"--nnodes={ctx.nodes}",
@@ -95,7 +96,11 @@ def _paddle_collective(ctx: TaskContext, env: Mapping[str, str], slots: int) -> 
         "-m",
         "paddle.distributed.launch",
         *(nodes if ctx.nodes > 1 else []),
-        f"--devices={','.join(str(i) for i in range(ctx.gpus_per_node))}",
+        # a CPU build has no device ids: `--devices=0` stops it (ValueError in
+        # launch/context/device.py); it starts --nproc_per_node processes instead
+        f"--nproc_per_node={ctx.gpus_per_node}"
+        if ctx.device == "cpu"
+        else f"--devices={','.join(str(i) for i in range(ctx.gpus_per_node))}",
         f"--log_dir={paddle_log_dir(ctx.run_dir, ctx.node_rank)}",
     ]
 

@@ -7,19 +7,33 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.upstream import Release, UpstreamAdapter, flag_bool, upstream_options
+from dlperf.adapters.launchers import stop_after_prefix
+from dlperf.adapters.upstream import (
+    Evidence,
+    Ran,
+    Release,
+    UpstreamAdapter,
+    flag_bool,
+    upstream_options,
+)
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import (
     Parser,
     parse_paddle_cv,
     parse_paddle_nlp_bert,
     parse_paddleclas,
+    parse_paddleclas_v24,
     parse_paddlenlp_bert,
 )
 
 # PaddleClas release/2.5.2 (2024-09-04) and PaddleNLP as read (slm/model_zoo/bert/run_pretrain.py).
 PADDLECLAS_CURRENT = "c1325704cfcd050259ad752a899b0c425e2a7b00"
 PADDLENLP_CURRENT = "c502c9213fc22a210b139ec669a369ee22d0bf45"
+# PaddleClas tag v2.4.0 (2022-07-07), whose ppcls the paddleclas 2.4.2 wheel carries unchanged.
+PADDLECLAS_V24 = "3a28ee29003621ecdb9fd4bb8633a681fb1f8ddf"
+PACKAGE = "package"  # the release of PaddleClas' trainer as the paddleclas wheel ships it
+# v2.4's log line (0-based iteration), for stopping it: it has no iteration limit of its own
+CLAS24_STOP = r"\[Train\]\[Epoch \d+/\d+\]\[Iter: (?P<step>\d+)/"
 
 
 class Paddle(UpstreamAdapter):
@@ -92,33 +106,60 @@ class Paddle(UpstreamAdapter):
                 "in docs/upstream-releases.md"
             ),
         ),
+        # PaddleClas' trainer as PyPI's paddleclas 2.4.2 ships it (tag v2.4.0's ppcls; no later
+        # wheel has the trainer), in envs/paddleclas.txt, its checkout laid out from the package by
+        # `python -m dlperf.upstream_data.paddleclas checkout <source_root> <python>`. Release
+        # current's command; v2.4 ignores Global.iter_per_epoch and Global.log_ranks, so rank 0
+        # alone logs (one-device layouts only) and the run is stopped once it logged the last
+        # iteration. Paddle 2.6 runs v2.4's `loss.numpy()[0]` with FLAGS_set_to_1d=1 only.
+        PACKAGE: Release(
+            version=f"PaddlePaddle 2.6.2; paddleclas 2.4.2 (PaddleClas v2.4.0, {PADDLECLAS_V24[:7]})",
+            environment="envs/paddleclas.txt",
+            models={"resnet50": ModelSource("PaddlePaddle/PaddleClas", "", PADDLECLAS_V24)},
+            entry={"resnet50": "tools/train.py"},
+            parsers={"resnet50": parse_paddleclas_v24},
+            launch="paddle_collective",
+            source_root="/workspace",
+            evidence=Evidence(
+                Ran.CI,
+                "tests/test_paddleclas_upstream.py, on a CPU (Paddle 2.6.2); never on a GPU",
+            ),
+        ),
     }
 
     def model_dir(self, model: str, options: dict[str, Any]) -> str:
-        """Release current: <source_root>/<repository name>/<folder> (two repositories)."""
-        if self.release_name(options) != "current":
+        """Releases current and package: <source_root>/<repository name>/<folder>."""
+        if self.release(options) is None:
             return super().model_dir(model, options)
         source = self.source_of(model, options)
         parts = [self.root(options).rstrip("/"), source.repo.split("/")[1], source.path]
         return "/".join(p for p in parts if p)
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
-        if self.release_name(options) == "current" and not options.get("data_dir"):
+        name = self.release_name(options)
+        if name == PACKAGE and cell.layout.devices > 1:
+            return (
+                "PaddleClas v2.4 (release package) logs rank 0 only (it has no Global.log_ranks): "
+                "run one-device layouts"
+            )
+        if self.release(options) is not None and not options.get("data_dir"):
             what = (
                 "ImageNet laid out for PaddleClas (train_list.txt and the images it names)"
                 if cell.model == "resnet50"
                 else "the hdf5 pretraining shards (file names containing `train`)"
             )
             return (
-                f"PaddlePaddle release current reads real data only: set option data_dir to {what}"
+                f"PaddlePaddle release {name} reads real data only: set option data_dir to {what}"
             )
         return super().skip_reason(cell, options)
 
     def workload_env(self, ctx: TaskContext) -> dict[str, str]:
-        if self.release_name(ctx.options) == "current":
+        if self.release(ctx.options) is not None:
             env = {}
             if ctx.cell.model == "bert_base":  # run_pretrain.py imports paddlenlp
                 env["PYTHONPATH"] = f"{self.root(ctx.options).rstrip('/')}/PaddleNLP"
+            if self.release_name(ctx.options) == PACKAGE:  # v2.4's `loss.numpy()[0]`, a 0-D
+                env["FLAGS_set_to_1d"] = "1"  # tensor in Paddle 2.6: this flag makes it 1-D
             return {**env, **super().workload_env(ctx)}
         fraction = "0.8" if ctx.options.get("dali") else "0.98"  # DALI needs room beside Paddle
         return {"FLAGS_fraction_of_gpu_memory_to_use": fraction, **super().workload_env(ctx)}
@@ -149,6 +190,8 @@ class Paddle(UpstreamAdapter):
                 "DataLoader.Train.sampler.batch_size": bsz,
                 "DataLoader.Train.loader.num_workers": o["reader_thread"],
             }
+            if ctx.device == "cpu":  # the configs say gpu, which a CPU build refuses
+                overrides["Global.device"] = "cpu"
             args = ["-c", config]
             for key, value in overrides.items():
                 args += ["-o", f"{key}={value}"]
@@ -171,10 +214,18 @@ class Paddle(UpstreamAdapter):
             *(["--amp_level=O1"] if amp else []),
         ]
 
+    def command(self, ctx: TaskContext) -> list[str]:
+        """Release package: stopped once rank 0 (whose output the launcher copies to its own)
+        logged the last iteration, 0-based; the others as `UpstreamAdapter.command`."""
+        argv = super().command(ctx)
+        if self.release_name(ctx.options) != PACKAGE:
+            return argv
+        return stop_after_prefix(CLAS24_STOP, ctx.steps - 1, 1) + argv
+
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
-        if self.release_name(o) == "current":
+        if self.release(o) is not None:
             return self.current_args(ctx, bsz)
         amp = cell.precision == "amp"
         if cell.model == "resnet50":

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.launchers import STEP_GROUP
-from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.upstream import Evidence, Ran, Release, UpstreamAdapter, upstream_options
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser, parse_pytorch_examples
 
@@ -59,7 +59,11 @@ class PyTorchExamples(UpstreamAdapter):
             version=(f"PyTorch 2.10.0a0 (NGC 25.12); pytorch/examples {PT_EXAMPLES_CURRENT[:7]}"),
             environment=NGC_PYTORCH_EXAMPLES,
             models={"resnet50": ModelSource("pytorch/examples", "imagenet", PT_EXAMPLES_CURRENT)},
-            unverified="not run: no GPU here; flags and log line read from imagenet/main.py",
+            evidence=Evidence(
+                Ran.ONCE,
+                'docs/upstream-releases.md, "Sources run once by hand": on a CPU (torch 2.13.0, '
+                "--dummy); never on a GPU",
+            ),
         ),
     }
 
@@ -74,6 +78,9 @@ class PyTorchExamples(UpstreamAdapter):
         data = [str(o["data_dir"])]
         if self.release_name(o) == "current" and not o["data_dir"]:
             data = ["--dummy"]  # main.py's DIR is optional there (nargs='?')
+        # main.py at main trains on the CPU where there is no accelerator, but its process group
+        # takes --dist-backend as given: a CPU torch has no NCCL (found by running it on a CPU)
+        backend = "gloo" if self.release_name(o) == "current" and ctx.device == "cpu" else "nccl"
         return [
             "-a",
             "resnet50",
@@ -88,7 +95,7 @@ class PyTorchExamples(UpstreamAdapter):
             "--dist-url",
             f"tcp://{ctx.master_addr}:{ctx.master_port}",
             "--dist-backend",
-            "nccl",
+            backend,
             "--multiprocessing-distributed",
             "--world-size",
             str(ctx.nodes),

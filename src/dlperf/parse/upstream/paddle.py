@@ -12,6 +12,7 @@ from dlperf.parse.upstream._common import (
     Line,
     Row,
     RunFacts,
+    Unreadable,
     collect,
     global_result,
     match,
@@ -34,6 +35,10 @@ CLAS_CLAIM = re.compile(rf"^{CLAS_PREFIX}\[Train\]\[Epoch \d+/\d+\]\[Iter: \d")
 CLAS = re.compile(
     rf"^{CLAS_PREFIX}\[Train\]\[Epoch (\d+)/\d+\]\[Iter: (\d+)/\d+\]"
     rf".*\bbatch_cost: ({NUM})s, reader_cost: {NUM}, ips: ({NUM}) samples/s"
+)
+CLAS24 = re.compile(
+    rf"^{CLAS_PREFIX}\[Train\]\[Epoch (\d+)/\d+\]\[Iter: (\d+)/(\d+)\]"
+    rf".*\bbatch_cost: ({NUM})s, reader_cost: {NUM}, ips: {NUM} samples/s"
 )
 # PaddleNLP (paddlenlp/utils/log.py: colorlog `[asctime] [levelname] - `, maybe colour-coded,
 # then slm/model_zoo/bert/run_pretrain.py's line)
@@ -157,6 +162,72 @@ def parse_paddleclas(logs: list[Path], facts: RunFacts) -> ParseResult:
             "PaddleClas restarts its meters, is timed by the mean of its later iterations"
         )
     return result
+
+
+# PaddleClas v2.4's trainer restarts its meters at iteration 5 of every epoch, and only then.
+CLAS24_RESET_ITER = 5
+
+
+def parse_paddleclas_v24(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """PaddleClas v2.4's trainer (the `paddleclas` 2.4.0-2.4.2 wheels; release `package`): the
+    same line as release/2.5's (`parse_paddleclas`), printed by rank 0 only (no
+    Global.log_ranks), whose batch_cost is a running mean: v2.4's log_info never resets the
+    meters, ppcls/engine/train/train.py restarts them at iteration 5 of each epoch only (release/
+    2.5 also resets them after every line). So batch_cost x the iterations since the restart is
+    their total, and a line's interval is that total less the previous line's, per iteration the
+    interval's mean. An interval that holds a restart is timed by its iterations after it."""
+    notes: list[str] = []
+    streams: dict[int, tuple[int, int, float]] = {}  # file -> (global iteration, restart, total)
+    epochs: dict[tuple[int, int], int] = {}  # (file, epoch) -> its iterations (`/n`)
+    straddled: list[int] = []
+
+    def read(line: Line) -> Row:
+        m = match(CLAS24, line, "`[Train][Epoch e/E][Iter: i/n]... batch_cost: <s>s, ... ips:`")
+        epoch, i, n, mean_s = int(m[1]), int(m[2]), int(m[3]), float(m[4])
+        epochs[line.file_index, epoch] = n
+        done_before = sum(k for (f, e), k in epochs.items() if f == line.file_index and e < epoch)
+        g = done_before + i  # 0-based iteration of the whole run
+        restart = (
+            done_before + CLAS24_RESET_ITER if i >= CLAS24_RESET_ITER else _restart(streams, line)
+        )
+        total_s = (g - restart + 1) * mean_s  # seconds of the iterations since the restart
+        previous = streams.get(line.file_index)
+        if previous and previous[1] == restart:
+            seconds, iterations = total_s - previous[2], g - previous[0]
+        else:
+            seconds, iterations = total_s, g - restart + 1
+            if previous and g - previous[0] > iterations:
+                straddled.append(g)
+        if iterations < 1 or seconds <= 0:
+            raise Unreadable(f"batch_cost {mean_s} does not follow the previous line's")
+        streams[line.file_index] = (g, restart, total_s)
+        return Row(line, i, counter=i + 1, key=(epoch, i), step_time_s=seconds / iterations)
+
+    rows = collect(logs, CLAS_CLAIM, read, notes)
+    notes.append(
+        "step times: from batch_cost, a running mean since iteration 5 of the epoch (PaddleClas "
+        "v2.4): each line's interval is its total less the previous line's"
+    )
+    if straddled:
+        notes.append(
+            "an interval holding iteration 5, where PaddleClas v2.4 restarts its meters, is "
+            "timed by the mean of its iterations from 5 on"
+        )
+    return per_rank_result(
+        logs,
+        rows,
+        facts,
+        Method.STEP_TIMES,
+        notes,
+        "PaddleClas v2.4 `[Train][Epoch e/E][Iter: i/n]`",
+    )
+
+
+def _restart(streams: dict[int, tuple[int, int, float]], line: Line) -> int:
+    """Where the meters of an iteration before 5 started: the run's start in the first epoch,
+    else the previous epoch's iteration 5 (the restart the stream has seen last)."""
+    previous = streams.get(line.file_index)
+    return previous[1] if previous else 0
 
 
 def parse_paddlenlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
