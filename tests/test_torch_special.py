@@ -195,3 +195,50 @@ def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure():
     )
     assert run.returncode != 0
     assert get_adapter("pytorch").is_oom(run.stdout + run.stderr), run.stderr[-2000:]
+
+
+TINY_GPT = ["--seq-len", "16", "--model-config"]
+# no dropout: the ranks draw their random numbers differently (under fsdp every rank runs the
+# FLOP count's forward), and the runs are compared step by step
+TINY_GPT_CONFIG = (
+    '{"n_layer": 2, "n_embd": 32, "n_head": 2, "vocab_size": 128, "n_positions": 32, '
+    '"resid_pdrop": 0, "embd_pdrop": 0, "attn_pdrop": 0}'
+)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_gpt_sharded_with_fsdp_trains_as_ddp_does(family: str, tmp_path: Path):
+    """Issue 17: sharding fsdp (FSDP2 per decoder block) on two gloo ranks: the same losses, step
+    by step, as DDP of the same model on the same data (same init, mean gradients either way);
+    every rank joins the FLOP count, whose forward gathers the shards."""
+    config = TINY_GPT_CONFIG
+    if family == "llama":
+        config = (
+            '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 32, '
+            '"intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, '
+            '"vocab_size": 128, "max_position_embeddings": 32}'
+        )
+    command = [sys.executable, "-m", "dlperf.workloads.torch_train", "--model", "gpt"]
+    command += ["--batch-size", "2", "--steps", "3", *QUIET, *TINY_GPT, config]
+    losses = {}
+    for sharding in ("ddp", "fsdp"):
+        folder = tmp_path / sharding
+        folder.mkdir()
+        logs = run_ranks([*command, "--sharding", sharding], folder)
+        texts = [log.read_text() for log in logs]
+        losses[sharding] = [[float(s["loss"]) for s in _lines(t, "step")] for t in texts]
+        (config_line,) = _lines(texts[0], "config")
+        assert config_line["sharding"] == sharding
+        assert len(_lines(texts[0], "flops")) == 1
+    assert len(losses["fsdp"][0]) == 3
+    for ddp, fsdp in zip(losses["ddp"], losses["fsdp"], strict=True):
+        assert fsdp == pytest.approx(ddp, rel=1e-4)
+
+
+def test_fsdp_is_refused_for_a_model_without_it():
+    with pytest.raises(Exception, match=r"\.options\.sharding: pytorch trains resnet50 with ddp"):
+        get_adapter("pytorch").check_case(
+            {"framework": "pytorch", "model": "resnet50", "precision": ["fp32"], "xla": [False],
+             "batch_size": [8], "layouts": ["1n2g"], "options": {"sharding": "fsdp"}}
+        )  # fmt: skip

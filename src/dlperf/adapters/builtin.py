@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, Launcher, TaskContext
+from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.records import ParseResult
@@ -37,6 +38,18 @@ class BuiltinWorkload(Adapter):
     amp_on_cpu_note: ClassVar[str]  # why amp is skipped on a CPU without bf16 units
     options: ClassVar[dict[str, Any]] = {o.name: o.default for o in OPTIONS}
     option_types: ClassVar[dict[str, dict[str, Any]]] = {o.name: o.schema for o in OPTIONS}
+    sharded_models: ClassVar[frozenset[str]] = frozenset()  # models it trains with sharding: fsdp
+
+    def check_case(self, case: dict[str, Any]) -> None:
+        super().check_case(case)
+        sharding = {case.get("options", {}).get("sharding", "ddp")}
+        sharding |= {o.get("sharding", "ddp") for o in case.get("precision_options", {}).values()}
+        sharding |= set(case.get("sweep", {}).get("sharding", []))
+        if "fsdp" in sharding and case["model"] not in self.sharded_models:
+            has = ", ".join(sorted(self.sharded_models)) or "no model"
+            raise ConfigError(
+                f".options.sharding: {self.name} trains {case['model']} with ddp only (fsdp: {has})"
+            )
 
     def code_digest(self) -> str | None:
         return code_digest(self.module)

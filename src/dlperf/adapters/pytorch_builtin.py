@@ -42,6 +42,7 @@ class PyTorchBuiltin(BuiltinWorkload):
         "torch.compile as XLA",
     )
     module: ClassVar[str] = "dlperf.workloads.torch_train"
+    sharded_models: ClassVar[frozenset[str]] = frozenset({"gpt"})  # FSDP2 per decoder block
     amp_on_cpu_note: ClassVar[str] = "is emulated and runs tens of times slower than fp32"
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:

@@ -55,6 +55,13 @@ OPTIONS: tuple[Option, ...] = (
         {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
         "InsightFace's partial FC: share of each rank's classes per step (1: all)",
     ),
+    Option(
+        "sharding",
+        "ddp",
+        {"enum": ["ddp", "fsdp"]},
+        "data parallel across ranks: ddp (replicas, gradients all-reduced) or fsdp (parameters, "
+        "gradients and optimizer state sharded: PyTorch FSDP2, GPT)",
+    ),
     Option("clip_grad_norm", 1.0, AMOUNT, "BERT's gradient clipping; 0 turns it off"),
     Option("threads", 0, COUNT, "CPU threads per rank; 0: cores / ranks"),
     Option("memory_limit_gb", 0, AMOUNT, "cap each rank's address space, GB (a CPU run's OOM)"),

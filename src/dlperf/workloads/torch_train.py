@@ -156,9 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True  # one input shape: the fastest kernels, picked once
     plain = model  # FLOPs are counted on the module itself, not its compiled or DDP wrapper
+    sharded = args.sharding == "fsdp" and world > 1
+    if sharded:  # FSDP2 shards the module in place, before it is compiled
+        if how.shard is None:
+            raise SystemExit(f"dlperf: sharding fsdp: no FSDP recipe for {args.model}")
+        how.shard(plain)
     if args.compile:
         model = torch.compile(model)  # type: ignore[assignment]
-    ddp = how.wrap(model, device) if world > 1 else model
+    ddp = how.wrap(model, device) if world > 1 and not sharded else model
     # On CUDA: fused optimizer kernels (one launch for every parameter, and the grad scaler's
     # inf check stays on the device instead of a host sync per step).
     optimizer = how.optimizer(model.parameters(), True if device.type == "cuda" else None)
@@ -176,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             device=device.type,
             amp_dtype=str(amp_dtype).removeprefix("torch.") if use_amp else "none",
             world_size=world,
+            sharding=args.sharding if world > 1 else "none",
             torch=torch.__version__,
             cuda=torch.version.cuda or "none",
             cudnn=torch.backends.cudnn.version() or "none",
@@ -187,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     math = math_dtype(args, device)
     # Each explaining measurement states the seconds it took the run (`seconds`): what it cost.
-    if args.explain and (rank == 0 or how.collective_forward):
+    # a forward that communicates (a split classifier, gathered shards) runs on every rank
+    if args.explain and (rank == 0 or how.collective_forward or sharded):
         started = time.perf_counter()
         # without cuDNN's autotuning: the count's 2-sample shapes are never trained with, and
         # tuning them took 19 s of a ResNet-50 AMP run on an H100

@@ -16,6 +16,7 @@ from dlperf.workloads.common import model_config_overrides
 from dlperf.workloads.torch_models.recipe import (
     Recipe,
     adamw,
+    fully_sharded,
     generator,
     transformers_facts,
 )
@@ -75,4 +76,12 @@ def formula(args: argparse.Namespace, facts: dict[str, Any]) -> float:
     )
 
 
-RECIPE = Recipe(build, batch, adamw, formula, clip=True)
+def shard(model: nn.Module) -> None:
+    """FSDP2 per decoder block (the classes transformers names in _no_split_modules: GPT2Block,
+    LlamaDecoderLayer), as torchtitan shards its Llama."""
+    inner = getattr(model, "model")  # noqa: B009  (CausalLM's transformers model)
+    names = set(inner._no_split_modules or ())
+    fully_sharded(model, [m for m in inner.modules() if type(m).__name__ in names])
+
+
+RECIPE = Recipe(build, batch, adamw, formula, shard=shard, clip=True)

@@ -17,6 +17,17 @@ def data_parallel(model: nn.Module, device: torch.device) -> nn.Module:
     return nn.parallel.DistributedDataParallel(model)
 
 
+def fully_sharded(model: nn.Module, blocks: Iterable[nn.Module]) -> None:
+    """FSDP2 (torch.distributed.fsdp.fully_shard), in place: each block's parameters, gradients
+    and optimizer state split across the ranks and gathered for its forward and backward, then
+    the rest (embeddings, head) as the root's group."""
+    from torch.distributed.fsdp import fully_shard
+
+    for block in blocks:
+        fully_shard(block)
+    fully_shard(model)
+
+
 @dataclass(frozen=True)
 class Recipe:
     """How the loop builds, feeds, optimises and counts one model.
@@ -27,6 +38,8 @@ class Recipe:
     - optimizer(parameters, fused): the optimizer DLPerf's upstream scripts use for the model;
     - formula(args, facts): training FLOPs per sample by dlperf.flops' stated formula (nan: none);
     - wrap(model, device): how data parallel wraps the model on more than one rank;
+    - shard(model): FSDP2 over the model's blocks, in place (option sharding: fsdp); None: the
+      model trains with ddp only;
     - collective_forward: the forward itself communicates (a classifier split across ranks), so
       every rank runs the FLOP-counting step, not rank 0 alone;
     - tf32_flag: which PyTorch switch lets its products use TF32 ("cudnn": convolutions,
@@ -40,6 +53,7 @@ class Recipe:
     optimizer: Callable[[Iterable[nn.Parameter], bool | None], torch.optim.Optimizer]
     formula: Callable[[argparse.Namespace, dict[str, Any]], float]
     wrap: Callable[[nn.Module, torch.device], nn.Module] = data_parallel
+    shard: Callable[[nn.Module], None] | None = None
     collective_forward: bool = False
     tf32_flag: str = "matmul"
     clip: bool = False
