@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 
-from dlperf.launch.submit import first_cause
+from dlperf.launch.outcome import first_cause
 from dlperf.launch.task import exit_text
 
 

@@ -22,7 +22,7 @@ from dlperf.adapters import Launcher, get_adapter
 from dlperf.config import Suite, resolve_baselines, snakemake_config
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.record import measure_digest, measure_of, redo_inputs
-from dlperf.launch.submit import harness_json
+from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
 from dlperf.maxbatch import search_params, searched
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths

@@ -160,7 +160,8 @@ def _folder(text: str) -> Path:
 
 
 def _run_cell(args: argparse.Namespace) -> int:
-    from dlperf.launch.submit import Harness, run_cell
+    from dlperf.launch.spec import Harness
+    from dlperf.launch.submit import run_cell
 
     if not args.harness:
         raise ConfigError("run-cell needs --harness or DLPERF_HARNESS (backend, site, time limits)")

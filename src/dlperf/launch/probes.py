@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dlperf.launch.submit import Harness, run_cell
+from dlperf.launch.spec import Harness
+from dlperf.launch.submit import run_cell
 from dlperf.matrix import Cell, sweep_slug
 from dlperf.maxbatch import BATCH, Probe, ProbeRun, SearchResult, SearchSettings, search
 from dlperf.paths import MaxBatchPaths

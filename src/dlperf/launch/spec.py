@@ -1,13 +1,36 @@
-"""RunSpec: everything one run needs on the node, as plain JSON-able data."""
+"""RunSpec: everything one run needs on the node, as plain JSON-able data; Harness: where and
+how runs are launched."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dlperf.matrix import Cell
 from dlperf.paths import RunPaths
+
+
+@dataclass(frozen=True)
+class Harness:
+    """Where and how runs are launched: not part of what is measured, so never a rule param.
+    Values come from a validated config (the schema owns the defaults)."""
+
+    backend: str
+    site: dict[str, Any]
+    time_limit_min: float
+    wait_grace_s: float
+    local_devices: int = (
+        0  # devices the local backend may use: CPUs, or GPUs when it trains on them
+    )
+    results_root: str = "results"
+
+
+def harness_json(config: dict[str, Any]) -> str:
+    """The harness part of a validated config, as run-cell reads it."""
+    keys = ("backend", "site", "time_limit_min", "wait_grace_s")
+    return json.dumps({k: config[k] for k in keys}, sort_keys=True)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,175 @@
+"""A run's record (its manifest) from what became of it: the tasks' outcome files, the job's end,
+or why it was never submitted; every task's log, even one that never started."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import submitit
+
+from dlperf import logline
+from dlperf.adapters import Launcher, get_adapter
+from dlperf.adapters.upstream import UpstreamAdapter
+from dlperf.launch.allocation import Allocation
+from dlperf.launch.record import RunRecord, log_fingerprint
+from dlperf.launch.spec import Harness, RunSpec
+from dlperf.launch.task import load_task_outcomes
+from dlperf.status import Status, worst
+from dlperf.util import atomic_write_text
+
+
+def record_unlaunched(
+    spec: RunSpec,
+    allocation: Allocation,
+    harness: Harness,
+    measure: dict[str, Any],
+    manifest_path: Path,
+    detail: str,
+    status: str = Status.FAILED,
+) -> RunRecord:
+    """A run that could not be submitted (its environment did not build, or its `max` batch
+    search found no batch size): `failed` (or the search's status), with why."""
+    spec.paths.dir.mkdir(parents=True, exist_ok=True)
+    mark_silent_tasks(spec, allocation, status, detail)
+    record = _run_record(
+        spec, allocation, harness, measure, status, detail,
+        job_state="NOT_SUBMITTED", tasks=[], noticed_at=time.time(),
+    )  # fmt: skip
+    return record.write(manifest_path)
+
+
+def record_outcome(
+    spec: RunSpec,
+    allocation: Allocation,
+    harness: Harness,
+    measure: dict[str, Any],
+    job: submitit.Job,
+    job_status: str | None,
+    detail: str,
+    submitted: float,
+    noticed: float,
+) -> RunRecord:
+    outcomes = load_task_outcomes(spec.paths.dir)
+    tasks = allocation.nodes * allocation.tasks_per_node
+    statuses = [o.get("status", Status.FAILED) for o in outcomes.values()]
+    if len(outcomes) < tasks:
+        statuses.append(job_status or Status.FAILED)
+        missing = sorted(set(range(tasks)) - set(outcomes))
+        detail = detail or f"tasks {missing} never reported"
+    status = worst(statuses)
+    if not detail:
+        detail = first_cause(outcomes, status)
+    starts = [o["started_at"] for o in outcomes.values()]
+    ends = [o["ended_at"] for o in outcomes.values()]
+    facts = {
+        o["host"] + f"#node{o['node_rank']}": o["facts"] for o in outcomes.values() if "facts" in o
+    }
+    return _run_record(
+        spec,
+        allocation,
+        harness,
+        measure,
+        status,
+        detail,
+        job_id=job.job_id,
+        job_state=str(job.state) if job_status else "COMPLETED",
+        tasks=[_task_entry(spec, outcomes[i]) for i in sorted(outcomes)],
+        nodes=facts,
+        hosts=sorted({o["host"] for o in outcomes.values()}),
+        node_names=sorted({o.get("node") or o["host"] for o in outcomes.values()}),
+        submitted_at=submitted,
+        started_at=min(starts) if starts else None,
+        ended_at=max(ends) if ends else None,
+        noticed_at=noticed,
+    )
+
+
+def _run_record(
+    spec: RunSpec,
+    allocation: Allocation,
+    harness: Harness,
+    measure: dict[str, Any],
+    status: str,
+    detail: str,
+    **what_happened: Any,
+) -> RunRecord:
+    """The record of a run of `spec`: what it measured, where, and `what_happened` to it."""
+    return RunRecord(
+        cell=spec.cell.key(),
+        repeat=spec.repeat,
+        batch_size_resolved=_batch_size(spec),
+        options_resolved={
+            k: spec.options[k]
+            for k, v in measure.get("options", {}).items()
+            if v == "max" and spec.options.get(k) != "max"
+        },
+        status=status,
+        status_detail=detail,
+        adapter=adapter_summary(spec.adapter, spec.options),
+        measure=measure,
+        backend=harness.backend,
+        allocation=allocation.as_dict(),
+        python=sys.version.split()[0],
+        site=harness.site,  # where and how it ran: partition, container, setup lines, env
+        **what_happened,
+    )
+
+
+def _batch_size(spec: RunSpec) -> int | None:
+    """The batch size per device the run trained with (None: a `max` cell with none found)."""
+    batch = spec.trained_cell.batch_size
+    return batch if isinstance(batch, int) else None
+
+
+def adapter_summary(name: str, options: dict[str, Any]) -> dict[str, str]:
+    """The adapter that ran, at the version the run's options chose (an upstream `release`)."""
+    adapter = get_adapter(name)
+    summary = {"name": adapter.name, "version": adapter.version, "launcher": str(adapter.launcher)}
+    if isinstance(adapter, UpstreamAdapter) and adapter.release(options) is not None:
+        summary["version"] = adapter.version_of(options)
+        summary["release"] = adapter.release_name(options)
+        summary["environment"] = adapter.environment_of(options)
+    return summary
+
+
+def mark_silent_tasks(
+    spec: RunSpec, allocation: Allocation, job_status: str | None, detail: str
+) -> None:
+    """Every task has a log, even one that never started: a line there says why it is empty, so
+    each run's files are the same set whatever became of it."""
+    per_node = get_adapter(spec.adapter).launcher is Launcher.PER_NODE
+    for task in range(allocation.nodes * allocation.tasks_per_node):
+        path = spec.paths.task_log(task, per_node)
+        if not path.exists():
+            note = detail or f"the job ended as {job_status or 'unknown'} before this task started"
+            atomic_write_text(
+                path, logline.format_line(logline.HARNESS, task=task, note=note) + "\n"
+            )
+
+
+def _task_entry(spec: RunSpec, outcome: dict[str, Any]) -> dict[str, Any]:
+    """A task's outcome as the record keeps it: without its node facts (kept once per node),
+    with its log's fingerprint as the run left it."""
+    entry = {k: v for k, v in outcome.items() if k != "facts"}
+    log = spec.paths.dir / str(outcome.get("log", ""))
+    if outcome.get("log") and log.is_file():
+        entry |= log_fingerprint(log)
+    return entry
+
+
+def first_cause(outcomes: dict[int, dict[str, Any]], status: str) -> str:
+    """The detail of the task that ended first with the run's status: when one rank is killed,
+    the others die after it of the broken connection, and the killed one is the cause."""
+    ended = sorted(
+        (o.get("ended_at", math.inf), task, o.get("detail", ""))
+        for task, o in outcomes.items()
+        if o.get("status") == status
+    )
+    if not ended:
+        return ""
+    _, task, detail = ended[0]
+    return f"task {task} ended first: {detail}" if len(outcomes) > 1 and detail else detail

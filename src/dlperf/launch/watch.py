@@ -1,0 +1,171 @@
+"""Waiting for a submitted run: every task's outcome file, the scheduler's view of the job, the
+deadline, and the signals (Ctrl-C, scancel, a killed Snakemake) that cancel it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import submitit
+
+from dlperf.launch.allocation import Allocation
+from dlperf.launch.spec import Harness, RunSpec
+from dlperf.launch.task import alive, load_task_outcomes
+from dlperf.status import Status
+
+POLL_S = 0.25
+STATE_CHECK_S = 5.0  # scheduler queries are costlier than stat() of outcome files
+ENDED_GRACE_S = 10.0  # after the job ended, outcome files may still be on their way (NFS lag)
+# Slurm job states after which nothing of the job runs any more (squeue --states=all)
+SLURM_ENDED = frozenset(
+    {
+        "BOOT_FAIL",
+        "CANCELLED",
+        "COMPLETED",
+        "DEADLINE",
+        "FAILED",
+        "NODE_FAIL",
+        "OUT_OF_MEMORY",
+        "PREEMPTED",
+        "REVOKED",
+        "SPECIAL_EXIT",
+        "TIMEOUT",
+        "GONE",
+    }
+)
+
+
+class Interrupted(Exception):
+    pass
+
+
+class Interrupts:
+    """SIGINT, SIGTERM, SIGHUP: noted while the job is submitted, raised once it can be cancelled.
+
+    Snakemake passes no signal on to its jobs: these come from the terminal's Ctrl-C (the whole
+    foreground process group) or from whatever stops the process tree (scancel, systemd, timeout).
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.received: str | None = None
+        self.armed = False
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Interrupts:
+        for sig in self.SIGNALS:
+            self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        first = self.received is None
+        self.received = self.received or signal.Signals(signum).name
+        if self.armed and first:  # a second signal must not interrupt the cancellation
+            self.armed = False
+            raise Interrupted(self.received)
+
+    def check(self) -> None:
+        if self.received:
+            raise SystemExit(130)
+
+    def arm(self) -> None:
+        """From now on a signal raises Interrupted (at once, if one came during submission)."""
+        if self.received:
+            raise Interrupted(self.received)
+        self.armed = True
+
+
+def wait_for_outcomes(
+    job: submitit.Job, spec: RunSpec, allocation: Allocation, harness: Harness
+) -> tuple[str | None, str]:
+    """Wait for every task's outcome file; on interrupt cancel the job; past the deadline, give up."""
+    tasks = allocation.nodes * allocation.tasks_per_node
+    deadline_s = harness.time_limit_min * 60 + harness.wait_grace_s
+    clock = time.time()  # the deadline counts from the last moment the job was known to be pending
+    checked = 0.0
+    ended: tuple[float, str] | None = None  # when the job was first seen ended, and its state
+    ended_grace_s = ENDED_GRACE_S if harness.backend == "slurm" else 1.0
+    starters = _starters()
+    while True:
+        if len(load_task_outcomes(spec.paths.dir)) >= tasks:
+            return None, ""
+        gone = [pid for pid in starters if not alive(pid)]
+        if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
+            raise Interrupted(f"process {gone[0]} that started this run is gone")
+        now = time.time()
+        if harness.backend != "slurm" and ended is None and job.done():
+            ended = (now, str(job.state))
+        if harness.backend == "slurm" and now - checked > STATE_CHECK_S:
+            checked = now  # squeue, not submitit's sacct: it works without accounting too
+            state = slurm_state(job)
+            if state == "PENDING":
+                clock = now
+            if ended is None and state in SLURM_ENDED:
+                ended = (now, state)
+        if ended is not None and now - ended[0] > ended_grace_s:
+            return job_state(ended[1]), f"job ended as {ended[1]} before every task reported"
+        if now - clock > deadline_s:
+            job.cancel(check=False)
+            return (
+                Status.TIMEOUT,
+                f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled",
+            )
+        time.sleep(POLL_S)
+
+
+def _starters() -> list[int]:
+    """The processes that started this submitter: its parent (the rule's shell) and that one's
+    parent (Snakemake). A submitter whose starter was killed cancels its run and exits, as on
+    Ctrl-C: SIGKILL to Snakemake must not leave runs training with no one to record them."""
+    starters, pid = [], os.getpid()
+    for _ in range(2):
+        pid = _parent_of(pid)
+        if pid <= 1:
+            break
+        starters.append(pid)
+    return starters
+
+
+def _parent_of(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return os.getppid() if pid == os.getpid() else 0
+    return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the (name) is the state
+
+
+def slurm_state(job: submitit.Job) -> str:
+    """The job's state from squeue (GONE once the controller forgot it); UNKNOWN on errors."""
+    try:
+        out = subprocess.run(
+            ["squeue", "--noheader", "--states=all", "--jobs", str(job.job_id), "--format=%T"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "UNKNOWN"
+    if out.returncode == 0:
+        # nothing listed: the controller forgot the job (MinJobAge after its end)
+        return out.stdout.split()[0] if out.stdout.strip() else "GONE"
+    return "GONE" if "Invalid job id" in out.stderr else "UNKNOWN"
+
+
+def job_state(state: str) -> str:
+    state = state.upper()
+    if state.startswith("TIMEOUT"):
+        return Status.TIMEOUT
+    if state.startswith("OUT_OF_ME"):
+        return Status.OOM
+    return Status.FAILED
