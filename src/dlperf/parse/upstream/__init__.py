@@ -78,15 +78,12 @@ from dlperf.parse.upstream.dllogger import (
     parse_dle_tf1_rn50,
     parse_dle_tf1_rn50_benchmark,
 )
-from dlperf.parse.upstream.misc import (
-    parse_hugectr,
-    parse_hugectr_current,
-    parse_megatron,
-    parse_megatron_current,
+from dlperf.parse.upstream.hugectr import parse_hugectr, parse_hugectr_current
+from dlperf.parse.upstream.megatron import parse_megatron, parse_megatron_current
+from dlperf.parse.upstream.mindspore import (
     parse_mindspore,
     parse_mindspore_benchmark,
     parse_mindspore_bert_current,
-    parse_pytorch_examples,
 )
 from dlperf.parse.upstream.mxnet import (
     parse_dle_mxnet_rn50,
@@ -110,6 +107,7 @@ from dlperf.parse.upstream.paddle import (
     parse_paddleclas_v24,
     parse_paddlenlp_bert,
 )
+from dlperf.parse.upstream.pytorch_examples import parse_pytorch_examples
 from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
 
 Parser = Callable[[list[Path], RunFacts], ParseResult]

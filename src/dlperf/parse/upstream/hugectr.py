@@ -1,0 +1,90 @@
+"""HugeCTR's W&D (DLPerf v1.0's v2.2 and 24.06's Python API)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dlperf.parse.records import Method, ParseResult
+from dlperf.parse.upstream._common import (
+    NUM,
+    Line,
+    Row,
+    RunFacts,
+    Unreadable,
+    collect,
+    global_result,
+    header_values,
+    match,
+)
+from dlperf.parse.upstream.oneflow import samples_per_step
+
+HUGECTR_CLAIM = re.compile(r"^\[.*\bHUGECTR\b.*\bIter:")
+HUGECTR = re.compile(rf"\bIter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")
+HUGECTR_RANK = re.compile(r"\[RANK(\d+)\]")
+# HugeCTR v24.06.00 (Python API): core23/logger.cpp's prefix `[HCTR][%T.mmm][INFO][RK<rank>]
+# [<thread>]: ` (thread "main"), then src/pybind/model.cpp Model::fit's `Iter: <i> Time(<display>
+# iters): <seconds>s Loss: <loss> lr:<lr>` (seconds as an ostream double: 6 significant digits)
+# and, before training, `Training batchsize: <global>, evaluation batchsize: <n>`
+HCTR_PREFIX = r"\[HCTR\]\[[\d:.]+\]\[INFO\]\[RK(\d+)\]\[[^\]]*\]: "
+HCTR_CLAIM = re.compile(HCTR_PREFIX + r"Iter:")
+HCTR_ITER = re.compile(HCTR_PREFIX + rf"Iter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")
+HCTR_BATCH = re.compile(HCTR_PREFIX + r"Training batchsize: (\d+),")
+
+
+def parse_hugectr(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """`[..][HUGECTR][INFO][RANK0]: Iter: i Time(n iters): t s Loss: ...`, job-wide (rank 0): a
+    record covers n iterations and lasts t seconds. A `batch_size = N` header (DLPerf's wrapper)
+    is the global batch and wins over the run facts. For W&D, stats' step_time_ms is the latency
+    per iteration; peak memory is not in these lines."""
+    notes = ["timed by `Time(n iters)`"]
+    header: dict[str, str] = {}
+
+    def read(line: Line) -> Row:
+        m = HUGECTR.search(line.text)
+        if not m:
+            raise Unreadable("expected `Iter: i Time(n iters): <s>s`")
+        n = int(m[2])
+        if n < 1:
+            raise Unreadable("Time(0 iters)")
+        rank = HUGECTR_RANK.search(line.text)
+        i = int(m[1])
+        return Row(
+            line,
+            i,
+            counter=i,
+            steps=n,
+            key=i,
+            rank=int(rank[1]) if rank else None,
+            duration_s=float(m[3]),
+        )
+
+    rows = collect(logs, HUGECTR_CLAIM, read, notes, lambda line: header_values(line, header))
+    per_step = samples_per_step(header, facts, notes, global_key="batch_size")
+    return global_result(logs, rows, facts, Method.STEP_TIMES, notes, "HugeCTR `Iter:`", per_step)
+
+
+def parse_hugectr_current(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Release current (HugeCTR 24.06's Python API): `[HCTR][hh:mm:ss.mmm][INFO][RK0][main]: Iter:
+    i Time(n iters): t s Loss: ...`, job-wide (the root rank prints): a record covers n iterations
+    and lasts t seconds. The `Training batchsize: N` line fit prints first is the global batch
+    and wins over the run facts. Copies of a line are told apart as for every job-wide source
+    (MPI tag, else the step), not by `RK<r>`: only the root rank prints these lines."""
+    notes = ["timed by `Time(n iters)`"]
+    header: dict[str, str] = {}
+
+    def read(line: Line) -> Row:
+        m = match(HCTR_ITER, line, "`[HCTR][..][INFO][RKr][..]: Iter: i Time(n iters): <s>s`")
+        n = int(m[3])
+        if n < 1:
+            raise Unreadable("Time(0 iters)")
+        i = int(m[2])
+        return Row(line, i, counter=i, steps=n, key=i, duration_s=float(m[4]))
+
+    def other(line: Line) -> None:
+        if m := HCTR_BATCH.match(line.text):
+            header.setdefault("batch_size", m[2])
+
+    rows = collect(logs, HCTR_CLAIM, read, notes, other)
+    per_step = samples_per_step(header, facts, notes, global_key="batch_size")
+    return global_result(logs, rows, facts, Method.STEP_TIMES, notes, "HugeCTR `Iter:`", per_step)
