@@ -15,7 +15,8 @@ from dlperf.adapters.mxnet_builtin import MXNetBuiltin
 from dlperf.adapters.ngc_mxnet import NGCMXNet
 from dlperf.adapters.ngc_pytorch import NGCPyTorch
 from dlperf.adapters.ngc_tensorflow import NGCTensorFlow
-from dlperf.adapters.oneflow import OneFlowBenchmark, OneFlowGPT, OneFlowWDL
+from dlperf.adapters.oneflow import OneFlowBenchmark, OneFlowWDL
+from dlperf.adapters.oneflow_gpt import OneFlowGPT
 from dlperf.adapters.paddle_builtin import PaddleBuiltin
 from dlperf.adapters.paddle_models import Paddle
 from dlperf.adapters.pytorch_builtin import PyTorchBuiltin

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.oneflow import gpt_args
+from dlperf.adapters.oneflow_gpt import gpt_args
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.flops import FlopsFormula, megatron_formula
 from dlperf.matrix import Cell
