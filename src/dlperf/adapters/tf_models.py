@@ -5,11 +5,13 @@ DLPerf v1.0 ran them, and release `current`'s orbit trainers.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
-from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.upstream import Evidence, Ran, Release, UpstreamAdapter, upstream_options
+from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser, parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
 
@@ -24,7 +26,8 @@ class TensorFlow2(UpstreamAdapter):
     Multi-node through MultiWorkerMirroredStrategy: every node runs the script once with all its
     GPUs, the worker list and its own index. ResNet-50 logs every 100 steps (TimeHistory).
     Release `current`: both through the Model Garden's orbit trainers (official/vision/train.py,
-    official/nlp/train.py), logging every steps_per_loop = 100 steps.
+    official/nlp/train.py), logging every steps_per_loop steps (option, 100); on a CPU it runs
+    from the packages of envs/tf_models.txt (tests/test_tf_models_upstream.py).
     """
 
     name: ClassVar[str] = "tensorflow2"
@@ -63,6 +66,9 @@ class TensorFlow2(UpstreamAdapter):
         bert_config="",  # BERT: bert_config.json of BERT-base; required for bert_base
         seq_len=128,
         max_predictions_per_seq=20,
+        # release current: orbit's trainer.steps_per_loop (= summary_interval), iterations per
+        # `train | step:` line; fewer than 100 where steps are slow (a CPU at toy size)
+        steps_per_loop=100,
     )
     releases: ClassVar[dict[str, Release]] = {
         # The Model Garden's current trainers: official/vision/train.py
@@ -74,16 +80,49 @@ class TensorFlow2(UpstreamAdapter):
         # runtime.distribution_strategy; the worker_hosts/task_index fields are not read there).
         "current": Release(
             version=f"TensorFlow 2.x; tensorflow/models {TF_MODELS_CURRENT[:7]} (orbit trainer)",
-            environment="TensorFlow 2 with tf-models-official of the checkout (not pinned here)",
+            environment=(
+                "envs/tf_models.txt (TensorFlow 2.21.0, tf-models-nightly 2.21.0.dev20260217; "
+                "CPU wheels) or a checkout at source_root"
+            ),
             models={
                 "resnet50": ModelSource("tensorflow/models", "official/vision", TF_MODELS_CURRENT),
                 "bert_base": ModelSource("tensorflow/models", "official/nlp", TF_MODELS_CURRENT),
             },
             entry={"resnet50": "train.py", "bert_base": "train.py"},
             parsers={"resnet50": parse_tf2_orbit, "bert_base": parse_tf2_orbit},
-            unverified="not run: no GPU here; flags and log line read from the files above",
+            evidence=Evidence(
+                Ran.CI,
+                "tests/test_tf_models_upstream.py, on a CPU (TensorFlow 2.21.0, tf-models-nightly "
+                "2.21.0.dev20260217); never on a GPU, multi-node, with XLA or AMP",
+            ),
         ),
     }
+    # resnet_imagenet's stepwise learning rates for its batch of 4096 are 0.1 x 4096 / 256 ...;
+    # the override scales them to the run's global batch, as the experiment's own rule does
+    RN50_LR_PER_256: ClassVar[tuple[float, ...]] = (0.1, 0.01, 0.001, 0.0001)
+
+    def check_case(self, case: dict[str, Any]) -> None:
+        super().check_case(case)
+        for precision_options in [{}, *case.get("precision_options", {}).values()]:
+            options = {**case.get("options", {}), **precision_options}
+            if "steps_per_loop" in options and self.release_name(options) != "current":
+                raise ConfigError(
+                    ".options.steps_per_loop: only release current's orbit trainers take it "
+                    "(DLPerf v1.0's scripts log every 100 steps)"
+                )
+
+    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """steps_per_loop only where release current runs (DLPerf v1.0's cells measure, and are
+        fresh, as before the option existed)."""
+        resolved = super().resolved_options(options)
+        if self.release_name(resolved) != "current":
+            resolved.pop("steps_per_loop", None)
+        return resolved
+
+    def log_interval_of(self, options: Mapping[str, Any]) -> int:
+        if self.release_name(options) == "current":
+            return int(options.get("steps_per_loop", self.log_interval))
+        return self.log_interval
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         current = self.release_name(options) == "current"
@@ -115,12 +154,16 @@ class TensorFlow2(UpstreamAdapter):
         XLA explicitly, since resnet_imagenet and bert/pretraining turn it on, and one log line per
         log_interval)."""
         o, cell = ctx.options, ctx.cell
+        cpu = ctx.device == "cpu"
         runtime: dict[str, Any] = {
-            "num_gpus": ctx.gpus_per_node,
+            # distribute_utils: mirrored over num_gpus GPUs, over CPU:0 with 0 (given 1 on a
+            # CPU, MirroredStrategy names a GPU:0 that does not exist and places ops softly)
+            "num_gpus": 0 if cpu else ctx.gpus_per_node,
             "enable_xla": cell.xla,
             "distribution_strategy": "multi_worker_mirrored" if ctx.nodes > 1 else "mirrored",
-            "all_reduce_alg": "nccl",
         }
+        if not cpu:
+            runtime["all_reduce_alg"] = "nccl"
         if cell.precision == "amp":
             runtime |= {"mixed_precision_dtype": "float16", "loss_scale": "dynamic"}
         never = 10 * ctx.steps + 1000000
@@ -144,11 +187,15 @@ class TensorFlow2(UpstreamAdapter):
                 "global_batch_size": global_batch,
                 "dtype": "float16" if cell.precision == "amp" else "float32",
             }
+        interval = self.log_interval_of(o)
         trainer: dict[str, Any] = {
             "train_steps": ctx.steps,
-            "steps_per_loop": self.log_interval,
-            "summary_interval": self.log_interval,
-            "checkpoint_interval": never,
+            "steps_per_loop": interval,
+            "summary_interval": interval,
+            # 0, not a large interval: tf.train.CheckpointManager saves the first checkpoint
+            # whatever its interval, after the first loop, inside the next loop's time (0.49 s
+            # of a 2.44 s window on a CPU); orbit's Controller saves none when it is 0
+            "checkpoint_interval": 0,
             "validation_interval": never,
         }
         if cell.model == "bert_base":
@@ -158,6 +205,12 @@ class TensorFlow2(UpstreamAdapter):
                 "learning_rate": {"polynomial": {"decay_steps": 1000000}},
                 "warmup": {"polynomial": {"warmup_steps": 10000}},
             }
+        else:
+            # resnet_imagenet's rates are for its batch of 4096: unscaled, a small batch's loss
+            # spikes (batch 2, 64x64, CPU: mean 38.4 over steps 1-100, scaled 7.7; at 32x32 the
+            # run stopped at the trainer's loss bound: `The loss value is 2839095803904.0`)
+            values = [lr * global_batch / 256 for lr in self.RN50_LR_PER_256]
+            trainer["optimizer_config"] = {"learning_rate": {"stepwise": {"values": values}}}
         override = {"runtime": runtime, "task": {"train_data": train_data}, "trainer": trainer}
         return [
             f"--experiment={experiment}",

@@ -237,11 +237,16 @@ class UpstreamAdapter(Adapter):
 
     # ----------------------------------------------------------------------------- planning
 
-    def steps_for(self, warmup: int, measure: int) -> int:
+    def steps_for(self, warmup: int, measure: int, options: Mapping[str, Any] | None = None) -> int:
         """Enough iterations for the window in whole logging intervals, plus one interval."""
         window = warmup + measure
-        interval = self.log_interval
+        interval = self.log_interval_of(options or {})
         return max(window + 2, interval * (math.ceil(window / interval) + 1)) + self.hidden_steps
+
+    def log_interval_of(self, options: Mapping[str, Any]) -> int:
+        """Iterations per logged line under these options (`log_interval`, unless an option of
+        the adapter sets it)."""
+        return self.log_interval
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if not options.get("data_dir") and cell.model not in self.synthetic_models:
