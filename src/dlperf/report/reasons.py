@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from dlperf.report import fmt
@@ -143,10 +144,10 @@ def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) ->
             else Phrase.of("flags.unstable_cv", cv=cv)
         )
     if len(runs) and "outlier" in runs.columns:
+        flagged = runs.loc[runs["outlier"].map(lambda v: v is True or v is np.True_), "repeat"]
         parts += [
-            Phrase.of("flags.outlier", repeat=repeat_name(run["repeat"]))
-            for run in by_repeat(runs)
-            if run.get("outlier") is True
+            Phrase.of("flags.outlier", repeat=repeat_name(repeat))
+            for repeat in sorted(pd.to_numeric(flagged, errors="coerce"))
         ]
     elif _number(record.get("outlier_runs")) > 0:
         parts.append(Phrase.of("flags.outlier_runs", count=fmt.integer(record["outlier_runs"])))
