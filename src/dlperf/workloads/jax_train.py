@@ -1,17 +1,19 @@
-"""Built-in JAX workload: ResNet50 v1.5, BERT-base pretraining or GPT on synthetic data, models from KerasHub.
+"""Built-in JAX workload: ResNet50 v1.5, BERT-base pretraining, GPT, Wide & Deep or InsightFace on synthetic data, models from KerasHub.
 
 The models are KerasHub's own definitions running on Keras 3's JAX backend, built from
 hyperparameters without any download by dlperf.workloads.keras_models (shared with the
 TensorFlow workload): ResNet-50 v1.5 (`ResNetImageClassifier`), BERT-base (`BertBackbone`
 with KerasHub's `MaskedLMHead` and a next-sentence head) and GPT (`GPT2CausalLM`, or
 `LlamaCausalLM` with model_config {"model_type": "llama", ...}; next-token cross entropy over
-every position). The training step is plain JAX over Keras' stateless API
+every position), and the special cases Wide & Deep and InsightFace (Keras layers over KerasHub's
+ResNet, see keras_models). The training step is plain JAX over Keras' stateless API
 (`model.stateless_call`, `optimizer.stateless_apply`), as the Keras guide for JAX writes it.
 
 Data parallel as DistributedDataParallel does it: every process holds one device and its own
 batch, and `jax.shard_map` runs the step per device with an explicit `pmean` of the gradients (and
 of BatchNorm's moving statistics), so BatchNorm normalises over the local batch only. Processes
 meet through `jax.distributed.initialize` at MASTER_ADDR:MASTER_PORT; CPU collectives use gloo.
+Every variable is replicated: W&D's tables and InsightFace's classifier are whole on every rank.
 
 The xla column: JAX lowers every operation through XLA, and this workload always compiles the
 whole training step into one XLA program (`jax.jit`), so it is measured in the xla=on column only
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -46,7 +47,8 @@ from dlperf.workloads.keras_models import (
     build_model,
     log_config,
     log_flops,
-    model_hyperparameters,
+    make_optimizer,
+    model_configuration,
     synthetic_batch,
 )
 
@@ -92,10 +94,18 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
         logp = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
         return -jnp.mean(jnp.take_along_axis(logp, labels[..., None], axis=-1))
 
+    def sigmoid_xent(logits: Any, labels: Any) -> Any:
+        z = logits.astype(jnp.float32)
+        return -jnp.mean(labels * jax.nn.log_sigmoid(z) + (1 - labels) * jax.nn.log_sigmoid(-z))
+
     def loss_fn(trainable: Any, non_trainable: Any, x: Any, y: Any) -> Any:
         out, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
         if args.model == "resnet50":
             loss = xent(out, y)
+        elif args.model == "wide_deep":
+            loss = sigmoid_xent(out, y)
+        elif args.model == "insightface":  # labels renumbered into partial FC's sample
+            loss = xent(out["logits"], out["labels"])
         elif args.model == "gpt":  # next-token loss: position t predicts token t + 1
             loss = xent(out[:, :-1], y)
         else:
@@ -148,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             f"dlperf: the jax workload needs {', '.join(missing)}: it runs in the environment "
             "the workflow builds from envs/jax.txt (and envs/jax.excludes.txt)"
         )
+    config = model_configuration(args)  # a config error stops it before the backend starts
     setup_platform(args, local_rank, local_world)
 
     import jax
@@ -179,17 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     keras.config.set_dtype_policy("mixed_bfloat16" if use_amp else "float32")
     keras.utils.set_random_seed(0)  # the same initial weights on every rank
 
-    config = model_hyperparameters(args.model, json.loads(args.model_config))
     model = build_model(args, config)
-    if args.model == "resnet50":
-        optimizer = keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, weight_decay=5e-5)
-    else:
-        optimizer = keras.optimizers.AdamW(
-            learning_rate=1e-4,
-            weight_decay=0.01,
-            global_clipnorm=args.clip_grad_norm if args.clip_grad_norm > 0 else None,
-        )
+    optimizer = make_optimizer(args)
     optimizer.build(model.trainable_variables)
+    # JAX allocates asynchronously: a variable that did not fit fails here, as RESOURCE_EXHAUSTED,
+    # not as an abort when numpy reads its buffer below (a W&D table past --memory-limit-gb)
+    jax.block_until_ready([v.value for v in (*model.variables, *optimizer.variables)])
 
     mesh = Mesh(np.array(devices), ("data",))
     replicated = NamedSharding(mesh, P())

@@ -12,6 +12,15 @@ with model_config {"model_type": "llama", ...}, `LlamaCausalLM` over a `LlamaBac
 shapes of transformers' LlamaConfig defaults; an untied LM head unless tie_word_embeddings), its
 loss the next-token cross entropy over every position.
 
+The special cases, as the PyTorch recipes build them (dlperf.workloads.torch_models), in Keras
+layers: `wide_deep` (a wide part summing its own 1-wide embedding of 2 crossed ids, a deep part of
+26 looked-up vectors and 13 dense features through hidden_units_num ReLU layers, the sigmoid
+cross entropy; its sizes are options, not model_config) and `insightface` (KerasHub's ResNet
+backbone, ResNet-50 v1.5 by default, pooled to an embedding_size feature through a dense layer
+and batch norm, then an ArcFace margin softmax over num_classes; sample_rate < 1 is partial FC).
+Data parallel replicates InsightFace's classifier on every rank, as it replicates every variable
+(the PyTorch workload splits it across the ranks): what fits is one rank's whole classifier.
+
 Keras and KerasHub are imported only inside the functions that need them, after the workload has
 chosen its backend (KERAS_BACKEND); nothing here imports jax or tensorflow.
 """
@@ -22,7 +31,14 @@ import argparse
 import json
 from typing import Any
 
-from dlperf.flops import BertShape, DecoderShape, decoder_training_flops_per_sequence
+from dlperf.flops import (
+    BertShape,
+    DecoderShape,
+    WideDeepShape,
+    decoder_training_flops_per_sequence,
+    insightface_training_flops_per_sample,
+    wide_deep_training_flops_per_sample,
+)
 from dlperf.workloads.common import log, log_stated_flops
 
 MODEL_CONFIG_HELP = (
@@ -119,6 +135,11 @@ LLAMA: dict[str, Any] = {
 }
 GPT_FAMILIES = {"gpt2": (GPT2_NAMES, GPT2_SMALL), "llama": (LLAMA_NAMES, LLAMA)}
 
+# Wide & Deep's Criteo-shaped examples, as the PyTorch recipe's (torch_models.wide_deep)
+DENSE_FIELDS, DEEP_SPARSE_FIELDS, WIDE_SPARSE_FIELDS = 13, 26, 2
+WIDE_DEEP_SIZES = ("vocab_size", "deep_embedding_vec_size", "hidden_units_num", "hidden_size")
+ARCFACE_SCALE, ARCFACE_MARGIN = 64.0, 0.5  # ArcFace's s and m, insightface's defaults
+
 
 def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """The KerasHub backbone arguments: the full-size defaults with the overrides applied (for
@@ -127,7 +148,15 @@ def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, An
     family = None
     names: dict[str, str]
     base: dict[str, Any]
-    if model == "resnet50":
+    if model == "wide_deep":
+        if overrides:
+            raise SystemExit(
+                f"dlperf: model_config: {', '.join(sorted(overrides))}: Wide & Deep takes no "
+                "model_config; its sizes are the options vocab_size, deep_embedding_vec_size, "
+                "hidden_units_num and hidden_size"
+            )
+        return {}
+    if model in ("resnet50", "insightface"):  # insightface: its ResNet backbone's
         names, base = RESNET_NAMES, RESNET50_V15
     elif model == "gpt":
         family = overrides.pop("model_type", "gpt2")
@@ -160,6 +189,47 @@ def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, An
     return config
 
 
+def model_configuration(args: argparse.Namespace) -> dict[str, Any]:
+    """What the workload builds, as its `dlperf-config` line states it: the KerasHub arguments
+    (model_hyperparameters); for wide_deep its option sizes and fields; for insightface the
+    backbone's arguments and the classifier's."""
+    config = model_hyperparameters(args.model, json.loads(args.model_config))
+    if args.model == "wide_deep":
+        return {name: getattr(args, name) for name in WIDE_DEEP_SIZES} | {
+            "dense_fields": DENSE_FIELDS,
+            "deep_sparse_fields": DEEP_SPARSE_FIELDS,
+            "wide_sparse_fields": WIDE_SPARSE_FIELDS,
+        }
+    if args.model == "insightface":
+        return {
+            "backbone": config,
+            "embedding_size": args.embedding_size,
+            "num_classes": args.num_classes,
+            "sample_rate": args.sample_rate,
+            "sampled_classes": sampled_classes(args),
+            "classifier": "replicated",  # on every rank, whole (not split across the ranks)
+            "arcface_scale": ARCFACE_SCALE,
+            "arcface_margin": ARCFACE_MARGIN,
+        }
+    return config
+
+
+def sampled_classes(args: argparse.Namespace) -> int:
+    """InsightFace's classes scored per step: all of them, or partial FC's sample_rate of them
+    (arcface_torch's count). The sample always holds the step's own classes, so it must have
+    room for a batch of distinct ones: a smaller sample is refused, naming the option."""
+    if not 0 < args.sample_rate <= 1:
+        raise SystemExit(f"dlperf: sample_rate {args.sample_rate}: expected 0 < sample_rate <= 1")
+    sampled = max(1, int(args.sample_rate * args.num_classes))
+    if sampled < min(args.batch_size, args.num_classes):
+        raise SystemExit(
+            f"dlperf: sample_rate {args.sample_rate}: partial FC's sample of {sampled} of "
+            f"num_classes {args.num_classes} cannot hold the {args.batch_size} classes of a "
+            "batch; raise sample_rate (or num_classes)"
+        )
+    return sampled
+
+
 def check_sequence_length(args: argparse.Namespace, config: dict[str, Any]) -> None:
     """GPT's seq_len within the model's positions (GPT-2's position table; Llama's configured
     max_position_embeddings), as the pytorch workload refuses it."""
@@ -183,6 +253,10 @@ def build_model(args: argparse.Namespace, config: dict[str, Any]) -> Any:
         return keras_hub.models.ResNetImageClassifier(
             backbone=backbone, num_classes=args.num_classes, activation=None
         )
+    if args.model == "wide_deep":
+        return build_wide_deep(config)
+    if args.model == "insightface":
+        return build_insightface(args, config)
     if args.model == "gpt":
         check_sequence_length(args, config)
         kwargs = {k: v for k, v in config.items() if k != "model_type"}
@@ -221,15 +295,152 @@ def build_model(args: argparse.Namespace, config: dict[str, Any]) -> Any:
     )
 
 
+def build_wide_deep(config: dict[str, Any]) -> Any:
+    """Wide & Deep as the PyTorch recipe builds it: logit = the sum of the wide ids' weights (a
+    linear model on sparse features) + the deep MLP over the 26 looked-up vectors and the 13
+    dense features (hidden_units_num ReLU layers of hidden_size, then one unit). OneFlow's
+    initialisers: uniform(-0.05, 0.05) tables, Glorot-uniform layers and zero biases (Keras'
+    Dense defaults). Plain dense tables, whole on every rank, every row updated (OneFlow splits
+    them and updates the rows looked up); no dropout."""
+    import keras
+
+    vocab, width = config["vocab_size"], config["deep_embedding_vec_size"]
+    table = keras.initializers.RandomUniform(-0.05, 0.05)
+    dense = keras.Input((DENSE_FIELDS,), name="dense")
+    wide_ids = keras.Input((WIDE_SPARSE_FIELDS,), dtype="int32", name="wide_ids")
+    deep_ids = keras.Input((DEEP_SPARSE_FIELDS,), dtype="int32", name="deep_ids")
+    wide_weights = keras.layers.Embedding(vocab, 1, embeddings_initializer=table, name="wide")
+    deep_vectors = keras.layers.Embedding(vocab, width, embeddings_initializer=table, name="deep")
+    wide = keras.ops.sum(wide_weights(wide_ids), axis=(1, 2))
+    hidden = keras.layers.Concatenate(name="deep_input")(
+        [keras.layers.Flatten()(deep_vectors(deep_ids)), dense]
+    )
+    for i in range(config["hidden_units_num"]):
+        layer = keras.layers.Dense(config["hidden_size"], activation="relu", name=f"fc{i}")
+        hidden = layer(hidden)
+    deep = keras.layers.Dense(1, name="deep_logit")(hidden)
+    logit = wide + keras.ops.squeeze(deep, axis=1)
+    inputs = {"dense": dense, "wide_ids": wide_ids, "deep_ids": deep_ids}
+    return keras.Model(inputs=inputs, outputs=logit, name="wide_deep")
+
+
+def build_insightface(args: argparse.Namespace, config: dict[str, Any]) -> Any:
+    """KerasHub's ResNet backbone pooled to an embedding_size feature through a dense layer and
+    batch norm (insightface's fc5 output block; PyTorch's BatchNorm1d momentum and epsilon), then
+    the ArcFace classifier: its {"logits", "labels"} (the labels renumbered into partial FC's
+    sample), the loss the softmax cross entropy of those."""
+    import keras
+    import keras_hub
+
+    backbone = keras_hub.models.ResNetBackbone(
+        **config["backbone"], image_shape=(args.image_size, args.image_size, 3)
+    )
+    images = keras.Input((args.image_size, args.image_size, 3), name="images")
+    labels = keras.Input((), dtype="int32", name="labels")
+    pooled = keras.layers.GlobalAveragePooling2D(name="pool")(backbone(images))
+    fc = keras.layers.Dense(config["embedding_size"], name="fc5")(pooled)
+    features = keras.layers.BatchNormalization(momentum=0.9, epsilon=1e-5, name="features")(fc)
+    head = arcface_layer(config["num_classes"], config["sampled_classes"], config["embedding_size"])
+    return keras.Model(
+        inputs={"images": images, "labels": labels},
+        outputs=head(features, labels),
+        name="insightface",
+    )
+
+
+def arcface_layer(num_classes: int, sampled: int, embedding_size: int) -> Any:
+    """The ArcFace classifier (num_classes x embedding_size, arcface_torch's normal(0, 0.01)):
+    cosines of the normalised features and class weights (in the compute precision), then in
+    fp32 s cos(theta + m) at each image's own class and s cos(theta) elsewhere (past
+    theta = pi - m, cos(theta) - m sin(m), as insightface does). With sampled < num_classes,
+    partial FC as arcface_torch samples: the step's own classes and random others, `sampled` in
+    all, sorted, the labels renumbered into them (the negatives drawn from one seeded stream,
+    the same on every rank)."""
+    import math
+
+    import keras
+    from keras import ops
+
+    class ArcFace(keras.layers.Layer):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(name="arcface", **kwargs)
+            self.weight = self.add_weight(
+                shape=(num_classes, embedding_size),
+                initializer=keras.initializers.RandomNormal(0.0, 0.01),
+                name="weight",
+            )
+            self.seed = keras.random.SeedGenerator(1234) if sampled < num_classes else None
+
+        def call(self, features: Any, labels: Any) -> dict[str, Any]:
+            weight = self.weight
+            if self.seed is not None:
+                own = ops.scatter(labels[:, None], ops.ones_like(labels), (num_classes,))
+                noise = keras.random.uniform((num_classes,), seed=self.seed)
+                _, index = ops.top_k(ops.where(own > 0, 2.0, noise), sampled)
+                index = ops.sort(index)
+                labels = ops.cast(ops.searchsorted(index, labels), "int32")
+                weight = ops.take(weight, index, axis=0)
+            cosine = ops.matmul(ops.normalize(features), ops.transpose(ops.normalize(weight)))
+            cosine = ops.cast(cosine, "float32")
+            mine = ops.one_hot(labels, ops.shape(cosine)[1], dtype="bool")
+            cos_t = ops.sum(ops.where(mine, cosine, 0.0), axis=1, keepdims=True)
+            sin_t = ops.sqrt(ops.maximum(1.0 - cos_t * cos_t, 1e-9))
+            margined = ops.where(
+                cos_t > math.cos(math.pi - ARCFACE_MARGIN),
+                cos_t * math.cos(ARCFACE_MARGIN) - sin_t * math.sin(ARCFACE_MARGIN),
+                cos_t - ARCFACE_MARGIN * math.sin(ARCFACE_MARGIN),
+            )
+            logits = ARCFACE_SCALE * ops.where(mine, margined, cosine)
+            return {"logits": logits, "labels": labels}
+
+        def compute_output_spec(self, features: Any, labels: Any) -> dict[str, Any]:
+            batch = features.shape[0]
+            return {
+                "logits": keras.KerasTensor((batch, sampled), dtype="float32"),
+                "labels": keras.KerasTensor((batch,), dtype="int32"),
+            }
+
+    return ArcFace()
+
+
+def make_optimizer(args: argparse.Namespace) -> Any:
+    """The optimizer DLPerf's upstream scripts train the model with: ResNet-50's and
+    InsightFace's SGD with momentum (insightface's weight decay 5e-4), OneFlow W&D's Adam at
+    1e-3 (plain Adam: the tables are dense), AdamW for BERT and GPT (their global-norm clip)."""
+    import keras
+
+    if args.model in ("resnet50", "insightface"):
+        decay = 5e-4 if args.model == "insightface" else 5e-5
+        return keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, weight_decay=decay)
+    if args.model == "wide_deep":
+        return keras.optimizers.Adam(learning_rate=1e-3)
+    return keras.optimizers.AdamW(
+        learning_rate=1e-4,
+        weight_decay=0.01,
+        global_clipnorm=args.clip_grad_norm if args.clip_grad_norm > 0 else None,
+    )
+
+
 def synthetic_batch(args: argparse.Namespace, config: dict[str, Any], rank: int) -> tuple[Any, Any]:
     """One fixed batch of this rank (numpy, channels last): (x, y); the same arrays every step."""
     import numpy as np
 
     rng = np.random.default_rng(1234 + rank)
     b = args.batch_size
-    if args.model == "resnet50":
+    if args.model in ("resnet50", "insightface"):
         pixels = rng.standard_normal((b, args.image_size, args.image_size, 3), dtype=np.float32)
-        return pixels, rng.integers(0, args.num_classes, (b,), dtype=np.int32)
+        labels = rng.integers(0, args.num_classes, (b,), dtype=np.int32)
+        if args.model == "insightface":  # the classifier's margin needs the labels
+            return {"images": pixels, "labels": labels}, labels
+        return pixels, labels
+    if args.model == "wide_deep":  # Criteo-shaped: ids in [0, vocab_size), click labels
+        vocab = args.vocab_size
+        x = {
+            "dense": rng.random((b, DENSE_FIELDS), dtype=np.float32),
+            "wide_ids": rng.integers(0, vocab, (b, WIDE_SPARSE_FIELDS), dtype=np.int32),
+            "deep_ids": rng.integers(0, vocab, (b, DEEP_SPARSE_FIELDS), dtype=np.int32),
+        }
+        return x, rng.integers(0, 2, (b,)).astype(np.float32)
     s, vocab = args.seq_len, config["vocabulary_size"]
     if args.model == "gpt":  # y: the next token of every position but the last
         token_ids = rng.integers(0, vocab, (b, s), dtype=np.int32)
@@ -271,11 +482,26 @@ def log_config(args: argparse.Namespace, model: Any, config: dict[str, Any], **f
 def log_flops(args: argparse.Namespace, config: dict[str, Any], math: str) -> None:
     """The stated FLOPs per sample of the KerasHub model built from `config` (dlperf.flops, with
     KerasHub's argument names; BERT's masked-LM head runs on the masked positions only; GPT's
-    decoder formula, 6 N + 12 L s h per token, its LM head counted tied or not). A ResNet of
-    other widths or strides than ResNet-50's has no formula: no line, MFU n/a."""
+    decoder formula, 6 N + 12 L s h per token, its LM head counted tied or not; W&D's deep MLP;
+    InsightFace's backbone, fc5 and the classes scored). A ResNet of other widths or strides than
+    ResNet-50's has no formula: no line, MFU n/a."""
+    per_sample = None
     if args.model == "gpt":
+        per_sample = decoder_training_flops_per_sequence(decoder_shape(config), args.seq_len)
+    elif args.model == "wide_deep":
+        per_sample = wide_deep_training_flops_per_sample(WideDeepShape.from_config(config))
+    elif args.model == "insightface":
+        if not has_resnet50_widths(config["backbone"]):
+            return
+        per_sample = insightface_training_flops_per_sample(
+            args.image_size,
+            args.num_classes,
+            args.embedding_size,
+            args.sample_rate,
+            tuple(config["backbone"]["stackwise_num_blocks"]),
+        )
+    if per_sample is not None:
         if args.explain:
-            per_sample = decoder_training_flops_per_sequence(decoder_shape(config), args.seq_len)
             log(
                 "flops",
                 rank=0,
@@ -293,12 +519,14 @@ def log_flops(args: argparse.Namespace, config: dict[str, Any], math: str) -> No
         )
         log_stated_flops(0, args, math, shape)
         return
-    resnet50 = {
-        k: RESNET50_V15[k]
-        for k in ("input_conv_filters", "stackwise_num_filters", "stackwise_num_strides")
-    }
-    if all(config.get(k) == v for k, v in resnet50.items()):
+    if has_resnet50_widths(config):
         log_stated_flops(0, args, math, depths=tuple(config["stackwise_num_blocks"]))
+
+
+def has_resnet50_widths(config: dict[str, Any]) -> bool:
+    """Whether a ResNetBackbone's arguments are ResNet-50's but for its depths: the formula's."""
+    fixed = ("input_conv_filters", "stackwise_num_filters", "stackwise_num_strides")
+    return all(config.get(k) == RESNET50_V15[k] for k in fixed)
 
 
 def decoder_shape(config: dict[str, Any]) -> DecoderShape:

@@ -1,9 +1,10 @@
-"""Built-in TensorFlow 2 workload: ResNet-50 v1.5, BERT-base pretraining or GPT on synthetic data, KerasHub models.
+"""Built-in TensorFlow 2 workload: ResNet-50 v1.5, BERT-base pretraining, GPT, Wide & Deep or InsightFace on synthetic data, KerasHub models.
 
 The models are the same KerasHub definitions the JAX workload trains (dlperf.workloads.keras_models:
 ResNet-50 v1.5 as `ResNetImageClassifier`, BERT-base as `BertBackbone` with KerasHub's
 `MaskedLMHead` and a next-sentence head, GPT as `GPT2CausalLM` or, with model_config
-{"model_type": "llama", ...}, `LlamaCausalLM`), here on Keras 3's TensorFlow backend
+{"model_type": "llama", ...}, `LlamaCausalLM`, and the special cases Wide & Deep and InsightFace),
+here on Keras 3's TensorFlow backend
 (KERAS_BACKEND=tensorflow). The training step is a custom TensorFlow loop, as TensorFlow's guide
 for tf.distribute writes it: `tf.GradientTape` over `model(x, training=True)`, the gradients
 all-reduced, then `optimizer.apply`.
@@ -19,7 +20,8 @@ TF_CONFIG built from the harness's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (work
 MASTER_PORT + 1 + i of its node's host; --worker-hosts names the hosts when there are several
 nodes). Every worker feeds its own batch; the gradients of the loss (divided by the number of
 workers) are summed by one batched all-reduce (ring over gRPC on CPU, NCCL on GPU), then every
-worker applies the same update. BatchNorm's moving statistics stay per worker.
+worker applies the same update. BatchNorm's moving statistics stay per worker. Every variable is
+mirrored: W&D's tables and InsightFace's classifier are whole on every worker.
 
 Every rank prints one line per step, in the format of dlperf.parse.builtin:
 
@@ -49,7 +51,8 @@ from dlperf.workloads.keras_models import (
     build_model,
     log_config,
     log_flops,
-    model_hyperparameters,
+    make_optimizer,
+    model_configuration,
     synthetic_batch,
 )
 
@@ -131,6 +134,14 @@ def make_step(args: argparse.Namespace, tf: Any, strategy: Any, model: Any, opti
             out = model(x, training=True)
             if args.model == "resnet50":
                 loss = xent(out, y)
+            elif args.model == "wide_deep":
+                loss = tf.reduce_mean(
+                    tf.nn.sigmoid_cross_entropy_with_logits(
+                        labels=y, logits=tf.cast(out, tf.float32)
+                    )
+                )
+            elif args.model == "insightface":  # labels renumbered into partial FC's sample
+                loss = xent(out["logits"], out["labels"])
             elif args.model == "gpt":  # next-token loss: position t predicts token t + 1
                 loss = xent(out[:, :-1], y)
             else:
@@ -169,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             f"dlperf: the tensorflow workload needs {', '.join(missing)}: it runs in the "
             "environment the workflow builds from envs/tensorflow.txt"
         )
+    config = model_configuration(args)  # a config error stops it before the backend starts
     setup_process(args, rank, world, local_world)
 
     import keras
@@ -193,17 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     keras.config.set_dtype_policy(f"mixed_{amp_dtype}" if use_amp else "float32")
     keras.utils.set_random_seed(0)  # the same initial weights on every worker
 
-    config = model_hyperparameters(args.model, json.loads(args.model_config))
     with strategy.scope():
         model = build_model(args, config)
-        if args.model == "resnet50":
-            optimizer = keras.optimizers.SGD(learning_rate=0.1, momentum=0.9, weight_decay=5e-5)
-        else:
-            optimizer = keras.optimizers.AdamW(
-                learning_rate=1e-4,
-                weight_decay=0.01,
-                global_clipnorm=args.clip_grad_norm if args.clip_grad_norm > 0 else None,
-            )
+        optimizer = make_optimizer(args)
         if use_amp and on_gpu:
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         optimizer.build(model.trainable_variables)

@@ -1,0 +1,345 @@
+"""The special cases on the Keras 3 workloads: Wide & Deep and InsightFace (dlperf.workloads.
+keras_models) trained by the JAX workload and the TensorFlow workload, each in the environment
+the workflow builds for it (as tests/test_jax_workload.py and test_tensorflow_workload.py run
+them), at toy sizes for a few steps.
+
+Neither workload counts FLOPs as it trains: both state dlperf.flops' formula. The formula is held
+against the Keras model itself here: the products (dot_general, conv_general_dilated) in the
+jaxpr of its forward pass and of the JAX workload's whole training step are counted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+from workflow_helpers import framework_python, run_ranks, workload_env
+
+from dlperf import flops, logline
+from dlperf.adapters import get_adapter
+from dlperf.parse.builtin import parse_builtin_logs
+
+MODULES = {"jax": "dlperf.workloads.jax_train", "tensorflow": "dlperf.workloads.tf_train"}
+FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+BACKEND_ENV = {
+    "jax": {"KERAS_BACKEND": "jax", "XLA_FLAGS": FAST_COMPILE},
+    "tensorflow": {"KERAS_BACKEND": "tensorflow"},
+}
+QUIET = ["--device", "cpu", "--threads", "1", "--calibrate-s", "0"]
+
+WIDE_DEEP = ["--vocab-size", "1000", "--hidden-units-num", "2", "--hidden-size", "32"]
+WIDE_DEEP += ["--deep-embedding-vec-size", "8"]
+FACE = ["--image-size", "32", "--num-classes", "101", "--embedding-size", "16"]
+# KerasHub's ResNet wants 64 filters in its first stage; the others narrow, one block each
+NARROW_RESNET = {
+    "stackwise_num_blocks": [1, 1, 1, 1],
+    "stackwise_num_filters": [64, 16, 16, 16],
+    "input_conv_filters": [16],
+}
+# ResNet-50's widths with one block per stage: dlperf.flops' formula still describes it
+FEW_BLOCKS = {"depths": [1, 1, 1, 1]}
+
+
+def workload(framework: str, model: str, *flags: str, batch: int = 4, steps: int = 3) -> list[str]:
+    return [
+        framework_python(framework), "-u", "-m", MODULES[framework], "--model", model,
+        "--batch-size", str(batch), "--steps", str(steps), *QUIET, *flags,
+    ]  # fmt: skip
+
+
+def run(framework: str, command: list[str]) -> subprocess.CompletedProcess[str]:
+    env = workload_env(**BACKEND_ENV[framework])
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+
+
+def lines(text: str, kind: str) -> list[dict[str, str]]:
+    parsed = [logline.parse_line(line) for line in text.splitlines()]
+    return [fields for k, fields in filter(None, parsed) if k == kind]
+
+
+def wide_deep_mlp_macs(vocab: int, width: int, layers: int, hidden: int) -> int:
+    del vocab  # the look-ups are gathers: no products whatever the vocabulary
+    return (13 + 26 * width) * hidden + (layers - 1) * hidden * hidden + hidden
+
+
+@pytest.mark.parametrize(
+    ("framework", "flags"),
+    [("jax", []), ("tensorflow", ["--precision", "amp", "--jit-compile"])],
+    ids=["jax-fp32", "tensorflow-amp-xla"],
+)
+def test_wide_deep_trains_and_states_the_mlp_formula(
+    framework: str, flags: list[str], tmp_path: Path
+) -> None:
+    """Three steps of sigmoid cross entropy near ln 2 at initialisation, the step lines parse, the
+    parameters are both tables and the MLP's, and the flops line is the formula, exactly."""
+    proc = run(framework, workload(framework, "wide_deep", *WIDE_DEEP, *flags, batch=8))
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    log = tmp_path / "rank0.log"
+    log.write_text(proc.stdout)
+    records = parse_builtin_logs([log]).records
+    assert [r.step for r in records] == [1, 2, 3] and {r.samples for r in records} == {8}
+    losses = [float(fields["loss"]) for fields in lines(proc.stdout, logline.STEP)]
+    assert all(math.isfinite(x) for x in losses) and abs(losses[0] - math.log(2)) < 0.15
+    (config,) = lines(proc.stdout, logline.CONFIG)
+    sizes = json.loads(config["model_config"])
+    assert sizes["vocab_size"] == 1000 and sizes["deep_embedding_vec_size"] == 8
+    assert (sizes["dense_fields"], sizes["deep_sparse_fields"], sizes["wide_sparse_fields"]) == (
+        13,
+        26,
+        2,
+    )
+    mlp = wide_deep_mlp_macs(1000, 8, 2, 32)
+    tables = 1000 * (1 + 8)
+    biases = 32 + 32 + 1
+    assert int(config["params"]) == tables + mlp + biases
+    (stated,) = lines(proc.stdout, logline.FLOPS)
+    formula = flops.wide_deep_training_flops_per_sample(flops.WideDeepShape.from_config(sizes))
+    assert float(stated["per_sample"]) == pytest.approx(formula, rel=1e-6) == 6 * mlp
+    assert stated["math"] == ("bf16" if "amp" in flags else "fp32")
+
+
+@pytest.mark.parametrize(
+    ("framework", "flags"),
+    [("jax", ["--precision", "amp"]), ("tensorflow", [])],
+    ids=["jax-amp", "tensorflow-fp32"],
+)
+def test_insightface_trains_with_partial_fc(
+    framework: str, flags: list[str], tmp_path: Path
+) -> None:
+    """A narrow ResNet backbone and ArcFace over 101 classes, half of them sampled per step:
+    finite losses, the step lines parse, the classifier stated as replicated; a backbone of
+    other widths than ResNet-50's has no formula, so no flops line (MFU n/a)."""
+    command = workload(framework, "insightface", *FACE, "--sample-rate", "0.5", *flags)
+    proc = run(framework, [*command, "--model-config", json.dumps(NARROW_RESNET)])
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    log = tmp_path / "rank0.log"
+    log.write_text(proc.stdout)
+    assert [r.step for r in parse_builtin_logs([log]).records] == [1, 2, 3]
+    losses = [float(fields["loss"]) for fields in lines(proc.stdout, logline.STEP)]
+    assert all(math.isfinite(x) and x > 0 for x in losses)
+    (config,) = lines(proc.stdout, logline.CONFIG)
+    described = json.loads(config["model_config"])
+    assert described["sampled_classes"] == 50 and described["classifier"] == "replicated"
+    assert described["backbone"]["stackwise_num_filters"] == [64, 16, 16, 16]
+    assert config["amp_dtype"] == ("bfloat16" if flags else "none")
+    assert lines(proc.stdout, logline.FLOPS) == []
+    assert len(lines(proc.stdout, logline.MEMORY)) == 1
+
+
+def test_insightface_states_the_formula_at_resnet50_widths() -> None:
+    """ResNet-50's widths (one block per stage): TensorFlow's flops line is dlperf.flops'
+    InsightFace formula with the sampled classifier (JAX's: test_insightface_counted_...). No
+    step is run (--steps 0): the line comes before them."""
+    command = workload("tensorflow", "insightface", *FACE, "--sample-rate", "0.5", steps=0)
+    proc = run("tensorflow", [*command, "--model-config", json.dumps(FEW_BLOCKS)])
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    (stated,) = lines(proc.stdout, logline.FLOPS)
+    formula = flops.insightface_training_flops_per_sample(32, 101, 16, 0.5, (1, 1, 1, 1))
+    assert float(stated["per_sample"]) == pytest.approx(formula, rel=1e-5)
+
+
+@pytest.mark.parametrize("framework", ["jax", "tensorflow"])
+def test_a_model_config_or_option_error_names_the_key(framework: str) -> None:
+    """Refused before the backend starts, each naming what to change."""
+    wide_deep = run(
+        framework, workload(framework, "wide_deep", "--model-config", '{"hidden_size": 8}')
+    )
+    assert wide_deep.returncode != 0
+    assert "model_config: hidden_size: Wide & Deep takes no model_config" in wide_deep.stderr
+    typo = run(framework, workload(framework, "insightface", "--model-config", '{"depth": [1]}'))
+    assert typo.returncode != 0
+    assert "unknown insightface model_config key 'depth'" in typo.stderr
+    small = run(framework, workload(framework, "insightface", *FACE, "--sample-rate", "0.01"))
+    assert small.returncode != 0
+    assert "sample_rate 0.01: partial FC's sample of 1 of num_classes 101 cannot hold" in (
+        small.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("framework", "message"),
+    [
+        ("jax", "RESOURCE_EXHAUSTED: Out of memory allocating"),
+        ("tensorflow", "OOM when allocating tensor"),
+    ],
+)
+def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure(
+    framework: str, message: str
+) -> None:
+    """A billion-row vocabulary under a 3 GiB address-space cap (--memory-limit-gb): the tables
+    cannot be allocated, and the adapter reads the failure as out of memory. (A far smaller cap
+    stops JAX before it starts: glibc cannot allocate its threads' memory.)"""
+    command = workload(framework, "wide_deep", "--vocab-size", "1000000000", steps=1)
+    proc = run(framework, [*command, "--memory-limit-gb", "3"])
+    assert proc.returncode != 0
+    text = proc.stdout + proc.stderr
+    assert message in text, text[-2000:]
+    assert get_adapter(framework).is_oom(text)
+
+
+@pytest.mark.integration  # two framework processes: tens of seconds on a 2-core CPU
+@pytest.mark.parametrize("framework", ["jax", "tensorflow"])
+def test_insightface_trains_data_parallel_on_two_ranks(framework: str, tmp_path: Path) -> None:
+    """Two processes as the harness starts them (jax.distributed / MultiWorkerMirroredStrategy),
+    each with its own batch and the whole classifier, partial FC drawing on both."""
+    command = workload(framework, "insightface", *FACE, "--sample-rate", "0.5")
+    command += ["--model-config", json.dumps(NARROW_RESNET)]
+
+    def env(**ranks: str) -> dict[str, str]:
+        return workload_env(**BACKEND_ENV[framework], **ranks)
+
+    logs = run_ranks(command, tmp_path, env=env)
+    records = parse_builtin_logs(logs).records
+    assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
+    (config,) = lines(logs[0].read_text(), logline.CONFIG)
+    assert config["world_size"] == "2"
+
+
+# Run in the JAX environment: the products in the jaxprs of the model's forward pass and of
+# jax_train's training step (one device), per sample, and the flops line log_flops states; for
+# InsightFace also the ArcFace layer's output on random features, to compare with PyTorch's.
+COUNT = r"""
+import contextlib, io, json, math, os, sys
+os.environ |= {"KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
+import jax, numpy as np
+from jax.extend.core import ClosedJaxpr, Jaxpr
+from jax.sharding import Mesh
+from dlperf.workloads import jax_train, keras_models
+
+def macs(jaxpr):
+    total = 0
+    for eqn in jaxpr.eqns:
+        out = math.prod(eqn.outvars[0].aval.shape) if eqn.outvars else 0
+        if eqn.primitive.name == "dot_general":
+            (contracted, _), _ = eqn.params["dimension_numbers"]
+            lhs = eqn.invars[0].aval.shape
+            total += out * math.prod(lhs[i] for i in contracted)
+        elif eqn.primitive.name == "conv_general_dilated":
+            rhs_spec = eqn.params["dimension_numbers"].rhs_spec
+            rhs = eqn.invars[1].aval.shape
+            total += out * math.prod(rhs[i] for i in rhs_spec[1:])
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(sub, (ClosedJaxpr, Jaxpr)):
+                    total += macs(getattr(sub, "jaxpr", sub))
+    return total
+
+results = []
+for argv in json.loads(sys.argv[1]):
+    args = jax_train.parse_args(argv)
+    config = keras_models.model_configuration(args)
+    model = keras_models.build_model(args, config)
+    x, y = keras_models.synthetic_batch(args, config, 0)
+    trainable = [v.value for v in model.trainable_variables]
+    frozen = [v.value for v in model.non_trainable_variables]
+    optimizer = keras_models.make_optimizer(args)
+    optimizer.build(model.trainable_variables)
+    step = jax_train.make_step(args, model, optimizer, Mesh(np.array(jax.devices()[:1]), ("data",)))
+    state = (trainable, frozen, [v.value for v in optimizer.variables])
+    forward = jax.make_jaxpr(lambda t, f, x: model.stateless_call(t, f, x, training=True))
+    stated = io.StringIO()
+    with contextlib.redirect_stdout(stated):
+        keras_models.log_flops(args, config, "fp32")
+    result = {
+        "forward": 2 * macs(forward(trainable, frozen, x).jaxpr) / args.batch_size,
+        "step": 2 * macs(jax.make_jaxpr(step)(state, x, y).jaxpr) / args.batch_size,
+        "stated": stated.getvalue(),
+    }
+    if args.model == "insightface":
+        head = model.get_layer("arcface")
+        features = np.random.default_rng(0).standard_normal((8, args.embedding_size), "float32")
+        labels = np.array([0, 5, 5, 99, 42, 7, 98, 3], "int32")
+        out = head(features, labels)
+        result["arcface"] = {
+            "features": features.tolist(), "labels": labels.tolist(),
+            "weight": np.asarray(head.weight.value).tolist(),
+            "logits": np.asarray(out["logits"]).tolist(),
+            "renumbered": np.asarray(out["labels"]).tolist(),
+        }
+    results.append(result)
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def counted() -> list[dict]:
+    common = ["--batch-size", "4", "--steps", "1", "--device", "cpu"]
+    face = ["--model", "insightface", *common, *FACE, "--model-config", json.dumps(FEW_BLOCKS)]
+    face += ["--num-classes", "100"]  # half of them whole: the formula's count exactly
+    argvs = [
+        ["--model", "wide_deep", *common, *WIDE_DEEP],
+        [*face, "--sample-rate", "1.0"],
+        [*face, "--sample-rate", "0.5"],
+    ]
+    command = [framework_python("jax"), "-c", COUNT, json.dumps(argvs)]
+    env = workload_env(**BACKEND_ENV["jax"])
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def stated_flops(result: dict) -> float:
+    (fields,) = lines(result["stated"], logline.FLOPS)
+    return float(fields["per_sample"])
+
+
+def test_wide_deep_counted_flops_are_the_formula(counted: list[dict]) -> None:
+    """The deep MLP's products only (the tables are looked up), forward and backward: 3 x 2 x
+    the MLP's MACs, what dlperf.flops states, exactly, and the training step counts it too (the
+    first layer's input gradient included: the deep table is trained)."""
+    wide_deep = counted[0]
+    formula = flops.wide_deep_training_flops_per_sample(
+        flops.WideDeepShape(hidden_units_num=2, hidden_size=32, deep_embedding_vec_size=8)
+    )
+    assert 3 * wide_deep["forward"] == wide_deep["step"] == formula
+    assert stated_flops(wide_deep) == pytest.approx(formula, rel=1e-6)
+
+
+@pytest.mark.parametrize(("index", "rate"), [(1, 1.0), (2, 0.5)])
+def test_insightface_counted_forward_flops_are_the_formula(
+    counted: list[dict], index: int, rate: float
+) -> None:
+    """KerasHub's ResNet (ResNet-50 widths, one block per stage) at 32 pixels, fc5 and the
+    classes scored: 3 x its forward products is dlperf.flops' formula, exactly. (The jaxpr of
+    the training step counts more: the input gradients of strided convolutions are convolutions
+    over the dilated gradient, zeros included.)"""
+    result = counted[index]
+    formula = flops.insightface_training_flops_per_sample(32, 100, 16, rate, (1, 1, 1, 1))
+    assert 3 * result["forward"] == pytest.approx(formula, rel=1e-9)
+    assert result["step"] > 2 * result["forward"]
+    assert stated_flops(result) == pytest.approx(formula, rel=1e-5)
+
+
+def test_arcface_is_the_pytorch_recipes(counted: list[dict]) -> None:
+    """The Keras ArcFace layer against the PyTorch recipe's margin on the same weights: every
+    logit (all classes), and with partial FC each image's own class renumbered into a sample of
+    50 whose other logits are those of classes of the whole classifier."""
+    torch = pytest.importorskip("torch")
+    from dlperf.workloads.torch_models import insightface
+
+    def expected(head: dict) -> torch.Tensor:
+        features = torch.nn.functional.normalize(torch.tensor(head["features"]))
+        weight = torch.nn.functional.normalize(torch.tensor(head["weight"]))
+        return insightface.arcface(features @ weight.T, torch.tensor(head["labels"]))
+
+    whole = counted[1]["arcface"]
+    assert whole["renumbered"] == whole["labels"]
+    assert torch.tensor(whole["logits"]) == pytest.approx(expected(whole), abs=1e-3)
+
+    sampled = counted[2]["arcface"]
+    logits, every = torch.tensor(sampled["logits"]), expected(sampled)
+    assert logits.shape == (8, 50)
+    for row, (label, renumbered) in enumerate(
+        zip(sampled["labels"], sampled["renumbered"], strict=True)
+    ):
+        assert float(logits[row, renumbered]) == pytest.approx(float(every[row, label]), abs=1e-3)
+        others = torch.cat([logits[row, :renumbered], logits[row, renumbered + 1 :]])
+        distance = (others[:, None] - every[row][None, :]).abs().min(dim=1).values
+        assert float(distance.max()) < 1e-3
+    # one sample for the batch, sorted by class: each class one number, in the classes' order
+    pairs = sorted(set(zip(sampled["labels"], sampled["renumbered"], strict=True)))
+    assert len(pairs) == len(set(sampled["labels"]))
+    assert [number for _, number in pairs] == sorted(number for _, number in pairs)
