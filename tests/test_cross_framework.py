@@ -61,8 +61,14 @@ def test_every_framework_has_a_real_column(tmp_path):
             for each in (cell, wide):
                 assert cells.loc[each, "status"] == "ok", runs.loc[[each], "status_detail"].tolist()
                 assert cells.loc[each, "throughput_median"] > 0
-                # every framework states its FLOPs and measures its peak: MFU, never 0 or absent
-                assert 0 < cells.loc[each, "mfu_pct"] < 100, cells.loc[each]
+                # every framework states its FLOPs and measures its peak: MFU, never 0 or absent;
+                # beside other work a calibration can run slower than the training did: then no
+                # MFU, and the peak's source says why (never an MFU over 100%)
+                figures = cells.loc[each]
+                assert figures["achieved_tflops"] > 0 and figures["peak_tflops"] > 0, figures
+                assert 0 < figures["mfu_pct"] < 100 or (
+                    "below the achieved rate" in figures["peak_source"]
+                ), figures
                 assert cells.loc[each, "peak_mem_mib"] > 100  # an interpreter and a framework
             assert cells.loc[wide, "speedup"] == pytest.approx(
                 cells.loc[wide, "throughput_median"] / cells.loc[cell, "throughput_median"],

@@ -63,6 +63,13 @@ def test_mfu_against_the_gpus_nameplate_and_the_measured_peak(tmp_path):
     assert row["peak_source"] == "measured fp16 GEMM on this device"
     assert row["mfu_pct"] == pytest.approx(50.0)
 
+    # a calibration slower than the training itself (the machine was busy while it ran): no MFU,
+    # and the peak source says why, never an MFU over 100%
+    slow = ("peak", {"rank": 0, "math": "fp16", "measured_tflops": 5, "gpu": "none"})
+    row = figures([rank_log(tmp_path, 0, flops, slow)], devices=1)
+    assert math.isnan(row["mfu_pct"]) and row["peak_tflops"] == 5
+    assert "below the achieved rate" in row["peak_source"]
+
 
 def test_two_ranks_share_the_flops_per_device(tmp_path):
     flops = ("flops", {"rank": 0, "per_sample": "1e12", "math": "fp32", "method": "formula"})

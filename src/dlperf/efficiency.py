@@ -121,6 +121,9 @@ def _compute(
         peak, source = measured, f"measured {math_dtype} GEMM on this device"
     else:
         return row | {"peak_source": "no peak: neither a known GPU nor a calibration"}
+    if achieved > peak and nameplate is None:  # the calibration ran slower than training did
+        source += " below the achieved rate (the device was busy while it was measured): no MFU"
+        return row | {"peak_tflops": peak, "peak_source": source}
     return row | {"peak_tflops": peak, "peak_source": source, "mfu_pct": 100 * achieved / peak}
 
 
