@@ -180,7 +180,6 @@ def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure(
     assert get_adapter(framework).is_oom(text)
 
 
-@pytest.mark.integration  # two framework processes: tens of seconds on a 2-core CPU
 @pytest.mark.parametrize("framework", ["jax", "tensorflow"])
 def test_insightface_trains_data_parallel_on_two_ranks(framework: str, tmp_path: Path) -> None:
     """Two processes as the harness starts them (jax.distributed / MultiWorkerMirroredStrategy),
@@ -208,6 +207,9 @@ import jax, numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr
 from jax.sharding import Mesh
 from dlperf.workloads import jax_train, keras_models
+
+# every test starts a framework's process (seconds to tens of seconds each): not the fast lane
+pytestmark = pytest.mark.integration
 
 def macs(jaxpr):
     total = 0
