@@ -22,6 +22,9 @@ from dlperf import flops, logline
 from dlperf.adapters import get_adapter
 from dlperf.parse.builtin import parse_builtin_logs
 
+# every test starts a framework's process (seconds to tens of seconds each): not the fast lane
+pytestmark = pytest.mark.integration
+
 MODULES = {"jax": "dlperf.workloads.jax_train", "tensorflow": "dlperf.workloads.tf_train"}
 FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 BACKEND_ENV = {
@@ -207,9 +210,6 @@ import jax, numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr
 from jax.sharding import Mesh
 from dlperf.workloads import jax_train, keras_models
-
-# every test starts a framework's process (seconds to tens of seconds each): not the fast lane
-pytestmark = pytest.mark.integration
 
 def macs(jaxpr):
     total = 0
