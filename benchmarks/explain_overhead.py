@@ -1,5 +1,5 @@
 """What the explaining measurements cost a run: the FLOP count, the GEMM calibration, the all-reduce
-probe and the NVML sampling (dlperf.efficiency), on the default suite's cells.
+probe and the NVML sampling (dlperf.measure.efficiency), on the default suite's cells.
 
 python benchmarks/explain_overhead.py [--repeats 5]
 

@@ -202,9 +202,9 @@ def _accepted(case: dict) -> bool:
 
 
 def aggregate(runs_wanted: int) -> None:
-    from dlperf import tables
     from dlperf.config import Suite
-    from dlperf.stats import Window
+    from dlperf.measure import tables
+    from dlperf.measure.stats import Window
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -297,8 +297,8 @@ def suite() -> None:
 BIGLOG_READ = """
 import resource, sys, time
 from pathlib import Path
-from dlperf import tables
-from dlperf.stats import Window
+from dlperf.measure import tables
+from dlperf.measure.stats import Window
 manifest, warmup, measure = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()

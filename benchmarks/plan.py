@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from dlperf.config import Suite, load, validate  # noqa: E402
-from dlperf.plan import make_plan  # noqa: E402
+from dlperf.plan.plan import make_plan  # noqa: E402
 
 
 def big_config() -> dict:

@@ -1,4 +1,4 @@
-# Adaptive repeats (dlperf.repeats): after its `repeats` runs, each cell gets one more run at a
+# Adaptive repeats (dlperf.measure.repeats): after its `repeats` runs, each cell gets one more run at a
 # time while a decision (a checkpoint that reads its runs so far) says its median is not known
 # well enough, up to adaptive_repeats.max. A suite without adaptive_repeats has none of these jobs.
 # Helpers: rules/common_searches.smk.
@@ -7,7 +7,7 @@
 checkpoint repeat_decision:
     input:
         unpack(decision_inputs),
-        code=package_files("repeats.py", "variance.py", "stats.py", "parse"),
+        code=package_files("measure", "parse"),
     output:
         REPEAT_DECISION_PATTERN,
     log:

@@ -13,7 +13,7 @@ from dlperf.paths import (
 
 
 def max_batch_params(wildcards):
-    """What a `max` cell's search depends on (dlperf.maxbatch.search_params)."""
+    """What a `max` cell's search depends on (dlperf.plan.maxbatch.search_params)."""
     return CAMPAIGN.search_json(cell_spec(wildcards).id)
 
 

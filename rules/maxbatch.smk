@@ -1,4 +1,4 @@
-# `batch_size: max`, found not typed: one search per `max` cell (dlperf.maxbatch), its probe runs
+# `batch_size: max`, found not typed: one search per `max` cell (dlperf.plan.maxbatch), its probe runs
 # launched as any run is (dlperf.launch.probes). Its result is cached: the search is redone only
 # when what it depends on changes (the cell, its options, steps and device, the search settings),
 # and then so are the cell's runs, which train at the batch size it found. Cells with a number

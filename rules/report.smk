@@ -6,7 +6,7 @@
 
 rule plan:
     input:
-        code=package_files("plan.py", "schedule.py"),
+        code=package_files("plan"),
     output:
         plan=str(RESULTS.tables / "plan.json"),
     log:

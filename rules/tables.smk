@@ -8,7 +8,7 @@ rule tables:
     input:
         manifests=CAMPAIGN.all_manifests(),
         adaptive=CAMPAIGN.adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
-        code=package_files("parse", "stats.py", "status.py", "tables.py", "adapters"),
+        code=package_files("parse", "measure", "status.py", "adapters"),
     output:
         steps=str(RESULTS.steps),
         runs=report(

@@ -515,9 +515,7 @@ def test_default_case_of_every_model_is_accepted(name: str):
         adapter.check_case(case(name, model, variant=variant, batch_size=[32, "max"]))
 
 
-@pytest.mark.parametrize(
-    "name", [n for n, a in REGISTRY.items() if issubclass(a, BuiltinWorkload)]
-)
+@pytest.mark.parametrize("name", [n for n, a in REGISTRY.items() if issubclass(a, BuiltinWorkload)])
 def test_a_built_in_framework_says_why_it_lacks_a_model(name: str):
     """Issue 17: every model of the vocabulary is run by each built-in workload or has a stated
     reason, which the config error and `dlperf adapters` show."""

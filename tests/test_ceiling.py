@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from dlperf.ceiling import (
+from dlperf.measure.ceiling import (
     allreduce_time_s,
     busbw,
     gradient_bytes,

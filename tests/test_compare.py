@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dlperf.cli import main
-from dlperf.compare import diff_cells, diff_runs
+from dlperf.compare.diff import diff_cells, diff_runs
 
 
 def run_json(path, throughput, p50):

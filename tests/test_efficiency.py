@@ -1,4 +1,4 @@
-"""The figures that explain a throughput (dlperf.efficiency), by hand-computed values: MFU against
+"""The figures that explain a throughput (dlperf.measure.efficiency), by hand-computed values: MFU against
 a nameplate or a measured peak, memory, energy over the measured window, the speedup ceiling."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from dlperf import logline
-from dlperf.efficiency import add_ceiling, cell_figures, run_figures
+from dlperf.measure.efficiency import add_ceiling, cell_figures, run_figures
+from dlperf.measure.stats import Window, run_throughput
 from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
-from dlperf.stats import Window, run_throughput
 
 WINDOW = Window(warmup=1, measure=4)
 T0 = 1_763_780_000.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dlperf.maxbatch import Probe, SearchResult, SearchSettings, load_result, search
+from dlperf.plan.maxbatch import Probe, SearchResult, SearchSettings, load_result, search
 
 
 def memory(limit: int, other: dict[int, str] | None = None, whole_run: int | None = None):

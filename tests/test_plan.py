@@ -8,11 +8,11 @@ import pulp
 import pytest
 import yaml
 
-from dlperf import schedule
 from dlperf.cli import main
 from dlperf.config import validate
-from dlperf.plan import PlanError, make_plan, plan_dict, plan_tables, plan_text, run_priorities
-from dlperf.schedule import Job, Site, list_schedule, schedule_campaign
+from dlperf.plan import schedule
+from dlperf.plan.plan import PlanError, make_plan, plan_dict, plan_tables, plan_text, run_priorities
+from dlperf.plan.schedule import Job, Site, list_schedule, schedule_campaign
 
 HOUR_S = 3600.0
 

@@ -19,10 +19,10 @@ from dlperf.launch.record import (
     redo_inputs,
 )
 from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.measure.stats import Window
+from dlperf.measure.tables import read_run
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
-from dlperf.stats import Window
-from dlperf.tables import read_run
 
 CELL = Cell("pytorch", "resnet50", "fp32", False, 4, Layout(1, 1))
 CONFIG = {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}

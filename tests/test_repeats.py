@@ -1,4 +1,4 @@
-"""Adaptive repeats: the decision after k runs of a cell (dlperf.repeats.decide)."""
+"""Adaptive repeats: the decision after k runs of a cell (dlperf.measure.repeats.decide)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from test_tables import WINDOW, rank_log, write_run
 
 from dlperf.config import load
 from dlperf.errors import ConfigError
-from dlperf.repeats import decide
+from dlperf.measure.repeats import decide
 
 CELL_ID = "pytorch.resnet50.fp32.noxla.b4.1n2g"
 

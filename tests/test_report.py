@@ -19,14 +19,8 @@ import pytest
 
 from dlperf.config import validate
 from dlperf.matrix import expand_case
-from dlperf.report import fmt, plots
-from dlperf.report import names as report_names
-from dlperf.report.i18n import catalog, languages, placeholders
-from dlperf.report.load import load_baseline
-from dlperf.report.render import load_report_data, make_plots, parse_target, render_reports
-from dlperf.report.rule import write_plan
-from dlperf.stats import Window
-from dlperf.tables import (
+from dlperf.measure.stats import Window
+from dlperf.measure.tables import (
     CELL_TABLE_COLUMNS,
     RUN_COLUMNS,
     STEP_COLUMNS,
@@ -34,6 +28,12 @@ from dlperf.tables import (
     planned_cells,
     write_table,
 )
+from dlperf.report import fmt, plots
+from dlperf.report import names as report_names
+from dlperf.report.i18n import catalog, languages, placeholders
+from dlperf.report.load import load_baseline
+from dlperf.report.render import load_report_data, make_plots, parse_target, render_reports
+from dlperf.report.rule import write_plan
 
 GOLDEN = Path(__file__).parent / "golden"
 GENERATED_AT = "2024-01-02 03:04 UTC"
@@ -1079,9 +1079,9 @@ def test_reasons_are_told_from_the_tables_values() -> None:
 
 
 def test_solver_status_in_words() -> None:
+    from dlperf.plan.schedule import MILP_FEASIBLE, MILP_METHOD
     from dlperf.report.i18n import Translator
     from dlperf.report.planinfo import solver_text
-    from dlperf.schedule import MILP_FEASIBLE, MILP_METHOD
 
     en, zh = Translator("en"), Translator("zh")
     assert en.say(solver_text(MILP_METHOD, MILP_FEASIBLE)) == "phase MILP: time limit, feasible"

@@ -8,9 +8,9 @@ import json
 import pandas as pd
 
 from dlperf.matrix import Cell, Layout
+from dlperf.measure.tables import CELL_TABLE_COLUMNS, write_table
 from dlperf.report.render import report_from_tables
 from dlperf.report.special import special_tables
-from dlperf.tables import CELL_TABLE_COLUMNS, write_table
 
 
 def _cell(framework, model, vocab, status, throughput, memory, batch=16384, layout=(1, 1), **more):

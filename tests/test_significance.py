@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from dlperf.significance import (
+from dlperf.compare.significance import (
     EXACT_MAX_N,
     bootstrap_ratio_ci,
     compare_samples,

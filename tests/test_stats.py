@@ -6,8 +6,15 @@ import math
 
 import pytest
 
+from dlperf.measure.stats import (
+    Window,
+    median_ci_ranks,
+    percentiles,
+    run_throughput,
+    speedup,
+    spread,
+)
 from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
-from dlperf.stats import Window, median_ci_ranks, percentiles, run_throughput, speedup, spread
 
 
 def timed(

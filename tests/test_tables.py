@@ -11,12 +11,12 @@ import pytest
 
 from dlperf import logline
 from dlperf.matrix import Cell, CellSpec
+from dlperf.measure.stats import Window
+from dlperf.measure.tables import cells_table, planned_cells, read_run, runs_table
+from dlperf.measure.variance import VarianceSettings
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.facts import parse_facts
 from dlperf.paths import RunPaths
-from dlperf.stats import Window
-from dlperf.tables import cells_table, planned_cells, read_run, runs_table
-from dlperf.variance import VarianceSettings
 
 CELL = Cell.parse("pytorch.resnet50.fp32.noxla.b4.1n2g")
 WINDOW = Window(warmup=2, measure=5)
@@ -214,9 +214,9 @@ def test_parsing_memory_does_not_grow_with_the_log(tmp_path):
 
 def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tmp_path):
     """Issue 20.7: with `%.6g` every epoch time became 1.7955e+09 and a 9.78 s run read 0 s."""
+    from dlperf.measure.tables import write_table
     from dlperf.paths import ResultPaths
-    from dlperf.plan import read_runs
-    from dlperf.tables import write_table
+    from dlperf.plan.plan import read_runs
 
     t0 = 1795500000.123456
     frame = pd.DataFrame(

@@ -14,9 +14,9 @@ import pytest
 
 import dlperf.parse.upstream
 from dlperf.adapters import upstream_parsers
+from dlperf.measure.stats import Window, run_throughput
 from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream import RunFacts
-from dlperf.stats import Window, run_throughput
 
 FIX = Path(__file__).parent / "fixtures" / "logs"
 PARSERS = upstream_parsers()  # every parser an adapter binds, by source name
@@ -1415,7 +1415,7 @@ REAL_LOGS = [
 @pytest.mark.parametrize("parser", ["megatron", "megatron_current"])
 @pytest.mark.parametrize("log", REAL_LOGS, ids=[log.file for log in REAL_LOGS])
 def test_megatron_parsers_read_real_logs(parser: str, log: RealLog):
-    from dlperf.stats import window_records
+    from dlperf.measure.stats import window_records
 
     result = PARSERS[parser]([REAL / log.file], log.facts)
     first = result.records[0]

@@ -61,10 +61,10 @@ from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
 from dlperf.errors import ConfigError
 from dlperf.launch.record import measure_digest, measure_of
 from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.measure.stats import Window, run_throughput
+from dlperf.measure.tables import read_run
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
-from dlperf.stats import Window, run_throughput
-from dlperf.tables import read_run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 UPSTREAM = {name: cls for name, cls in REGISTRY.items() if issubclass(cls, UpstreamAdapter)}

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from dlperf.variance import (
+from dlperf.measure.variance import (
     VarianceSettings,
     cell_flags,
     cell_variance,

@@ -24,9 +24,9 @@ from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.record import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
-from dlperf.maxbatch import search_params, searched
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
-from dlperf.plan import PlanError, make_plan, plan_text, run_priorities
+from dlperf.plan.maxbatch import search_params, searched
+from dlperf.plan.plan import PlanError, make_plan, plan_text, run_priorities
 from dlperf.report.load import load_baseline
 
 # The solver's limit for the plan made when the workflow starts (every run and dry run waits for

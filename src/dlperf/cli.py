@@ -181,7 +181,7 @@ def _check(path: Path, more: list[Path]) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from dlperf.config import load
-    from dlperf.plan import make_plan, plan_tables, plan_text
+    from dlperf.plan.plan import make_plan, plan_tables, plan_text
 
     plan = make_plan(
         load(args.config),
@@ -199,7 +199,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _diff(a: Path, b: Path, alpha: float, threshold: float) -> int:
     """0: no regression; 1: a cell is significantly slower beyond the threshold; 2: bad input."""
-    from dlperf.compare import DiffInputError
+    from dlperf.compare.diff import DiffInputError
 
     try:
         return _diff_checked(a, b, alpha, threshold)
@@ -209,7 +209,7 @@ def _diff(a: Path, b: Path, alpha: float, threshold: float) -> int:
 
 
 def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
-    from dlperf import compare
+    from dlperf.compare import diff as compare
 
     kind_a, kind_b = compare.diff_kind(a), compare.diff_kind(b)
     if kind_a != kind_b:

@@ -8,11 +8,11 @@ from typing import Any
 
 from dlperf.config import Suite
 from dlperf.launch.record import measure_digests
+from dlperf.measure.repeats import adaptive_manifests
+from dlperf.measure.stats import Window
+from dlperf.measure.tables import cells_table, planned_cells, runs_table, write_table
+from dlperf.measure.variance import VarianceSettings
 from dlperf.paths import RunPaths
-from dlperf.repeats import adaptive_manifests
-from dlperf.stats import Window
-from dlperf.tables import cells_table, planned_cells, runs_table, write_table
-from dlperf.variance import VarianceSettings
 
 
 def _logging(smk: Any) -> None:

@@ -1,5 +1,5 @@
-"""Thin wrapper: the adaptive_runs rule calls dlperf.repeats.cell_runs_rule."""
+"""Thin wrapper: the adaptive_runs rule calls dlperf.measure.repeats.cell_runs_rule."""
 
-from dlperf.repeats import cell_runs_rule
+from dlperf.measure.repeats import cell_runs_rule
 
 cell_runs_rule(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -19,9 +19,9 @@ from typing import Any
 import pandas as pd
 
 from dlperf import logline
-from dlperf.efficiency import CELL_FIGURE_COLUMNS
 from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell
+from dlperf.measure.efficiency import CELL_FIGURE_COLUMNS
 from dlperf.parse.records import ParseError
 from dlperf.paths import ResultPaths
 from dlperf.status import Status

@@ -1,4 +1,4 @@
-"""The probe runs of a `max` cell's search (dlperf.maxbatch's rules), launched as any run is, and
+"""The probe runs of a `max` cell's search (dlperf.plan.maxbatch's rules), launched as any run is, and
 the find_max_batch rule's job: `python -m dlperf.launch.probes --search JSON --result PATH`."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from dlperf.launch.spec import Harness
 from dlperf.launch.submit import run_cell
 from dlperf.matrix import Cell, sweep_slug
-from dlperf.maxbatch import BATCH, Probe, ProbeRun, SearchResult, SearchSettings, search
 from dlperf.paths import MaxBatchPaths
+from dlperf.plan.maxbatch import BATCH, Probe, ProbeRun, SearchResult, SearchSettings, search
 from dlperf.util import atomic_write_json
 
 log = logging.getLogger(__name__)

@@ -52,7 +52,9 @@ class RunSpec:
     )
     submitter_pid: int | None = None  # local backend: the run dies with its submitter
     python: str | None = None  # the framework's own interpreter (dlperf.environments); None: ours
-    batch_size_resolved: int | None = None  # what a `max` cell's search found (dlperf.maxbatch)
+    batch_size_resolved: int | None = (
+        None  # what a `max` cell's search found (dlperf.plan.maxbatch)
+    )
 
     @property
     def trained_cell(self) -> Cell:

@@ -18,7 +18,7 @@ from typing import Any
 
 import submitit
 
-from dlperf import environments, maxbatch
+from dlperf import environments
 from dlperf.adapters import get_adapter
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.outcome import mark_silent_tasks, record_outcome, record_unlaunched
@@ -28,6 +28,7 @@ from dlperf.launch.task import run_task
 from dlperf.launch.watch import Interrupted, Interrupts, wait_for_outcomes
 from dlperf.matrix import Cell
 from dlperf.paths import MaxBatchPaths, ResultPaths
+from dlperf.plan import maxbatch
 from dlperf.status import RUN_STATUSES, Status
 
 log = logging.getLogger(__name__)

@@ -1,14 +1,14 @@
 """Whether a finished run's logs speak for it: every launched rank in its own log, a window
 inside the workload's life (that the manifest is its folder's run: dlperf.launch.record). Each
 failed check is a ParseError
-naming the file, which makes the run a parse_error (dlperf.tables), never a figure."""
+naming the file, which makes the run a parse_error (dlperf.measure.tables), never a figure."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from dlperf.measure.stats import RunThroughput
 from dlperf.parse.records import ParseError, ParseResult
-from dlperf.stats import RunThroughput
 
 # A window lies inside its process's life: on the log's timestamps it cannot take longer than the
 # workload's wall time the harness measured on a monotonic clock (plus this much slack).

@@ -17,13 +17,13 @@ from typing import Any
 import pandas as pd
 
 from dlperf.matrix import Layout
-from dlperf.parse.records import Method, ParseError, StepRecord
-from dlperf.report import fmt
-from dlperf.stats import (
+from dlperf.measure.stats import (
     Window,
     percentiles,
     rank_window,  # the window's own durations, one owner
 )
+from dlperf.parse.records import Method, ParseError, StepRecord
+from dlperf.report import fmt
 
 PERCENTILES = (50, 75, 90, 95)
 NO_DDP = "noddp"

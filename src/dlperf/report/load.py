@@ -13,8 +13,8 @@ import pandas as pd
 
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
+from dlperf.measure.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_figures
 from dlperf.report import fmt
-from dlperf.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_figures
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ _TEXT_COLUMNS = (
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """A TSV (or CSV) written by dlperf.tables: ids and words as text, empty text as ''."""
+    """A TSV (or CSV) written by dlperf.measure.tables: ids and words as text, empty text as ''."""
     sep = "," if path.suffix == ".csv" else "\t"
     dtype = dict.fromkeys(_TEXT_COLUMNS, str)
     try:
@@ -110,7 +110,7 @@ def _fill_dimensions(frame: pd.DataFrame, where: str) -> pd.DataFrame:
 
 
 def cells_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Aggregate a runs table to cells: median and spread of the ok runs, as dlperf.tables does."""
+    """Aggregate a runs table to cells: median and spread of the ok runs, as dlperf.measure.tables does."""
     rows = []
     for _, group in runs.groupby("cell_id", sort=True):
         first = group.iloc[0]

@@ -6,8 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dlperf.plan.schedule import (
+    MILP_FEASIBLE,
+    MILP_GAP_REL,
+    MILP_METHOD,
+    MILP_NOT_RUN,
+    MILP_OPTIMAL,
+)
 from dlperf.report.i18n import Phrase, Text
-from dlperf.schedule import MILP_FEASIBLE, MILP_GAP_REL, MILP_METHOD, MILP_NOT_RUN, MILP_OPTIMAL
 
 
 @dataclass(frozen=True)
@@ -41,7 +47,7 @@ def _hours(seconds: Any) -> str:
 
 
 def solver_text(method: str, status: str) -> Text:
-    """The solver's method and status in words: dlperf.schedule's own in the catalogs, any other
+    """The solver's method and status in words: dlperf.plan.schedule's own in the catalogs, any other
     (PuLP's status) as recorded."""
     statuses: dict[str, Text] = {
         MILP_OPTIMAL: Phrase.of("plan.status_optimal", gap=f"{MILP_GAP_REL:.0%}"),

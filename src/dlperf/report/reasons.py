@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dlperf.measure.variance import VarianceSettings, outlier_scores
 from dlperf.report import fmt
 from dlperf.report.i18n import Phrase, Series, Text
 from dlperf.report.load import MEASURED
 from dlperf.status import Status
-from dlperf.variance import VarianceSettings, outlier_scores
 
 _STATUSES = {str(s) for s in Status}
 
@@ -100,7 +100,7 @@ def runs_reasons(runs: pd.DataFrame, limits: Limits) -> Text:
 
 def with_outlier_z(runs: pd.DataFrame) -> pd.DataFrame:
     """`runs` with column outlier_z, each run's robust z among its cell's ok runs: as the table
-    states it, else computed by dlperf.variance from the throughputs (tables older than the
+    states it, else computed by dlperf.measure.variance from the throughputs (tables older than the
     column)."""
     stated = pd.to_numeric(
         runs["outlier_z"] if "outlier_z" in runs else pd.Series(math.nan, index=runs.index),

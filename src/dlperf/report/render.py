@@ -18,6 +18,7 @@ import jinja2
 import pandas as pd
 
 from dlperf.errors import ConfigError
+from dlperf.measure.stats import Window
 from dlperf.report import plots
 from dlperf.report.build import build_report
 from dlperf.report.caveats import KINDS as CAVEAT_KINDS
@@ -28,7 +29,6 @@ from dlperf.report.model import ABSENT, Group, ReportData
 from dlperf.report.names import framework_name
 from dlperf.report.planinfo import plan_info
 from dlperf.report.provenance import read_manifests
-from dlperf.stats import Window
 from dlperf.util import atomic_write_text
 from dlperf.vocabulary import PRECISION_NAMES
 from dlperf.vocabulary import display_name as model_name

@@ -30,7 +30,7 @@ def write_plan(
     config: dict[str, Any], results: Path, site: dict[str, Any], path: Path, time_limit_s: float
 ) -> None:
     """The campaign plan (as rules/common.smk logs it) as JSON; `{}` where it has no schedule."""
-    from dlperf.plan import PlanError, make_plan, plan_dict
+    from dlperf.plan.plan import PlanError, make_plan, plan_dict
 
     try:
         data = plan_dict(make_plan(config, results, time_limit_s=time_limit_s, **site))

@@ -23,7 +23,7 @@ import torch.distributed as dist
 from torch import nn
 
 from dlperf import flops
-from dlperf.ceiling import measure_allreduce_busbw
+from dlperf.measure.ceiling import measure_allreduce_busbw
 from dlperf.workloads.common import (
     PowerSampler,
     leave_together,

@@ -3,7 +3,7 @@ TFLOP/s, MFU), memory, energy, and the communication ceiling of the speedup.
 
 Each comes from the workload's own lines (dlperf.parse.facts) and the run's measured window;
 `explain_trace` names the lines. A figure without its lines is NaN with the reason where there is
-one (energy_detail), never 0. Definitions: dlperf.flops (FLOPs, peaks, MFU) and dlperf.ceiling.
+one (energy_detail), never 0. Definitions: dlperf.flops (FLOPs, peaks, MFU) and dlperf.measure.ceiling.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dlperf import ceiling, flops, logline
+from dlperf import flops, logline
 from dlperf.flops import FlopsFormula
 from dlperf.matrix import Cell
+from dlperf.measure import ceiling
+from dlperf.measure.stats import RunThroughput, Window, window_records
 from dlperf.parse.facts import Fact, RunFacts
 from dlperf.parse.records import StepRecord
-from dlperf.stats import RunThroughput, Window, window_records
 
 NAN = math.nan
 RUN_FIGURE_COLUMNS = [
@@ -221,7 +222,7 @@ def cell_figures(ok_runs: pd.DataFrame) -> dict[str, Any]:
 
 def add_ceiling(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Each multi-device cell's speedup ceiling: its all-reduce (bytes over its own measured
-    busbw) added to the 1n1g cell's step time (dlperf.ceiling, both models)."""
+    busbw) added to the 1n1g cell's step time (dlperf.measure.ceiling, both models)."""
     cells = cells.copy()
     by_id = cells.set_index("cell_id")
     bytes_of = (

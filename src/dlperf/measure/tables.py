@@ -13,15 +13,16 @@ import pandas as pd
 
 from dlperf import SCHEMA_VERSION
 from dlperf.adapters.base import Launcher
-from dlperf.efficiency import CELL_FIGURE_COLUMNS, RUN_FIGURE_COLUMNS, add_ceiling, run_figures
-from dlperf.efficiency import cell_figures as explaining_figures
 from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell, CellSpec
-from dlperf.parse.checks import check_every_rank_reported, check_window_within_wall_time
-from dlperf.parse.facts import parse_facts
-from dlperf.parse.records import ParseError, ParseResult, StepRecord
-from dlperf.paths import RunPaths
-from dlperf.stats import (
+from dlperf.measure.efficiency import (
+    CELL_FIGURE_COLUMNS,
+    RUN_FIGURE_COLUMNS,
+    add_ceiling,
+    run_figures,
+)
+from dlperf.measure.efficiency import cell_figures as explaining_figures
+from dlperf.measure.stats import (
     RunThroughput,
     Window,
     percentiles,
@@ -30,15 +31,19 @@ from dlperf.stats import (
     spread,
     window_records,
 )
-from dlperf.status import Status, cell_status
-from dlperf.util import atomic_path, atomic_write_json
-from dlperf.variance import (
+from dlperf.measure.variance import (
     DEFAULT_VARIANCE,
     VarianceSettings,
     cell_flags,
     outlier_details,
     outlier_scores,
 )
+from dlperf.parse.checks import check_every_rank_reported, check_window_within_wall_time
+from dlperf.parse.facts import parse_facts
+from dlperf.parse.records import ParseError, ParseResult, StepRecord
+from dlperf.paths import RunPaths
+from dlperf.status import Status, cell_status
+from dlperf.util import atomic_path, atomic_write_json
 
 CELL_COLUMNS = [
     "cell_id",
@@ -59,7 +64,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "repeat",
     "status",
     "status_detail",
-    "outlier",  # kept in the cell's median, flagged (dlperf.variance)
+    "outlier",  # kept in the cell's median, flagged (dlperf.measure.variance)
     "outlier_detail",
     "outlier_z",  # robust z among the cell's ok runs: what an outlier is stated by
     "throughput_samples_per_s",
@@ -75,7 +80,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "p75_ms",
     "p90_ms",
     "p95_ms",
-    *RUN_FIGURE_COLUMNS,  # MFU, memory, energy, busbw (dlperf.efficiency)
+    *RUN_FIGURE_COLUMNS,  # MFU, memory, energy, busbw (dlperf.measure.efficiency)
     "job_id",
     "hosts",
     "submitted_at",
@@ -110,7 +115,7 @@ CELL_TABLE_COLUMNS = CELL_COLUMNS + [
     "speedup",
     "efficiency",
     "speedup_baseline_cell",
-    *CELL_FIGURE_COLUMNS,  # medians of the runs' (dlperf.efficiency), the speedup's ceiling
+    *CELL_FIGURE_COLUMNS,  # medians of the runs' (dlperf.measure.efficiency), the speedup's ceiling
     "method",
     "window",
     "source",
@@ -301,7 +306,7 @@ def cell_figures(
     group: pd.DataFrame, runs_planned: int, variance: VarianceSettings = DEFAULT_VARIANCE
 ) -> dict[str, Any]:
     """A cell's status, median and spread from its runs' rows (ok runs only give figures), and
-    its variance flags (dlperf.variance: outliers are flagged and stay in the median)."""
+    its variance flags (dlperf.measure.variance: outliers are flagged and stay in the median)."""
     ok_runs = group[group["status"] == Status.OK]
     ok = ok_runs["throughput_samples_per_s"].astype(float).tolist()
     s = spread(ok)

@@ -13,10 +13,10 @@ from typing import Any
 import pandas as pd
 
 from dlperf import logline
+from dlperf.compare.significance import compare_samples
 from dlperf.launch.record import RunRecord
 from dlperf.parse.records import ParseError
 from dlperf.paths import RESULTS, ResultPaths
-from dlperf.significance import compare_samples
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
 RUN_JSON_KEYS = ("throughput_samples_per_s", "percentiles_ms")
@@ -301,7 +301,7 @@ DIFF_COLUMNS = [
 def diff_results(
     a: ResultsFolder, b: ResultsFolder, alpha: float = 0.05, threshold: float = 0.05
 ) -> pd.DataFrame:
-    """Per cell of either side: B's ok-run throughputs against A's (dlperf.significance)."""
+    """Per cell of either side: B's ok-run throughputs against A's (dlperf.compare.significance)."""
     what = "a runs table (tables/runs.tsv)"
     ra = read_table(a.runs_table, RUNS_COLUMNS, what)
     rb = read_table(b.runs_table, RUNS_COLUMNS, what)

@@ -1,6 +1,6 @@
 """Adaptive repeats: a cell gets one more run at a time until its median is known well enough.
 
-The rule (dlperf.variance.repeats_needed decides; this module wires it to the workflow):
+The rule (dlperf.measure.variance.repeats_needed decides; this module wires it to the workflow):
 
 - Every cell first gets the suite's `repeats` runs, as without adaptive repeats.
 - After its k-th run (k >= repeats) a decision reads the cell's runs 1..k: another run is needed
@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dlperf.measure.stats import Window
+from dlperf.measure.tables import read_run
+from dlperf.measure.variance import repeats_needed
 from dlperf.paths import RunPaths
-from dlperf.stats import Window
 from dlperf.status import Status
-from dlperf.tables import read_run
 from dlperf.util import atomic_write_json
-from dlperf.variance import repeats_needed
 
 log = logging.getLogger(__name__)
 

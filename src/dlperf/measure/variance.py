@@ -24,7 +24,7 @@ Rules (stated once, used by the tables and the report):
   cell with one ok run has no CV (nan) and is not called unstable.
 
 - **More repeats needed**: the distribution-free confidence interval of the median
-  (:func:`dlperf.stats.median_ci_ranks`) cannot reach the level with the runs there are, or is
+  (:func:`dlperf.measure.stats.median_ci_ranks`) cannot reach the level with the runs there are, or is
   wider than a target width relative to the median; never beyond ``max_repeats`` runs.
 """
 
@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 from scipy.stats import median_abs_deviation
 
-from dlperf.stats import median_ci_ranks, spread
+from dlperf.measure.stats import median_ci_ranks, spread
 
 MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): MAD -> standard deviation for normal data
 MIN_REL_SCALE = 0.01  # the scale is never below 1 % of the median (see the module's rules)

@@ -1,6 +1,6 @@
 """Packing runs onto the nodes of a site and onto time: bounds, a phase MILP, a list scheduler.
 
-Pure scheduling, no dlperf config: `dlperf.plan` builds the jobs and prints the result.
+Pure scheduling, no dlperf config: `dlperf.plan.plan` builds the jobs and prints the result.
 
 Resource model. A site has `nodes` nodes with `gpus_per_node` GPUs each. A job (one run) asks for
 `nodes` x `gpus_per_node`. A multi-node job holds whole nodes; so does every job on an exclusive

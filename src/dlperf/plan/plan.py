@@ -9,7 +9,7 @@ and the plan says which per cell (`duration_source`):
 - limit: the suite's `time_limit_min`, an upper bound.
 
 GPU-hours of a run = devices x wall time; node-hours = nodes x wall time (a shared single-node run
-counts its share of the node, GPUs / GPUs per node). The schedule is `dlperf.schedule`'s.
+counts its share of the node, GPUs / GPUs per node). The schedule is `dlperf.plan.schedule`'s.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dlperf.config import Suite
 from dlperf.errors import ConfigError
 from dlperf.matrix import CellSpec
 from dlperf.paths import ResultPaths
-from dlperf.schedule import Job, Schedule, Site, check_fits, schedule_campaign
+from dlperf.plan.schedule import Job, Schedule, Site, check_fits, schedule_campaign
 
 SCALING_RULE = (
     "scaled wall = reference start-up + reference workload time x (batch per device / "
