@@ -842,6 +842,39 @@ def test_a_megatron_run_gets_dlperfs_tflops_and_keeps_the_printed_one_beside(tmp
     assert row["reported_tflops_per_device"] == pytest.approx(weighted, rel=1e-9)
 
 
+def test_an_upstream_log_far_longer_than_its_window_is_kept_only_as_far_as_the_window(
+    tmp_path: Path,
+):
+    """Issue 20.14: with the window's iterations (as the tables parse), an upstream parser keeps
+    a log's rows only as far as the window can reach: the same figure as the whole log's, a
+    claimed but unreadable line far past the window never read, and the rows kept do not grow
+    with the log."""
+    adapter = get_adapter("megatron")
+    cell = Cell("megatron", "gpt", "amp", False, 8, Layout(1, 1))
+    options = adapter.resolved_options({})
+    line = (
+        " iteration {i:8d}/ 100000 | consumed samples: {c:12d} | elapsed time per iteration "
+        "(ms): {ms:.1f} | learning rate: 1.500E-05 | global batch size:     8 | lm loss: "
+        "1.000E+01 | loss scale: 4096.0 |\n"
+    )
+    kept = {}
+    for intervals in (200, 2000):
+        log = tmp_path / f"{intervals}" / "node0.log"
+        log.parent.mkdir()
+        text = "".join(
+            line.format(i=10 * k, c=80 * k, ms=1500.0 + k % 7) for k in range(1, intervals + 1)
+        )
+        log.write_text(text + " iteration 99oops/ 100000 | consumed samples: x |\n")
+        with pytest.raises(ParseError, match="99oops"):
+            adapter.parse([log], cell, options)  # the whole log: its last line is unreadable
+        result = adapter.parse([log], cell, options, keep_iterations=100)
+        kept[intervals] = (len(result.records), run_throughput(result, Window(20, 80)))
+    assert kept[200][0] == kept[2000][0] == (100 + 2) * 1 + 2  # rows: (iterations + 2) x ranks + 2
+    assert kept[2000][1].throughput_samples_per_s == kept[200][1].throughput_samples_per_s
+    ms = [1500.0 + k % 7 for k in range(3, 11)]  # iterations 21..100: lines 3..10
+    assert kept[200][1].throughput_samples_per_s == pytest.approx(80 * 8 / (10 * sum(ms) / 1000))
+
+
 # ----------------------------------------------------------------------------- MindSpore
 
 

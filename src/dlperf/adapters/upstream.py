@@ -40,6 +40,7 @@ from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream import Parser, RunFacts
+from dlperf.parse.upstream._common import rows_for
 from dlperf.vocabulary import LANGUAGE_MODELS, PRECISIONS
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -339,8 +340,8 @@ class UpstreamAdapter(Adapter):
         options: dict[str, Any],
         keep_iterations: int | None = None,
     ) -> ParseResult:
-        """The model's parser over the launch style's logs (it reads them whole: an upstream
-        parser does not stop at `keep_iterations`)."""
+        """The model's parser over the launch style's logs; with `keep_iterations`, each log's
+        rows past what the window can reach are not kept (parse.upstream._common.rows_for)."""
         parser = self.parser_of(cell.model, options)
         facts = RunFacts(
             batch_size_per_device=self.batch_size(cell, options),
@@ -350,7 +351,8 @@ class UpstreamAdapter(Adapter):
             if cell.model in LANGUAGE_MODELS
             else None,
         )
-        return parser(self.log_files(logs, self.launch_of(options)), facts)
+        with rows_for(keep_iterations, cell.layout.devices):
+            return parser(self.log_files(logs, self.launch_of(options)), facts)
 
 
 # --------------------------------------------------------------------------------- helpers

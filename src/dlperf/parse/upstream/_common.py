@@ -13,6 +13,8 @@ import calendar
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -178,7 +180,11 @@ def collect(
     to `other` (headers, companion lines) or are skipped as noise.
     """
     rows: list[Row] = []
+    limit = ROW_LIMIT.get()
+    per_file: Counter[int] = Counter()
     for line in read_lines(logs):
+        if limit is not None and per_file[line.file_index] >= limit:
+            continue  # this file has given every row the window can reach: none is kept
         if not claim.match(line.text):
             if other is not None:
                 other(line)
@@ -196,7 +202,26 @@ def collect(
             ) from None
         if row is not None:
             rows.append(row)
+            per_file[line.file_index] += 1
     return rows
+
+
+# At most this many progress rows of one log are kept (None: all): set by the adapter around a
+# parse for the tables, from the iterations the window needs and the ranks that may print into a
+# log (every row covers at least one iteration of one rank), so memory is bounded by the window,
+# not by the log's length (issue 20.14).
+ROW_LIMIT: ContextVar[int | None] = ContextVar("ROW_LIMIT", default=None)
+
+
+@contextmanager
+def rows_for(iterations: int | None, ranks: int) -> Iterator[None]:
+    """Parses inside keep the rows `iterations` of `ranks` ranks can need, with a margin (the
+    interval before the window, a first line that is no interval); None: every row."""
+    token = ROW_LIMIT.set(None if iterations is None else (iterations + 2) * ranks + 2)
+    try:
+        yield
+    finally:
+        ROW_LIMIT.reset(token)
 
 
 def match(pattern: re.Pattern[str], line: Line, what: str) -> re.Match[str]:
