@@ -224,7 +224,13 @@ def main(argv: list[str] | None = None) -> int:
                 seconds=f"{time.perf_counter() - started:.3f}",
             )
     if world > 1 and args.comm_probe_iters > 0 and args.explain:
-        grad_bytes = sum(p.numel() * p.element_size() for p in plain.parameters())
+        # one size on every rank: a classifier split across the ranks (InsightFace, 101 classes
+        # as 51 + 50) gives each rank its own parameter bytes, and gloo aborts an all-reduce of
+        # mismatched sizes; the largest rank's is what the gradients' all-reduce would carry
+        mine = sum(p.numel() * p.element_size() for p in plain.parameters())
+        agreed = torch.tensor([mine], dtype=torch.int64, device=device)
+        torch.distributed.all_reduce(agreed, op=torch.distributed.ReduceOp.MAX)
+        grad_bytes = int(agreed.item())
         started = (
             time.perf_counter()
         )  # the other ranks wait in it for rank 0's count: its time is the probe's
