@@ -1,93 +1,63 @@
-"""The built-in MindSpore workload (MindCV ResNet-50, MindFormers BERT) and its adapter, run for
-real in the environment the workflow builds from envs/mindspore.txt."""
+"""The built-in MindSpore workload (MindCV ResNet-50, MindFormers BERT) and its adapter: what only
+it states. What every built-in workload keeps (steps, FLOPs and memory lines, two ranks, a typo,
+an out-of-memory) is test_workload_contract.py's, on the same runs (conftest.WorkloadRuns), in the
+environment the workflow builds from envs/mindspore.txt."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from workflow_helpers import framework_python, run_ranks, workload_env
 
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.matrix import Cell, Layout
-from dlperf.parse.builtin import parse_builtin_logs
 
-TINY = {
-    "resnet50": ["--image-size", "32", "--num-classes", "10"],
-    "bert_base": [
-        "--seq-len", "16", "--max-predictions", "3", "--model-config",
-        '{"num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,'
-        ' "intermediate_size": 64, "vocab_size": 512}',
-    ],
-}  # fmt: skip
+if TYPE_CHECKING:
+    from conftest import WorkloadRuns
+
 MODULE = "dlperf.workloads.mindspore_train"
+PARAMS = {
+    "resnet50": "23528522",
+    "bert_base": "44194",
+}  # MindCV's resnet50 at 10 classes: torchvision's count
 
 
-def workload(model: str, *flags: str, batch: int = 2, steps: int = 3) -> list[str]:
-    return [
-        framework_python("mindspore_builtin"), "-u", "-m", MODULE,
-        "--model", model, "--batch-size", str(batch), "--steps", str(steps), "--device", "cpu",
-        "--threads", "1", *TINY[model], *flags,
-    ]  # fmt: skip
-
-
-def config_line(log: Path) -> dict[str, str]:
-    lines = [logline.parse_line(line) for line in log.read_text().splitlines()]
-    return next(fields for kind, fields in filter(None, lines) if kind == logline.CONFIG)
-
-
-def run(command: list[str], log: Path) -> int:
-    with open(log, "w") as out:
-        return subprocess.run(
-            command, stdout=out, stderr=subprocess.STDOUT, env=workload_env(), timeout=300
-        ).returncode
-
-
-@pytest.mark.parametrize(
-    ("model", "flags"),
-    [("resnet50", []), ("bert_base", ["--graph-mode"]), ("bert_base", ["--precision", "amp"])],
-)
-def test_workload_lines_parse(model: str, flags: list[str], tmp_path: Path) -> None:
-    log = tmp_path / "rank0.log"
-    assert run(workload(model, *flags), log) == 0, log.read_text()[-2000:]
-    parsed = parse_builtin_logs([log])
-    assert [r.step for r in parsed.records] == [1, 2, 3]
-    assert {r.samples for r in parsed.records} == {2}
-    config = config_line(log)
+def check_config(config: dict[str, str], model: str, graph: bool, amp: bool) -> None:
     assert (config["mindspore"], config["mindcv"], config["mindformers"]) == (
         "2.7.2", "0.3.0", "1.3.2",
     )  # fmt: skip
-    graph = "--graph-mode" in flags
     assert config["mode"] == ("GRAPH_MODE" if graph else "PYNATIVE_MODE")
-    amp = "amp" in flags
     assert config["amp_dtype"] == ("float16" if amp else "none")
+    assert config["params"] == PARAMS[model]
     if model == "bert_base":
         assert '"num_hidden_layers":1' in config["model_config"]
         assert f'"compute_dtype":"{"Float16" if amp else "Float32"}"' in config["model_config"]
-        assert config["params"] == "44194"
-    else:
-        assert config["params"] == "23528522"  # MindCV resnet50, 10 classes (torchvision's count)
-    assert "dlperf-memory rank=0 peak_rss_mb=" in log.read_text()
 
 
-def test_two_processes_train_data_parallel_over_the_dynamic_cluster(tmp_path: Path) -> None:
-    logs = run_ranks(workload("bert_base", steps=3), tmp_path)
-    parsed = parse_builtin_logs(logs)
-    assert sorted({r.rank for r in parsed.records}) == [0, 1]
-    assert config_line(logs[0])["world_size"] == "2"
+@pytest.mark.integration
+@pytest.mark.parametrize("model", ["resnet50", "bert_base"])
+def test_config_line_states_versions_mode_and_model(
+    model: str, workload_runs: WorkloadRuns
+) -> None:
+    run = workload_runs.tiny("mindspore_builtin", model).check_ok()
+    check_config(run.config(), model, graph=False, amp=False)
 
 
-def test_out_of_memory_is_recognised(tmp_path: Path) -> None:
-    log = tmp_path / "rank0.log"
-    command = [
-        framework_python("mindspore_builtin"), "-u", "-m", MODULE,
-        "--model", "resnet50", "--batch-size", "64", "--steps", "2", "--device", "cpu",
-        "--threads", "1", "--memory-limit-gb", "1.5",
-    ]  # fmt: skip
-    assert run(command, log) != 0
-    assert get_adapter("mindspore_builtin").is_oom(log.read_text()), log.read_text()[-1500:]
+@pytest.mark.integration
+def test_bert_trains_in_graph_mode_with_amp(workload_runs: WorkloadRuns) -> None:
+    """The xla column on (GRAPH_MODE) and amp (float16, MindFormers' compute_dtype), in one run:
+    the contract's runs are PYNATIVE_MODE and fp32."""
+    adapter = get_adapter("mindspore_builtin")
+    graph_amp = Cell("mindspore_builtin", "bert_base", "amp", True, 2, Layout(1, 1))
+    run = workload_runs.run("mindspore_builtin", graph_amp, adapter.tiny["bert_base"]).check_ok()
+    records = run.records()
+    assert [r.step for r in records] == [1, 2, 3]
+    assert {r.samples for r in records} == {2}
+    check_config(run.config(), "bert_base", graph=True, amp=True)
+    (memory,) = run.lines(logline.MEMORY)
+    assert memory["rank"] == "0" and float(memory["peak_rss_mb"]) > 0
 
 
 def test_adapter_command_and_features() -> None:

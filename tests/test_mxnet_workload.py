@@ -1,36 +1,33 @@
-"""The built-in MXNet workload (GluonCV / GluonNLP models on MXNet 1.9) and its adapter `mxnet`.
+"""The built-in MXNet workload (GluonCV / GluonNLP models on MXNet 1.9) and its adapter `mxnet`:
+what only it states. What every built-in workload keeps (steps, FLOPs and memory lines, two ranks,
+a typo, an out-of-memory) is test_workload_contract.py's, on the same runs (conftest.WorkloadRuns).
 
-MXNet needs numpy<1.24, so it never shares dlperf's environment: the end-to-end tests run the
-workload in the environment the workflow builds from envs/mxnet.txt. The unit tests need no MXNet.
+MXNet needs numpy<1.24, so it never shares dlperf's environment: the runs are in the environment
+the workflow builds from envs/mxnet.txt. The unit tests need no MXNet.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from workflow_helpers import framework_python, free_port, run_ranks, workload_env
+from workflow_helpers import framework_python, free_port, workload_env
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.matrix import Cell, Layout
-from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.workloads import mxnet_train
 
+if TYPE_CHECKING:
+    from conftest import WorkloadRuns
+
 ROOT = Path(__file__).resolve().parents[1]
-TINY_BERT = (
-    '{"num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 2,'
-    ' "intermediate_size": 128, "vocab_size": 512, "max_position_embeddings": 32}'
-)
-TINY = {
-    "resnet50": [
-        "--image-size", "32", "--num-classes", "10", "--model-config", '{"depths": [1, 1, 1, 1]}',
-    ],
-    "bert_base": ["--seq-len", "16", "--max-predictions", "4", "--model-config", TINY_BERT],
-}  # fmt: skip
-# Trainable parameters, by hand. ResNet v1b, depths [1, 1, 1, 1], 10 classes: stem conv 7x7x3x64
-# + BN 2x64; per stage (in, planes p): 1x1 in*p, 3x3 9p^2, 1x1 4p^2, downsample 4p*in, BNs 2p+2p+8p+8p.
+# Trainable parameters of the adapter's tiny configuration, by hand. ResNet v1b, depths
+# [1, 1, 1, 1], 10 classes: stem conv 7x7x3x64 + BN 2x64; per stage (in, planes p): 1x1 in*p,
+# 3x3 9p^2, 1x1 4p^2, downsample 4p*in, BNs 2p+2p+8p+8p.
 STEM = 7 * 7 * 3 * 64 + 2 * 64
 STAGES = sum(
     i * p + 9 * p * p + 4 * p * p + 4 * p * i + 20 * p
@@ -43,93 +40,58 @@ RESNET_TINY_PARAMS = STEM + STAGES + 2048 * 10 + 10
 EMBEDDINGS = 512 * 64 + 32 * 64 + 2 * 64 + 2 * 64
 LAYER = 4 * (64 * 64 + 64) + (64 * 128 + 128) + (128 * 64 + 64) + 2 * 2 * 64
 BERT_TINY_PARAMS = EMBEDDINGS + LAYER + (64 * 64 + 64) + (64 * 64 + 64 + 2 * 64 + 512) + 130
-
-
-@pytest.fixture
-def mxnet_python() -> str:
-    return framework_python("mxnet")
-
-
-def workload(python: str, model: str, steps: int, *extra: str) -> list[str]:
-    return [
-        python, "-u", "-m", "dlperf.workloads.mxnet_train", "--model", model,
-        "--batch-size", "2", "--steps", str(steps), "--device", "cpu", *TINY[model], *extra,
-    ]  # fmt: skip
-
-
-def run_env(**extra: str) -> dict[str, str]:
-    return workload_env(**extra)
-
-
-def run_logged(command: list[str], log: Path, **env: str) -> int:
-    with open(log, "w") as out:
-        return subprocess.run(
-            command, stdout=out, stderr=subprocess.STDOUT, env=run_env(**env), timeout=300
-        ).returncode
-
-
-def config_fields(text: str) -> dict[str, str]:
-    from dlperf import logline
-
-    lines = [logline.parse_line(line) for line in text.splitlines()]
-    return next(fields for kind, fields in filter(None, lines) if kind == "config")
+BERT_TINY_CONFIG = (
+    '{"dropout":0.1,"embed_size":64,"hidden_size":128,"max_length":32,"num_heads":2,'
+    '"num_layers":1,"token_type_vocab_size":2,"units":64,"vocab_size":512,"word_embed":null}'
+)
 
 
 # ------------------------------------------------------------------------ workload, end to end
 
 
-def test_resnet_imperative_fp32(mxnet_python: str, tmp_path: Path) -> None:
-    log = tmp_path / "rank0.log"
-    code = run_logged(workload(mxnet_python, "resnet50", 3, "--threads", "1"), log)
-    text = log.read_text()
-    assert code == 0, text[-3000:]
-    config = config_fields(text)
-    assert config["model"] == "resnet50" and config["device"] == "cpu"
+@pytest.mark.integration
+def test_resnet_config_line(workload_runs: WorkloadRuns) -> None:
+    """The contract's ResNet run, imperative fp32 on two ranks over a dist_sync KVStore (rank 0
+    starts ps-lite's scheduler and server; its convolution weights must reach the KVStore in the
+    default layout, not oneDNN's)."""
+    run = workload_runs.tiny("mxnet", "resnet50").check_ok()
+    config = run.config()
     assert config["params"] == str(RESNET_TINY_PARAMS) == "8036426"
     assert config["graph"] == "imperative" and config["amp_dtype"] == "none"
-    assert config["world_size"] == "1" and config["kvstore"] == "none"
     assert config["mxnet"] == "1.9.1" and config["gluoncv"] == "0.10.5.post0"
     assert config["model_config"] == '{"depths":[1,1,1,1]}'
-    records = parse_builtin_logs([log]).records
-    assert [r.step for r in records] == [1, 2, 3]
-    assert {r.rank for r in records} == {0} and all(r.samples == 2 for r in records)
-    assert all(r.time_s >= r.start_s for r in records)
-    assert records[1].start_s >= records[0].time_s
-    assert "dlperf-memory rank=0 peak_rss_mb=" in text
+    assert config["world_size"] == "2" and config["kvstore"] == "dist_sync"
+    # 2 ranks share the cores: threads 0 gives each os.cpu_count() // 2 (1 on 2 cores), or 1
+    assert config["threads"] == str(max(1, (os.cpu_count() or 1) // 2))
 
 
-def test_bert_hybridized_amp(mxnet_python: str, tmp_path: Path) -> None:
-    log = tmp_path / "rank0.log"
-    command = workload(mxnet_python, "bert_base", 3, "--hybridize", "--precision", "amp")
-    code = run_logged(command, log)
-    text = log.read_text()
+@pytest.mark.integration
+def test_bert_config_line(workload_runs: WorkloadRuns) -> None:
+    config = workload_runs.tiny("mxnet", "bert_base").check_ok().config()
+    assert config["params"] == str(BERT_TINY_PARAMS) == "77634"
+    assert config["graph"] == "imperative" and config["gluonnlp"] == "0.10.0"
+    assert config["world_size"] == "1" and config["kvstore"] == "none"
+    assert config["model_config"] == BERT_TINY_CONFIG
+
+
+@pytest.mark.integration
+def test_bert_hybridized_amp(workload_runs: WorkloadRuns) -> None:
+    """The xla column on (hybridize()) and amp (bfloat16 through oneDNN), in one run: the
+    contract's runs are imperative and fp32."""
+    tiny = get_adapter("mxnet").tiny["bert_base"]
+    cell = Cell("mxnet", "bert_base", "amp", True, 2, Layout(1, 1))
+    run = workload_runs.run("mxnet", cell, tiny)
+    text = run.text()
     if "avx512" not in Path("/proc/cpuinfo").read_text():  # oneDNN's bf16 kernels need it
-        assert code == 1 and "need AVX-512" in text, text[-3000:]
+        assert run.exit_codes == (1,) and "need AVX-512" in text, text[-3000:]
         return
-    assert code == 0, text[-3000:]
-    config = config_fields(text)
+    run.check_ok()
+    config = run.config()
     assert config["params"] == str(BERT_TINY_PARAMS) == "77634"
     assert config["graph"] == "hybridized" and config["amp_dtype"] == "bfloat16"
     assert config["gluonnlp"] == "0.10.0"
-    assert config["model_config"] == (
-        '{"dropout":0.1,"embed_size":64,"hidden_size":128,"max_length":32,"num_heads":2,'
-        '"num_layers":1,"token_type_vocab_size":2,"units":64,"vocab_size":512,"word_embed":null}'
-    )
-    records = parse_builtin_logs([log]).records
-    assert [r.step for r in records] == [1, 2, 3]
-
-
-@pytest.mark.parametrize("model", ["resnet50", "bert_base"])
-def test_two_processes_over_dist_sync(model: str, mxnet_python: str, tmp_path: Path) -> None:
-    """Rank 0 starts ps-lite's scheduler and server; both ranks log every step, and all exit.
-    (ResNet: its convolution weights must reach the KVStore in the default layout, not oneDNN's.)"""
-    logs = run_ranks(workload(mxnet_python, model, 3), tmp_path, env=run_env)
-    config = config_fields(logs[0].read_text())
-    assert config["world_size"] == "2" and config["kvstore"] == "dist_sync"
-    assert config["threads"] == "1"  # 2 ranks share the cores: os.cpu_count() // 2 each, or 1
-    records = parse_builtin_logs(logs).records
-    assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
-    assert all("dlperf-memory rank=" in log.read_text() for log in logs)
+    assert config["model_config"] == BERT_TINY_CONFIG
+    assert [r.step for r in run.records()] == [1, 2, 3]
 
 
 GRADIENT_SUM = """
@@ -158,16 +120,16 @@ stop_parameter_server(children, timeout_s=30)
 """
 
 
-def test_gradient_sum_broadcasts_weights_and_sums_gradients(
-    mxnet_python: str, tmp_path: Path
-) -> None:
+@pytest.mark.integration
+def test_gradient_sum_broadcasts_weights_and_sums_gradients() -> None:
     """Every worker starts from one worker's weights, then gets the sum of all workers'
     gradients, step after step. (Gluon's Trainer, which uses one key for both, can hand a worker
     its peers' summed gradients as initial weights: the reason for GradientSum.)"""
-    env = run_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1")
+    python = framework_python("mxnet")
+    env = workload_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), OMP_NUM_THREADS="1")
     workers = [
         subprocess.Popen(
-            [mxnet_python, "-c", GRADIENT_SUM],
+            [python, "-c", GRADIENT_SUM],
             env=env | {"RANK": str(rank)},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -184,31 +146,18 @@ def test_gradient_sum_broadcasts_weights_and_sums_gradients(
     assert lines[0][2] == lines[1][2] in ("weights [10.0]", "weights [20.0]")
 
 
-def test_out_of_memory_is_the_oom_status(mxnet_python: str, tmp_path: Path) -> None:
-    """--memory-limit-gb caps the address space: MXNet's allocation fails, the run exits
-    non-zero, and the adapter reads its log as out of memory (the task's `oom` status)."""
-    log = tmp_path / "rank0.log"
-    command = workload(mxnet_python, "resnet50", 2, "--memory-limit-gb", "1.5")
-    command[command.index("--batch-size") + 1] = "64"
-    command[command.index("--image-size") + 1] = "224"
-    code = run_logged(command, log)
-    text = log.read_text()
-    assert code != 0 and "dlperf-step" not in text
-    assert get_adapter("mxnet").is_oom(text), text[-2000:]
-
-
 # ------------------------------------------------------------------------------ without MXNet
 
 
-def test_missing_mxnet_names_the_environment_file(tmp_path: Path) -> None:
+def test_missing_mxnet_names_the_environment_file() -> None:
+    """The workload's first check, in dlperf's own environment (no MXNet there)."""
     if any(
         (Path(p) / "mxnet").exists() for p in sys.path if p and Path(p).is_dir()
     ):  # pragma: no cover - dlperf's own environment never has MXNet
         pytest.skip("this interpreter has mxnet")
-    log = tmp_path / "rank0.log"
-    code = run_logged(workload(sys.executable, "bert_base", 1), log)
-    assert code == 1
-    assert "envs/mxnet.txt" in log.read_text() and "mxnet" in log.read_text()
+    argv = ["--model", "bert_base", "--batch-size", "2", "--steps", "1", "--device", "cpu"]
+    with pytest.raises(SystemExit, match=r"needs mxnet.*envs/mxnet\.txt"):
+        mxnet_train.main(argv)
 
 
 def test_bert_config_takes_transformers_names() -> None:

@@ -1,92 +1,58 @@
-"""The built-in PaddlePaddle workload (paddle.vision ResNet-50, PaddleNLP BERT) and its adapter,
-run for real in the environment the workflow builds from envs/paddlepaddle.txt."""
+"""The built-in PaddlePaddle workload (paddle.vision ResNet-50, PaddleNLP BERT) and its adapter:
+what only it states. What every built-in workload keeps (steps, FLOPs and memory lines, two ranks,
+a typo, an out-of-memory) is test_workload_contract.py's, on the same runs
+(conftest.WorkloadRuns), in the environment the workflow builds from envs/paddlepaddle.txt."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from workflow_helpers import framework_python, run_ranks, workload_env
 
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.matrix import Cell, Layout
-from dlperf.parse.builtin import parse_builtin_logs
 
-TINY = {
-    "resnet50": ["--image-size", "32", "--num-classes", "10"],
-    "bert_base": [
-        "--seq-len", "16", "--max-predictions", "3", "--model-config",
-        '{"num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,'
-        ' "intermediate_size": 64, "vocab_size": 512}',
-    ],
-}  # fmt: skip
+if TYPE_CHECKING:
+    from conftest import WorkloadRuns
 
 
-def workload(model: str, *flags: str, batch: int = 2, steps: int = 3) -> list[str]:
-    return [
-        framework_python("paddlepaddle"), "-u", "-m", "dlperf.workloads.paddle_train",
-        "--model", model, "--batch-size", str(batch), "--steps", str(steps), "--device", "cpu",
-        "--threads", "1", *TINY[model], *flags,
-    ]  # fmt: skip
-
-
-def config_line(log: Path) -> dict[str, str]:
-    lines = [logline.parse_line(line) for line in log.read_text().splitlines()]
-    return next(fields for kind, fields in filter(None, lines) if kind == logline.CONFIG)
-
-
-def run(command: list[str], log: Path, **env: str) -> int:
-    with open(log, "w") as out:
-        return subprocess.run(
-            command, stdout=out, stderr=subprocess.STDOUT, env=workload_env(**env), timeout=300
-        ).returncode
-
-
-@pytest.mark.parametrize(("model", "flags"), [("resnet50", []), ("bert_base", ["--to-static"])])
-def test_workload_lines_parse(model: str, flags: list[str], tmp_path: Path) -> None:
-    log = tmp_path / "rank0.log"
-    assert run(workload(model, *flags), log) == 0, log.read_text()[-2000:]
-    parsed = parse_builtin_logs([log])
-    assert [r.step for r in parsed.records] == [1, 2, 3]
-    assert {r.samples for r in parsed.records} == {2}
-    config = config_line(log)
-    assert config["paddle"] == "3.3.1" and config["to_static"] == str(bool(flags))
+@pytest.mark.integration
+@pytest.mark.parametrize("model", ["resnet50", "bert_base"])
+def test_config_line_states_versions_and_model(model: str, workload_runs: WorkloadRuns) -> None:
+    config = workload_runs.tiny("paddlepaddle", model).check_ok().config()
+    assert config["paddle"] == "3.3.1" and config["to_static"] == "False"
     if model == "bert_base":
         assert '"num_hidden_layers":1' in config["model_config"]
         assert config["paddlenlp"] == "2.8.1"
     else:
         assert config["params"] == "23581642"  # paddle.vision resnet50 with 10 classes
-    assert "dlperf-memory rank=0 peak_rss_mb=" in log.read_text()
 
 
-def test_a_model_config_typo_stops_the_run_naming_the_key(tmp_path: Path) -> None:
-    """Issue 20.10: PaddleNLP's BertConfig took `num_hiden_layers` and trained 12 layers."""
-    log = tmp_path / "rank0.log"
-    typo = ["--model-config", '{"num_hiden_layers": 1}']
-    assert run(workload("bert_base", *typo), log) != 0
-    assert (
-        "model_config: num_hiden_layers: not a field of PaddleNLP's BertConfig" in log.read_text()
-    )
+@pytest.mark.integration
+def test_bert_trains_under_to_static(workload_runs: WorkloadRuns) -> None:
+    """The xla column on: paddle.jit.to_static (the contract's runs are dynamic graph)."""
+    adapter = get_adapter("paddlepaddle")
+    static = Cell("paddlepaddle", "bert_base", "fp32", True, 2, Layout(1, 1))
+    run = workload_runs.run("paddlepaddle", static, adapter.tiny["bert_base"]).check_ok()
+    records = run.records()
+    assert [r.step for r in records] == [1, 2, 3]
+    assert {r.samples for r in records} == {2}
+    config = run.config()
+    assert config["paddle"] == "3.3.1" and config["to_static"] == "True"
+    assert '"num_hidden_layers":1' in config["model_config"]
+    assert config["paddlenlp"] == "2.8.1"
+    (memory,) = run.lines(logline.MEMORY)
+    assert memory["rank"] == "0" and float(memory["peak_rss_mb"]) > 0
 
 
-def test_two_processes_train_data_parallel_over_gloo(tmp_path: Path) -> None:
-    logs = run_ranks(workload("bert_base", steps=3), tmp_path)
-    parsed = parse_builtin_logs(logs)
-    assert sorted({r.rank for r in parsed.records}) == [0, 1]
-    assert config_line(logs[0])["world_size"] == "2"
-
-
-def test_out_of_memory_is_recognised(tmp_path: Path) -> None:
-    log = tmp_path / "rank0.log"
-    command = [
-        framework_python("paddlepaddle"), "-u", "-m", "dlperf.workloads.paddle_train",
-        "--model", "resnet50", "--batch-size", "64", "--steps", "2", "--device", "cpu",
-        "--threads", "1", "--memory-limit-gb", "1.5",
-    ]  # fmt: skip
-    assert run(command, log) != 0
-    assert get_adapter("paddlepaddle").is_oom(log.read_text()), log.read_text()[-1500:]
+@pytest.mark.integration
+def test_a_model_config_typo_names_paddlenlps_config(workload_runs: WorkloadRuns) -> None:
+    """Issue 20.10: PaddleNLP's BertConfig took `num_hiden_layers` and trained 12 layers (the
+    contract's typo run)."""
+    text = workload_runs.typo("paddlepaddle").text()
+    assert "model_config: num_hiden_layers: not a field of PaddleNLP's BertConfig" in text
 
 
 def test_adapter_command_and_features() -> None:

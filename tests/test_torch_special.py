@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import torch
@@ -17,19 +17,25 @@ from dlperf import flops
 from dlperf.adapters import get_adapter
 from dlperf.logline import parse_line
 from dlperf.workloads import torch_train
+from dlperf.workloads.options import command_flags
 from dlperf.workloads.torch_models import insightface
 
-TINY_WIDE_DEEP = ["--vocab-size", "1000", "--hidden-units-num", "2", "--hidden-size", "32"]
+if TYPE_CHECKING:
+    from conftest import WorkloadRuns
+
+ADAPTER = get_adapter("pytorch")
 # ResNet-50's widths with one block per stage: dlperf.flops' formula still describes it
 FEW_BLOCKS = '{"depths": [1, 1, 1, 1]}'
-# narrower too, for the runs: a few seconds on a CPU
-TINY_RESNET = '{"depths": [1, 1, 1, 1], "hidden_sizes": [16, 32, 64, 128], "embedding_size": 8}'
-TINY_FACE = ["--image-size", "32", "--num-classes", "101", "--embedding-size", "16"]
 QUIET = ["--device", "cpu", "--threads", "1", "--calibrate-s", "0", "--comm-probe-iters", "0"]
 
 
 def _args(model: str, *flags: str):
     return torch_train.parse_args(["--model", model, "--batch-size", "4", "--steps", "1", *flags])
+
+
+def _tiny(model: str) -> list[str]:
+    """The adapter's tiny configuration of `model` as the workload's flags (a later flag wins)."""
+    return command_flags(ADAPTER.resolved_options(ADAPTER.tiny[model]))
 
 
 def _lines(text: str, kind: str) -> list[dict[str, str]]:
@@ -40,7 +46,7 @@ def _lines(text: str, kind: str) -> list[dict[str, str]]:
 def test_wide_deep_counted_flops_are_the_mlp_formula():
     """FlopCounterMode counts the deep part's layers only (look-ups are no products), 3 x 2 x
     (13 + 26 x width) x h + (layers - 1) x h^2 + h x 1 MACs, exactly."""
-    args = _args("wide_deep", *TINY_WIDE_DEEP, "--deep-embedding-vec-size", "8")
+    args = _args("wide_deep", *_tiny("wide_deep"), "--deep-embedding-vec-size", "8")
     model, described = torch_train.build_model(args)
     assert described["vocab_size"] == 1000 and described["hidden_units_num"] == 2
     batch = torch_train.synthetic_batch(args, model, torch.device("cpu"))
@@ -61,7 +67,9 @@ def test_insightface_counted_flops_are_the_formula_less_the_stems_input_gradient
     """Backbone, fc5 and the (sampled) ArcFace classifier as counted are dlperf.flops' formula,
     but for one product: the images need no gradient, so the stem's backward is its weights'
     alone (the formula's 3 x forward counts it, as ResNet-50's does)."""
-    args = _args("insightface", *TINY_FACE, "--num-classes", "100", "--sample-rate", rate)
+    args = _args(
+        "insightface", *_tiny("insightface"), "--num-classes", "100", "--sample-rate", rate
+    )
     args.model_config = FEW_BLOCKS
     model, described = torch_train.build_model(args)
     assert described["backbone"]["depths"] == [1, 1, 1, 1]
@@ -109,7 +117,7 @@ def _insightface_rank(rank: int, world: int, port: int, results) -> None:
 
     os.environ |= {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
     torch.set_num_threads(1)
-    args = _args("insightface", *TINY_FACE, "--model-config", TINY_RESNET)
+    args = _args("insightface", *_tiny("insightface"), "--sample-rate", "1")  # 101 classes
     torch.manual_seed(0)
     whole, _ = torch_train.build_model(args)
     g = torch.Generator().manual_seed(1)
@@ -157,44 +165,40 @@ def test_insightface_loss_and_gradients_on_two_ranks_are_one_ranks():
         assert compared > 20 and error < 1e-5, (rank, compared, error)
 
 
-def _run(*flags: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
-    command = [sys.executable, "-m", "dlperf.workloads.torch_train", *flags]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
-
-
-def test_wide_deep_trains_through_the_cli():
-    run = _run("--model", "wide_deep", "--batch-size", "8", "--steps", "3", *TINY_WIDE_DEEP, *QUIET)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
-    steps = _lines(run.stdout, "step")
+@pytest.mark.integration
+def test_wide_deep_trains_through_the_cli(workload_runs: WorkloadRuns):
+    """The workload contract's run of the tiny configuration (test_workload_contract.py)."""
+    run = workload_runs.tiny("pytorch", "wide_deep").check_ok()
+    steps = run.lines("step")
     assert [s["step"] for s in steps] == ["1", "2", "3"]
     assert all(math.isfinite(float(s["loss"])) for s in steps)
-    (counted,) = _lines(run.stdout, "flops")
+    (counted,) = run.lines("flops")
     assert float(counted["per_sample"]) == pytest.approx(float(counted["formula"]), rel=1e-5)
 
 
-def test_insightface_trains_on_two_ranks_through_the_cli(tmp_path: Path):
-    """The workload as the harness starts it: DDP on the backbone, the classifier split, every
-    rank in the FLOP count (its forward all-gathers)."""
-    command = [sys.executable, "-m", "dlperf.workloads.torch_train", "--model", "insightface"]
-    command += ["--batch-size", "4", "--steps", "3", *TINY_FACE, "--sample-rate", "0.5", *QUIET]
-    logs = run_ranks([*command, "--model-config", TINY_RESNET], tmp_path)
-    texts = [log.read_text() for log in logs]
-    losses = [[float(s["loss"]) for s in _lines(text, "step")] for text in texts]
+@pytest.mark.integration
+def test_insightface_trains_on_two_ranks_through_the_cli(workload_runs: WorkloadRuns):
+    """The workload as the harness starts it (the workload contract's two-rank run of the tiny
+    configuration): DDP on the backbone, the classifier split, every rank in the FLOP count (its
+    forward all-gathers)."""
+    run = workload_runs.tiny("pytorch", "insightface").check_ok()
+    assert len(run.logs) == 2
+    losses = [[float(s["loss"]) for s in run.lines("step", rank)] for rank in (0, 1)]
     assert len(losses[0]) == 3 and all(math.isfinite(x) for x in losses[0])
     assert losses[0] == losses[1]  # every rank's loss is the mean over both ranks' images
-    assert len(_lines(texts[0], "flops")) == 1
+    assert len(run.lines("flops")) == 1
 
 
-def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure():
-    """A billion-row vocabulary under --memory-limit-gb: the tables cannot be allocated, and the
-    harness reads the failure as out of memory."""
-    run = _run(
-        *["--model", "wide_deep", "--batch-size", "8", "--steps", "1", *QUIET],
-        *["--vocab-size", "1000000000", "--memory-limit-gb", "1.5"],
-    )
-    assert run.returncode != 0
-    assert get_adapter("pytorch").is_oom(run.stdout + run.stderr), run.stderr[-2000:]
+@pytest.mark.integration
+def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure(
+    workload_runs: WorkloadRuns,
+):
+    """A billion-row vocabulary under --memory-limit-gb (the workload contract's out-of-memory
+    run): the tables cannot be allocated, and the harness reads the failure as out of memory."""
+    run = workload_runs.oom("pytorch")
+    assert run.cell.model == "wide_deep" and run.options["vocab_size"] == 1_000_000_000
+    assert run.exit_codes[0] != 0
+    assert get_adapter("pytorch").is_oom(run.text()), run.text()[-2000:]
 
 
 TINY_GPT = ["--seq-len", "16", "--model-config"]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from dlperf.adapters import get_adapter
 from dlperf.workloads import torch_train
+from dlperf.workloads.options import command_flags
 
 
 def _args(model: str, model_config: str):
@@ -63,7 +67,8 @@ def test_pretraining_loss_is_transformers_loss_on_the_masked_positions_only():
     assert counted == pytest.approx(torch_train.formula_flops_per_sample(args, described), rel=1e-3)
 
 
-TINY_GPT2 = '{"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000}'
+ADAPTER = get_adapter("pytorch")
+TINY_GPT2 = json.dumps(ADAPTER.tiny["gpt"]["model_config"])  # the adapter's tiny configuration
 TINY_LLAMA = (
     '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 172,'
     ' "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000}'
@@ -77,13 +82,13 @@ def test_gpt_counted_flops_are_the_6n_plus_attention_formula(config):
     6 N + 12 L s h per token exactly."""
     import torch
 
+    tiny = command_flags(ADAPTER.resolved_options(ADAPTER.tiny["gpt"]))
     args = torch_train.parse_args(
-        ["--model", "gpt", "--batch-size", "3", "--steps", "1", "--seq-len", "32"]
-        + ["--model-config", config]
-    )
+        ["--model", "gpt", "--batch-size", "3", "--steps", "1", *tiny, "--model-config", config]
+    )  # the last --model-config wins
     model, described = torch_train.build_model(args)
     batch = torch_train.synthetic_batch(args, model, torch.device("cpu"))
-    assert batch["input_ids"].shape == (3, 32)
+    assert batch["input_ids"].shape == (3, ADAPTER.tiny["gpt"]["seq_len"])
     counted = torch_train.counted_flops_per_sample(model, batch)
     assert counted == pytest.approx(torch_train.formula_flops_per_sample(args, described), rel=1e-9)
 

@@ -39,6 +39,12 @@ class BuiltinWorkload(Adapter):
     options: ClassVar[dict[str, Any]] = {o.name: o.default for o in OPTIONS}
     option_types: ClassVar[dict[str, dict[str, Any]]] = {o.name: o.schema for o in OPTIONS}
     sharded_models: ClassVar[frozenset[str]] = frozenset()  # models it trains with sharding: fsdp
+    # The tiny configuration, per model it trains: the options (image or sequence size, a few
+    # narrow layers through model_config, threads) that make a run of a few steps take seconds
+    # on a CPU. Declared once here; the shared workload contract test
+    # (tests/test_workload_contract.py) runs every model of every built-in adapter at it, and the
+    # framework's own tests read it from here.
+    tiny: ClassVar[dict[str, dict[str, Any]]]
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)

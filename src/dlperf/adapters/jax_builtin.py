@@ -38,14 +38,45 @@ KERAS_HUB_MODELS: dict[str, ModelSource] = {
         "LlamaCausalLM)",
         "v0.32.0",
     ),
+    "wide_deep": ModelSource(
+        "dlperf",
+        "workloads/keras_models.py (OneFlow-Benchmark's W&D in Keras layers, as the pytorch "
+        "recipe: dense embeddings, whole on every rank)",
+    ),
+    "insightface": ModelSource(
+        "dlperf",
+        "workloads/keras_models.py (KerasHub's ResNetBackbone: ResNet-50 v1.5; ArcFace, partial "
+        "FC; the classifier replicated on every rank, not split across ranks as pytorch's)",
+    ),
 }
-# What the Keras workloads (JAX and TensorFlow) do not run yet, and why (dlperf adapters says it).
-KERAS_LACKS: dict[str, str] = {
-    "wide_deep": "not written yet: KerasHub has no Wide & Deep model and dlperf's recipe of it "
-    "is PyTorch's (dlperf.workloads.torch_models.wide_deep)",
-    "insightface": "not written yet: dlperf's InsightFace (a margin softmax whose classifier is "
-    "split across the ranks) is a PyTorch recipe (dlperf.workloads.torch_models.insightface)",
-}
+# ... their tiny configuration (model_config in transformers' names, as the pytorch workload's)
+KERAS_HUB_TINY: dict[str, dict[str, Any]] = {
+    "resnet50": {
+        "image_size": 32, "num_classes": 10, "threads": 1,
+        "model_config": {"stackwise_num_blocks": [1, 1, 1, 1]},
+    },
+    "bert_base": {
+        "seq_len": 16, "max_predictions": 4, "threads": 1,
+        "model_config": {
+            "num_hidden_layers": 1, "hidden_size": 64, "num_attention_heads": 2,
+            "intermediate_size": 128, "vocab_size": 512, "max_position_embeddings": 32,
+        },
+    },
+    "gpt": {
+        "seq_len": 32, "threads": 1,
+        "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
+    },
+    "wide_deep": {
+        "vocab_size": 1000, "hidden_units_num": 2, "hidden_size": 32, "deep_embedding_vec_size": 8,
+        "threads": 1,
+    },
+    "insightface": {  # ResNet-50's widths, one block per stage: the formula's flops line holds
+        "image_size": 32, "num_classes": 101, "embedding_size": 16, "sample_rate": 0.5,
+        "threads": 1, "model_config": {"stackwise_num_blocks": [1, 1, 1, 1]},
+    },
+}  # fmt: skip
+# What the Keras workloads (JAX and TensorFlow) do not run, and why (dlperf adapters says it).
+KERAS_LACKS: dict[str, str] = {}
 
 
 class JaxBuiltin(BuiltinWorkload):
@@ -59,6 +90,7 @@ class JaxBuiltin(BuiltinWorkload):
         "measures no mixed-precision hardware (XLA computes bf16 through fp32 here)"
     )
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
+    tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, str]] = KERAS_LACKS
     environment: ClassVar[str] = "envs/jax.txt"
     requirements: ClassVar[str | None] = "envs/jax.txt"

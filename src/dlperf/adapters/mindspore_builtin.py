@@ -8,7 +8,7 @@ scheduler the rank-0 task starts itself, so every layout runs, on CPU too (MCCL)
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
@@ -40,13 +40,32 @@ class MindSporeBuiltin(BuiltinWorkload):
             "heads, BertLoss)",
             "PyPI mindformers 1.3.2",
         ),
+        "gpt": ModelSource(
+            "mindspore-lab/mindformers",
+            "mindformers/models/gpt2/gpt2.py (GPT2LMHeadModel: GPT-2 small; model_type llama: "
+            "llama/llama.py LlamaForCausalLM, unfused RMSNorm, sliced rotary, its rotary "
+            "embedding's missing Cast given)",
+            "PyPI mindformers 1.3.2",
+        ),
     }
     lacks: ClassVar[dict[str, str]] = {
-        "gpt": "not written yet: dlperf's GPT trains on PyTorch (transformers), JAX and "
-        "TensorFlow (KerasHub); MindFormers's GPT is not wired to this workload",
         "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe",
         "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe",
     }
+    tiny: ClassVar[dict[str, dict[str, Any]]] = {
+        "resnet50": {"image_size": 32, "num_classes": 10, "threads": 1},  # all 50 layers
+        "bert_base": {
+            "seq_len": 16, "max_predictions": 3, "threads": 1,
+            "model_config": {
+                "num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,
+                "intermediate_size": 64, "vocab_size": 512,
+            },
+        },
+        "gpt": {
+            "seq_len": 32, "threads": 1,
+            "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
+        },
+    }  # fmt: skip
     features: ClassVar[tuple[str, ...]] = (
         "GRAPH_MODE as XLA (PYNATIVE_MODE without)",
         "data parallel (dynamic cluster; MCCL on CPU, NCCL on GPU)",

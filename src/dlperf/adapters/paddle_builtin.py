@@ -3,7 +3,7 @@ own environment (envs/paddlepaddle.txt). Its `xla` column is paddle.jit.to_stati
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
@@ -31,13 +31,31 @@ class PaddleBuiltin(BuiltinWorkload):
             "paddlenlp/transformers/bert/modeling.py (BertForPretraining, BertPretrainingCriterion)",
             "v2.8.1",
         ),
+        "gpt": ModelSource(
+            "PaddlePaddle/PaddleNLP",
+            "paddlenlp/transformers/gpt/modeling.py (GPTForCausalLM, GPTPretrainingCriterion: "
+            "GPT-2 small; model_type llama: llama/modeling.py LlamaForCausalLM)",
+            "v2.8.1",
+        ),
     }
     lacks: ClassVar[dict[str, str]] = {
-        "gpt": "not written yet: dlperf's GPT trains on PyTorch (transformers), JAX and "
-        "TensorFlow (KerasHub); PaddleNLP's GPT is not wired to this workload",
         "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe",
         "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe",
     }
+    tiny: ClassVar[dict[str, dict[str, Any]]] = {
+        "resnet50": {"image_size": 32, "num_classes": 10, "threads": 1},  # all 50 layers
+        "bert_base": {
+            "seq_len": 16, "max_predictions": 3, "threads": 1,
+            "model_config": {
+                "num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,
+                "intermediate_size": 64, "vocab_size": 512,
+            },
+        },
+        "gpt": {
+            "seq_len": 32, "threads": 1,
+            "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
+        },
+    }  # fmt: skip
     features: ClassVar[tuple[str, ...]] = (
         "paddle.jit.to_static as XLA",
         "data parallel (paddle.DataParallel; gloo on CPU, NCCL on GPU)",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
@@ -44,6 +44,33 @@ class PyTorchBuiltin(BuiltinWorkload):
     module: ClassVar[str] = "dlperf.workloads.torch_train"
     sharded_models: ClassVar[frozenset[str]] = frozenset({"gpt"})  # FSDP2 per decoder block
     amp_on_cpu_note: ClassVar[str] = "is emulated and runs tens of times slower than fp32"
+    tiny: ClassVar[dict[str, dict[str, Any]]] = {
+        "resnet50": {
+            "image_size": 16, "num_classes": 10, "threads": 1,
+            "model_config": {
+                "depths": [1, 1, 1, 1], "hidden_sizes": [16, 32, 64, 128], "embedding_size": 16,
+            },
+        },
+        "bert_base": {
+            "seq_len": 16, "max_predictions": 3, "threads": 1,
+            "model_config": {
+                "num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,
+                "intermediate_size": 64, "vocab_size": 512,
+            },
+        },
+        "wide_deep": {"vocab_size": 1000, "hidden_units_num": 2, "hidden_size": 32, "threads": 1},
+        "insightface": {
+            "image_size": 32, "num_classes": 101, "embedding_size": 16, "sample_rate": 0.5,
+            "threads": 1,
+            "model_config": {
+                "depths": [1, 1, 1, 1], "hidden_sizes": [16, 32, 64, 128], "embedding_size": 8,
+            },
+        },
+        "gpt": {
+            "seq_len": 32, "threads": 1,
+            "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
+        },
+    }  # fmt: skip
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         return ["--compile"] if ctx.cell.xla else []  # torch.compile is PyTorch's XLA column

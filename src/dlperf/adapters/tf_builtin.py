@@ -8,12 +8,12 @@ pass against the same tf.function without it; data parallel is MultiWorkerMirror
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import node_hosts
-from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS, KERAS_LACKS
+from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS, KERAS_HUB_TINY, KERAS_LACKS
 
 
 class TensorFlowBuiltin(BuiltinWorkload):
@@ -27,6 +27,7 @@ class TensorFlowBuiltin(BuiltinWorkload):
         "measures no mixed-precision hardware (TensorFlow's CPU kernels compute bf16 through fp32)"
     )
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
+    tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, str]] = KERAS_LACKS
     environment: ClassVar[str] = "envs/tensorflow.txt"
     requirements: ClassVar[str | None] = "envs/tensorflow.txt"
