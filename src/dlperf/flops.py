@@ -154,14 +154,23 @@ class DecoderShape:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> DecoderShape:
-        """From a transformers GPT-2 or Llama config's dict (to_dict(): GPT-2's own names)."""
-        if config.get("model_type", "gpt2") == "gpt2":
-            h = int(config.get("n_embd", 768))
-            heads = int(config.get("n_head", 12))
+        """From a GPT-2 or Llama config's dict: transformers' (to_dict(): GPT-2's own names),
+        PaddleNLP's (GPTConfig, model_type gpt: the generic names) or MindFormers' (num_layers,
+        num_heads, n_kv_heads; its GPT2Config's feed-forward is expand_ratio x hidden_size)."""
+        mindformers = {
+            "num_layers": "num_hidden_layers",
+            "num_heads": "num_attention_heads",
+            "n_kv_heads": "num_key_value_heads",
+        }
+        config = {mindformers.get(k, k): v for k, v in config.items()}
+        if config.get("model_type", "gpt2") in ("gpt2", "gpt"):
+            h = int(config.get("n_embd") or config.get("hidden_size") or 768)
+            heads = int(config.get("n_head") or config.get("num_attention_heads") or 12)
+            inner = config.get("n_inner") or config.get("intermediate_size")
             return cls(
-                num_layers=int(config.get("n_layer", 12)),
+                num_layers=int(config.get("n_layer") or config.get("num_hidden_layers") or 12),
                 hidden_size=h,
-                intermediate_size=int(config.get("n_inner") or 4 * h),
+                intermediate_size=int(inner or int(config.get("expand_ratio") or 4) * h),
                 vocab_size=int(config.get("vocab_size", 50257)),
                 heads=heads,
                 kv_heads=heads,

@@ -1,4 +1,4 @@
-"""Built-in MindSpore workload: ResNet-50 v1.5 (MindCV) or BERT-base pretraining (MindFormers).
+"""Built-in MindSpore workload: ResNet-50 v1.5 (MindCV), BERT-base pretraining or GPT (MindFormers).
 
 The models are MindSpore's own model libraries' Cells, built from configs without any download:
 MindCV's `resnet50` (`mindcv.models.create_model("resnet50", pretrained=False)`: the stride of a
@@ -8,6 +8,18 @@ DLPerf runs: masked-LM head tied to the word embedding, next-sentence head, `Ber
 `BertConfig` defaults are BERT-base. MindNLP's BERT does not run on any MindSpore with a Python
 3.11 wheel (see docs/frameworks.md), hence MindFormers.
 
+`gpt` is MindFormers' decoder-only LM with its own next-token loss: `GPT2LMHeadModel` (GPT-2 small
+by default, LM head tied to the word embedding) or, with model_config {"model_type": "llama", ...},
+`LlamaForCausalLM` (Llama-7B shapes, transformers' LlamaConfig defaults). model_config takes
+transformers' names, as the pytorch workload's, translated to MindFormers'. Both models take
+seq_len + 1 tokens in training: the first seq_len the input, the last seq_len the labels. Three
+settings make MindFormers 1.3.2's Llama train outside Ascend: the unfused RMSNorm
+(fused_rms_norm=False: "The kernel RmsNorm unregistered" on CPU), the sliced rotate-half of its
+rotary embedding (use_rope_slice=True: the default multiplies by a swap matrix whose BatchMatMul
+"inputs shape cannot be broadcast on CPU/GPU"), and the Cast its RotaryEmbedding.construct calls
+but never creates ("The 'RotaryEmbedding' object has no attribute 'cast'", every training step),
+given to each of them here.
+
 The training step is one `nn.TrainOneStepCell` (forward, GradOperation, gradient all-reduce,
 optimizer); BERT clips the global gradient norm inside it. The `xla` column is MindSpore's
 execution mode: GRAPH_MODE (--graph-mode) compiles that whole cell into one graph, PYNATIVE_MODE
@@ -15,9 +27,10 @@ dispatches it operator by operator from Python.
 
 amp: float16 with a static loss scale (MindSpore's FixedLossScaleManager, 1024), on CPU and GPU
 alike: `mindspore.amp.auto_mixed_precision(..., "O2")` on ResNet (BatchNorm stays float32), and
-MindFormers' own `compute_dtype` on BERT (its Dense layers in float16, LayerNorm and softmax in
-float32). Not bfloat16: MindSpore's CPU Conv2D has no bfloat16 kernel ("Select CPU operator[Conv2D]
-fail! Unsupported data type"), and MindFormers' BertConfig knows only float16 and float32.
+MindFormers' own `compute_dtype` on BERT and GPT (their Dense layers in float16, LayerNorm and
+softmax in float32, the weights float32). Not bfloat16: MindSpore's CPU Conv2D has no bfloat16
+kernel ("Select CPU operator[Conv2D] fail! Unsupported data type"), and MindFormers' BertConfig
+knows only float16 and float32.
 
 Data parallel: one process per device over MindSpore's dynamic cluster. Rank 0 starts the
 scheduler (MS_ROLE=MS_SCHED at MASTER_ADDR:MASTER_PORT) as its child; every rank is a worker
@@ -40,12 +53,13 @@ import tempfile
 import time
 from typing import Any
 
-from dlperf.flops import BertShape
+from dlperf.flops import BertShape, DecoderShape, decoder_training_flops_per_sequence
 from dlperf.workloads.common import (
     PowerSampler,
     log,
     log_measured_peak,
     log_stated_flops,
+    model_config_overrides,
     peak_rss_mb,
     start_rank,
     workload_parser,
@@ -62,15 +76,49 @@ BERT_ARCHITECTURE = (
     "use_relative_positions", "seq_length", "batch_size",
 )  # fmt: skip
 BERT_BASE_POSITIONS = 512
+# GPT: transformers' GPT2Config names (its own and its attribute_map's, what the pytorch workload's
+# model_config takes) -> MindFormers' GPT2Config; the feed-forward width is its expand_ratio.
+GPT2_NAMES = {
+    "vocab_size": "vocab_size", "n_layer": "num_layers", "num_hidden_layers": "num_layers",
+    "n_head": "num_heads", "num_attention_heads": "num_heads", "n_embd": "hidden_size",
+    "hidden_size": "hidden_size", "n_inner": "intermediate_size",
+    "intermediate_size": "intermediate_size", "n_positions": "max_position_embeddings",
+    "max_position_embeddings": "max_position_embeddings", "embd_pdrop": "embedding_dropout_prob",
+    "resid_pdrop": "hidden_dropout_rate", "attn_pdrop": "attention_dropout_rate",
+}  # fmt: skip
+# GPT-2 small: GPT2Config's defaults but its positions, which it sizes to seq_length
+GPT2_SMALL: dict[str, Any] = {
+    "vocab_size": 50257, "num_layers": 12, "num_heads": 12, "hidden_size": 768,
+    "intermediate_size": None, "max_position_embeddings": 1024, "embedding_dropout_prob": 0.1,
+    "hidden_dropout_rate": 0.1, "attention_dropout_rate": 0.1,
+}  # fmt: skip
+# transformers' LlamaConfig names -> MindFormers' LlamaConfig
+LLAMA_NAMES = {
+    "vocab_size": "vocab_size", "hidden_size": "hidden_size",
+    "intermediate_size": "intermediate_size", "num_hidden_layers": "num_layers",
+    "num_attention_heads": "num_heads", "num_key_value_heads": "n_kv_heads",
+    "max_position_embeddings": "max_position_embedding", "rms_norm_eps": "rms_norm_eps",
+    "rope_theta": "theta", "tie_word_embeddings": "tie_word_embeddings",
+}  # fmt: skip
+# transformers' LlamaConfig defaults (Llama-7B), as the pytorch workload builds them; MindFormers'
+# own differ (rms_norm_eps 1e-5, positions sized to seq_length, float16 weights)
+LLAMA: dict[str, Any] = {
+    "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_layers": 32,
+    "num_heads": 32, "n_kv_heads": None, "max_position_embedding": 2048, "rms_norm_eps": 1e-6,
+    "theta": 10000.0, "tie_word_embeddings": False,
+}  # fmt: skip
+GPT_FAMILIES = {"gpt2": (GPT2_NAMES, GPT2_SMALL), "llama": (LLAMA_NAMES, LLAMA)}
 AMP_LOSS_SCALE = 1024.0  # float16: a static loss scale (MindSpore's FixedLossScaleManager)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = workload_parser(
         __doc__.splitlines()[0],
-        precision_help="amp: float16 with a static loss scale (O2 on ResNet, compute_dtype on BERT)",
-        model_config_help="JSON overrides of the model: for bert_base MindFormers' BertConfig "
-        "(transformers' names, e.g. num_hidden_layers), for resnet50 none",
+        precision_help="amp: float16 with a static loss scale (O2 on ResNet, compute_dtype on "
+        "BERT and GPT)",
+        model_config_help="JSON overrides of the model: for bert_base MindFormers' BertConfig, for "
+        "gpt GPT2Config or (model_type llama) LlamaConfig (transformers' names, e.g. "
+        "num_hidden_layers), for resnet50 none",
     )
     p.add_argument(
         "--graph-mode", action="store_true", help="GRAPH_MODE, one compiled step (the xla column)"
@@ -133,10 +181,69 @@ def bert_config(overrides: dict[str, Any], args: argparse.Namespace, compute: st
     )
 
 
+def gpt_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """The family (gpt2 or llama) and MindFormers' config arguments of its sizes: the defaults with
+    model_config's overrides, every key checked."""
+    family = json.loads(args.model_config).get("model_type", "gpt2")
+    if family not in GPT_FAMILIES:
+        raise SystemExit(
+            f"dlperf: gpt model_config.model_type: {family!r}: expected one of "
+            f"{', '.join(GPT_FAMILIES)}"
+        )
+    names, defaults = GPT_FAMILIES[family]
+    owner = f"transformers' {'GPT2Config' if family == 'gpt2' else 'LlamaConfig'} names"
+    given = model_config_overrides(args, {*names, "model_type"}, owner)
+    settings = defaults | {names[k]: v for k, v in given.items() if k != "model_type"}
+    if family == "gpt2":  # GPT2Config's feed-forward: expand_ratio x hidden_size
+        h, inner = settings["hidden_size"], settings.pop("intermediate_size")
+        if inner is not None and inner % h:
+            raise SystemExit(
+                f"dlperf: gpt model_config: intermediate_size {inner} is not a multiple of "
+                f"hidden_size {h}: MindFormers' GPT2Config sets it as expand_ratio x hidden_size"
+            )
+        settings["expand_ratio"] = inner // h if inner else 4
+    positions = settings[
+        "max_position_embeddings" if family == "gpt2" else "max_position_embedding"
+    ]
+    if args.seq_len > positions:
+        raise SystemExit(f"dlperf: seq_len {args.seq_len} > the model's positions {positions}")
+    return family, settings
+
+
+def gpt_network(args: argparse.Namespace, ms: Any, compute: str) -> tuple[Any, dict[str, Any]]:
+    """MindFormers' GPT-2 or Llama causal LM (its loss the next-token cross entropy), its config."""
+    family, settings = gpt_settings(args)
+    common = {
+        "seq_length": args.seq_len, "batch_size": args.batch_size, "compute_dtype": compute,
+        "param_init_type": "float32", "checkpoint_name_or_path": "",  # never a download
+    }  # fmt: skip
+    if family == "gpt2":
+        from mindformers.models.gpt2 import GPT2Config, GPT2LMHeadModel
+
+        config = GPT2Config(**settings, **common)
+        network = GPT2LMHeadModel(config)
+    else:
+        from mindformers.models.llama import LlamaConfig, LlamaForCausalLM
+        from mindformers.modules.layers import RotaryEmbedding
+
+        config = LlamaConfig(**settings, **common, fused_rms_norm=False, use_rope_slice=True)
+        network = LlamaForCausalLM(config)
+        for _, cell in network.cells_and_names():  # the Cast its construct calls (docstring)
+            if isinstance(cell, RotaryEmbedding) and not hasattr(cell, "cast"):
+                cell.cast = ms.ops.Cast()
+    exact = {k: getattr(config, k) for k in [*settings, "seq_length"]}
+    exact["compute_dtype"] = str(config.compute_dtype)
+    if family == "llama":
+        exact |= {"fused_rms_norm": False, "use_rope_slice": True}
+    return network, exact | {"model_type": family}
+
+
 def build_network(args: argparse.Namespace, ms: Any, amp: bool) -> tuple[Any, dict[str, Any]]:
     """(the network with its loss: a Cell of the batch's tensors, the exact model config)."""
     from mindspore import nn
 
+    if args.model == "gpt":
+        return gpt_network(args, ms, "float16" if amp else "float32")
     overrides = json.loads(args.model_config)
     if args.model == "resnet50":
         if overrides:
@@ -181,16 +288,25 @@ def train_step_cell(nn: Any, ops: Any, network: Any, optimizer: Any, clip: float
     return TrainStep()
 
 
-def synthetic_batch(args: argparse.Namespace, vocab: int, rank: int, ms: Any) -> list[Any]:
+def synthetic_batch(
+    args: argparse.Namespace, config: dict[str, Any], rank: int, ms: Any
+) -> list[Any]:
     """One fixed batch of this rank (Tensors); the same batch is fed every step."""
     import numpy as np
 
     rng = np.random.default_rng(1234 + rank)
-    b = args.batch_size
+    b, vocab = args.batch_size, config.get("vocab_size", 0)
     if args.model == "resnet50":
         pixels = rng.standard_normal((b, 3, args.image_size, args.image_size), dtype=np.float32)
         labels = rng.integers(0, args.num_classes, (b,)).astype(np.int32)
         return [ms.Tensor(pixels), ms.Tensor(labels)]
+    if args.model == "gpt":
+        # seq_len + 1 tokens, never 0: Llama's pad_token_id, which its loss leaves out
+        tokens = rng.integers(1, vocab, (b, args.seq_len + 1)).astype(np.int32)
+        if config["model_type"] == "llama":
+            return [ms.Tensor(tokens)]
+        # GPT-2's attention and loss mask: everything (by default every token but its eos id)
+        return [ms.Tensor(tokens), ms.Tensor(np.ones_like(tokens))]
     s, k = args.seq_len, min(args.max_predictions, args.seq_len)
     input_ids = rng.integers(0, vocab, (b, s)).astype(np.int32)
     positions = np.sort(np.argsort(rng.random((b, s)), axis=1)[:, :k], axis=1).astype(np.int32)
@@ -203,6 +319,15 @@ def synthetic_batch(args: argparse.Namespace, vocab: int, rank: int, ms: Any) ->
         ms.Tensor(np.take_along_axis(input_ids, positions, axis=1)),  # masked-LM labels
         ms.Tensor(np.ones((b, k), np.float32)),  # masked-LM weights
     ]
+
+
+def log_decoder_flops(rank: int, args: argparse.Namespace, math: str, shape: DecoderShape) -> None:
+    """GPT's `dlperf-flops` line, as log_stated_flops writes the others': dlperf.flops' decoder
+    formula, 6 N + 12 L s h per token, for the model built."""
+    if args.explain:
+        per_sample = decoder_training_flops_per_sequence(shape, args.seq_len)
+        method = "formula_dlperf.flops"
+        log("flops", rank=rank, per_sample=f"{per_sample:.6g}", math=math, method=method)
 
 
 def versions() -> dict[str, str]:
@@ -239,7 +364,7 @@ def train(args: argparse.Namespace, rank: int, world: int) -> None:
     scale = AMP_LOSS_SCALE if use_amp else 1.0
     step_cell = train_step_cell(nn, ops, network, optimizer, clip, scale)
     step_cell.set_train()
-    batch = synthetic_batch(args, config.get("vocab_size", 0), rank, ms)
+    batch = synthetic_batch(args, config, rank, ms)
     if rank == 0:
         log(
             "config",
@@ -255,8 +380,11 @@ def train(args: argparse.Namespace, rank: int, world: int) -> None:
             model_config=json.dumps(config, sort_keys=True, separators=(",", ":")),
         )
         math = "fp16" if use_amp else "fp32"
-        shape = BertShape.from_config(config) if args.model == "bert_base" else None
-        log_stated_flops(rank, args, math, shape)  # MindFormers' MLM head: masked positions only
+        if args.model == "gpt":
+            log_decoder_flops(rank, args, math, DecoderShape.from_config(config))
+        else:  # MindFormers' MLM head: masked positions only
+            shape = BertShape.from_config(config) if args.model == "bert_base" else None
+            log_stated_flops(rank, args, math, shape)
         dtype = ms.float16 if use_amp else ms.float32
 
         def matmul_of(n: int) -> Any:

@@ -1,13 +1,19 @@
-"""Built-in PaddlePaddle workload: ResNet-50 v1.5 or BERT-base pretraining on synthetic data.
+"""Built-in PaddlePaddle workload: ResNet-50 v1.5, BERT-base pretraining or GPT on synthetic data.
 
 Models come from Paddle's own libraries, built from configs without any download:
-paddle.vision.models.resnet50 (the 3x3 convolution of a bottleneck has the stride: v1.5) and
+paddle.vision.models.resnet50 (the 3x3 convolution of a bottleneck has the stride: v1.5),
 PaddleNLP's BertForPretraining with BertPretrainingCriterion (MLM + NSP heads, BertConfig's
-defaults are BERT-base). The `xla` column is Paddle's dynamic-to-static compilation
-(paddle.jit.to_static of the model); AMP is paddle.amp.auto_cast O1, bfloat16 on a CPU and float16
-with a GradScaler on a GPU. Data parallel: paddle.DataParallel over paddle.distributed, gloo on a
-CPU and NCCL on GPUs, one process per device; the harness's RANK/WORLD_SIZE/MASTER_* become
-Paddle's PADDLE_TRAINER_* variables (rank i at MASTER_PORT + i).
+defaults are BERT-base), and for `gpt` PaddleNLP's decoder-only LMs with their own pretraining
+criteria: GPTForCausalLM (GPT-2 small by default, LM head tied to the token embedding) or, with
+model_config {"model_type": "llama", ...}, LlamaForCausalLM (LlamaConfig's defaults: Llama-7B
+shapes, as transformers'). Their criteria take the labels as given, so a sequence is seq_len + 1
+random tokens: the first seq_len the input, the last seq_len the next-token labels.
+
+The `xla` column is Paddle's dynamic-to-static compilation (paddle.jit.to_static of the model;
+GPT's by its AST transcription, full_graph); AMP is paddle.amp.auto_cast O1, bfloat16 on a CPU
+and float16 with a GradScaler on a GPU. Data parallel: paddle.DataParallel over
+paddle.distributed, gloo on a CPU and NCCL on GPUs, one process per device; the harness's
+RANK/WORLD_SIZE/MASTER_* become Paddle's PADDLE_TRAINER_* variables (rank i at MASTER_PORT + i).
 
 Runs in its own environment (envs/paddlepaddle.txt); imports nothing of dlperf but the line writer.
 """
@@ -21,7 +27,7 @@ import sys
 import time
 from typing import Any
 
-from dlperf.flops import BertShape
+from dlperf.flops import BertShape, DecoderShape, decoder_training_flops_per_sequence
 from dlperf.workloads.common import (
     PowerSampler,
     leave_together,
@@ -39,7 +45,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = workload_parser(
         __doc__.splitlines()[0],
         precision_help="amp: auto_cast O1, bfloat16 on CPU, float16 with a GradScaler on GPU",
-        model_config_help="JSON overrides of PaddleNLP's BertConfig (e.g. a smaller BERT for a CPU)",
+        model_config_help="JSON overrides of PaddleNLP's BertConfig, GPTConfig (also transformers' "
+        "GPT-2 names: n_layer, n_embd, ...) or, with model_type llama, LlamaConfig",
     )
     p.add_argument("--to-static", action="store_true", help="paddle.jit.to_static (the xla column)")
     return p.parse_args(argv)
@@ -72,8 +79,86 @@ BERT_ARCHITECTURE = (
 )  # fmt: skip
 
 
+# GPT-2 small in PaddleNLP's GPTConfig, whose own defaults differ: a 50304-token vocabulary, 512
+# positions and label 0 left out of the loss. Its feed-forward is 4 x hidden_size unless given,
+# as GPT2Config's n_inner None. (PaddleNLP's gelu is the exact one, GPT-2's the tanh approximation.)
+GPT2_SMALL: dict[str, Any] = {
+    "vocab_size": 50257, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+    "intermediate_size": None, "max_position_embeddings": 1024, "hidden_dropout_prob": 0.1,
+    "attention_probs_dropout_prob": 0.1, "ignore_index": -100,
+}  # fmt: skip
+# transformers' GPT2Config's own names (the pytorch workload's model_config) -> GPTConfig's
+GPT2_NAMES = {
+    "n_layer": "num_hidden_layers", "n_embd": "hidden_size", "n_head": "num_attention_heads",
+    "n_inner": "intermediate_size", "n_positions": "max_position_embeddings",
+    "resid_pdrop": "hidden_dropout_prob", "attn_pdrop": "attention_probs_dropout_prob",
+}  # fmt: skip
+# What defines each GPT's network in PaddleNLP's config, logged as its model config
+GPT_ARCHITECTURE = {
+    "gpt2": (
+        "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+        "intermediate_size", "hidden_activation", "hidden_dropout_prob",
+        "attention_probs_dropout_prob", "max_position_embeddings", "seq_length",
+        "normalize_before", "tie_word_embeddings", "fuse_attention_qkv", "use_flash_attention",
+    ),
+    "llama": (
+        "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+        "num_attention_heads", "num_key_value_heads", "max_position_embeddings", "seq_length",
+        "rms_norm_eps", "rope_theta", "tie_word_embeddings", "fuse_attention_qkv",
+        "fuse_attention_ffn", "use_flash_attention",
+    ),
+}  # fmt: skip
+
+
+def build_gpt(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
+    """PaddleNLP's GPT-2 or Llama causal LM, its criterion of the next-token labels, the config."""
+    from paddlenlp.transformers import (
+        GPTConfig,
+        GPTForCausalLM,
+        GPTPretrainingCriterion,
+        LlamaConfig,
+        LlamaForCausalLM,
+        LlamaPretrainingCriterion,
+    )
+
+    family = json.loads(args.model_config).get("model_type", "gpt2")
+    if family not in GPT_ARCHITECTURE:
+        raise SystemExit(
+            f"dlperf: gpt model_config.model_type: {family!r}: expected one of "
+            f"{', '.join(GPT_ARCHITECTURE)}"
+        )
+    gpt2 = family == "gpt2"
+    config_class = GPTConfig if gpt2 else LlamaConfig
+    names = GPT2_NAMES if gpt2 else {}
+    owner = "PaddleNLP's GPTConfig or GPT-2's own names" if gpt2 else "PaddleNLP's LlamaConfig"
+    given = model_config_overrides(args, {*config_class().to_dict(), *names, "model_type"}, owner)
+    given.pop("model_type", None)
+    if "seq_length" in given:
+        raise SystemExit("dlperf: model_config: seq_length: the sequence length is option seq_len")
+    settings = (GPT2_SMALL if gpt2 else {}) | {names.get(k, k): v for k, v in given.items()}
+    if gpt2 and settings["intermediate_size"] is None:
+        settings["intermediate_size"] = 4 * settings["hidden_size"]
+    config = config_class(**settings, seq_length=args.seq_len)
+    if args.seq_len > config.max_position_embeddings:
+        raise SystemExit(
+            f"dlperf: seq_len {args.seq_len} > the model's max_position_embeddings "
+            f"{config.max_position_embeddings}"
+        )
+    model = (GPTForCausalLM if gpt2 else LlamaForCausalLM)(config)
+    criterion = (GPTPretrainingCriterion if gpt2 else LlamaPretrainingCriterion)(config)
+
+    def next_token_loss(out: Any, batch: dict[str, Any]) -> Any:
+        logits = out[0] if isinstance(out, tuple | list) else out  # Llama's: a tuple
+        return criterion(logits, batch["labels"])
+
+    exact = {k: getattr(config, k) for k in GPT_ARCHITECTURE[family]} | {"model_type": family}
+    return model, next_token_loss, exact
+
+
 def build_model(args: argparse.Namespace, paddle: Any) -> tuple[Any, Any, dict[str, Any]]:
     """(model, loss function of (model outputs, batch), the exact model config)."""
+    if args.model == "gpt":
+        return build_gpt(args)
     overrides = json.loads(args.model_config)
     if args.model == "resnet50":
         from paddle.vision.models import resnet50
@@ -122,6 +207,9 @@ def synthetic_batch(args: argparse.Namespace, vocab: int, paddle: Any) -> dict[s
         pixels = rng.standard_normal((b, 3, args.image_size, args.image_size), dtype=np.float32)
         labels = rng.integers(0, args.num_classes, (b, 1))
         return {"inputs": [paddle.to_tensor(pixels)], "labels": paddle.to_tensor(labels)}
+    if args.model == "gpt":  # seq_len inputs, each position's next token its label
+        tokens = paddle.to_tensor(rng.integers(0, vocab, (b, args.seq_len + 1)))
+        return {"inputs": [tokens[:, :-1]], "labels": tokens[:, 1:]}
     s, k = args.seq_len, min(args.max_predictions, args.seq_len)
     input_ids = rng.integers(0, vocab, (b, s))
     positions = np.argsort(rng.random((b, s)), axis=1)[:, :k]
@@ -161,7 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     paddle.seed(0)
     model, loss_fn, model_config = build_model(args, paddle)
     if args.to_static:
-        model = paddle.jit.to_static(model)
+        # GPT: PaddleNLP's LM head probes fleet's hybrid group inside a try/except, which SOT,
+        # to_static's default bytecode tracer, stops at ("... has no attribute _hcg"); the AST
+        # transcription (full_graph) compiles it
+        model = paddle.jit.to_static(model, full_graph=args.model == "gpt")
     trained = paddle.DataParallel(model) if world > 1 else model
     if args.model == "resnet50":
         optimizer = paddle.optimizer.Momentum(
@@ -193,8 +284,11 @@ def main(argv: list[str] | None = None) -> int:
             model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
         )
         math = ("fp16" if on_gpu else "bf16") if use_amp else "fp32"
-        shape = BertShape.from_config(model_config) if args.model == "bert_base" else None
-        log_stated_flops(rank, args, math, shape)  # PaddleNLP's MLM head: masked positions only
+        if args.model == "gpt":
+            log_decoder_flops(rank, args, math, DecoderShape.from_config(model_config))
+        else:  # PaddleNLP's MLM head: masked positions only
+            shape = BertShape.from_config(model_config) if args.model == "bert_base" else None
+            log_stated_flops(rank, args, math, shape)
         dtype = {"fp16": "float16", "bf16": "bfloat16"}.get(math, "float32")
 
         def matmul_of(n: int) -> Any:
@@ -235,6 +329,15 @@ def main(argv: list[str] | None = None) -> int:
     if world > 1:
         leave_together(paddle.distributed.barrier)
     return 0
+
+
+def log_decoder_flops(rank: int, args: argparse.Namespace, math: str, shape: DecoderShape) -> None:
+    """GPT's `dlperf-flops` line, as log_stated_flops writes the others': dlperf.flops' decoder
+    formula, 6 N + 12 L s h per token, for the model built."""
+    if args.explain:
+        per_sample = decoder_training_flops_per_sequence(shape, args.seq_len)
+        method = "formula_dlperf.flops"
+        log("flops", rank=rank, per_sample=f"{per_sample:.6g}", math=math, method=method)
 
 
 def _version(package: str) -> str:
