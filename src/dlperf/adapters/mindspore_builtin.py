@@ -49,8 +49,10 @@ class MindSporeBuiltin(BuiltinWorkload):
         ),
     }
     lacks: ClassVar[dict[str, str]] = {
-        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe",
-        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe",
+        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe and a Keras "
+        "model (JAX, TensorFlow)",
+        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe and a Keras "
+        "model (JAX, TensorFlow)",
     }
     tiny: ClassVar[dict[str, dict[str, Any]]] = {
         "resnet50": {"image_size": 32, "num_classes": 10, "threads": 1},  # all 50 layers

@@ -40,8 +40,10 @@ class MXNetBuiltin(BuiltinWorkload):
         "RNN language models (AWD-LSTM, StandardRNN, BigRNN) and the encoder-decoder Transformer "
         "(its TransformerDecoder attends to an encoder's memory); its GPT-2 is example code, "
         "scripts/text_generation/model/gpt.py, outside the installed package",
-        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe",
-        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe",
+        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe and a Keras "
+        "model (JAX, TensorFlow)",
+        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe and a Keras "
+        "model (JAX, TensorFlow)",
     }
     # threads left at 0 (cores / ranks), which the tests check MXNet's workload derives
     tiny: ClassVar[dict[str, dict[str, Any]]] = {
