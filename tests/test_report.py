@@ -641,6 +641,35 @@ def test_empty_tables_render(tmp_path: Path) -> None:
     )
 
 
+def test_the_report_says_what_a_framework_lacks_and_where_a_release_ran(tmp_path: Path) -> None:
+    """Issues 17 and 18.5: the frameworks section names a suite model a framework does not run,
+    with its adapter's reason, and where each upstream release the suite uses has run for real
+    (in both languages; the reasons are the adapters' own words)."""
+    from dlperf.adapters import get_adapter
+
+    cells, runs = tmp_path / "tables/cells.tsv", tmp_path / "tables/runs.tsv"
+    write_table(pd.DataFrame(columns=CELL_TABLE_COLUMNS), cells)
+    write_table(pd.DataFrame(columns=RUN_COLUMNS), runs)
+    cases = [
+        {"framework": "pytorch", "model": "gpt", "batch_size": [2], "layouts": ["1n1g"]},
+        {"framework": "mxnet", "model": "resnet50", "batch_size": [2], "layouts": ["1n1g"]},
+        {"framework": "tensorflow2", "model": "resnet50", "batch_size": [2],
+         "layouts": ["1n1g"], "options": {"release": "current"}},
+    ]  # fmt: skip
+    config = validate({"name": "lacks", "cases": cases, "baselines": []})
+    outputs = [tmp_path / "report/report.en.md", tmp_path / "report/report.zh.md"]
+    render_reports(config, cells, runs, outputs, generated_at=GENERATED_AT)
+    en, zh = (path.read_text() for path in outputs)
+    mxnet, tf2 = get_adapter("mxnet"), get_adapter("tensorflow2")
+    gpt = mxnet.lacks["gpt"]
+    ran = str(tf2.evidence_of("current"))
+    assert ran.startswith("runs in CI")
+    assert f"- {mxnet.display_name} does not run GPT: {gpt}" in en
+    assert f"- {tf2.display_name}, release `current`: {ran}" in en
+    assert f"不运行 GPT：原文“{gpt}”" in zh and f"的版本 `current`：原文“{ran}”" in zh
+    assert "does not run ResNet" not in en  # pytorch runs every model of the suite
+
+
 def test_output_names_are_checked() -> None:
     assert parse_target(Path("x/report.zh.html")).lang == "zh"
     with pytest.raises(ValueError, match="report.<lang>"):

@@ -207,4 +207,5 @@ class Adapter(ABC):
                 m: f"{s.repo}/{s.path}" + (f"@{s.tag}" if s.tag else "")
                 for m, s in self.models.items()
             },
+            "lacks": dict(self.lacks),
         }

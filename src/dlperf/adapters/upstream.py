@@ -211,6 +211,11 @@ class UpstreamAdapter(Adapter):
             return Evidence(Ran.NEVER, unverified.removeprefix("not run: "))
         return evidence
 
+    def describe(self) -> dict[str, Any]:
+        """The adapter's row, with what each release has been proven on (Evidence)."""
+        releases = (DEFAULT_RELEASE, *self.releases)
+        return super().describe() | {"evidence": {r: str(self.evidence_of(r)) for r in releases}}
+
     def launch_of(self, options: Mapping[str, Any]) -> str:
         release = self.release(options)
         return (release.launch if release else "") or self.launch

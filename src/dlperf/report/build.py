@@ -136,13 +136,17 @@ def _failures(
 
 def _frameworks(cells: pd.DataFrame, config: Mapping[str, Any], order: Order) -> list[FrameworkRow]:
     models: dict[str, set[str]] = {}
+    releases: dict[str, set[str]] = {}
     for case in config["cases"]:
         models.setdefault(case["framework"], set()).add(case["model"])
+        release = (case.get("options") or {}).get("release", "dlperf_v1")
+        releases.setdefault(case["framework"], set()).add(str(release))
     measured = cells[cells["source"] == MEASURED] if config["cases"] else cells
     for framework, model in (
         measured[["framework", "model"]].drop_duplicates().itertuples(index=False)
     ):
         models.setdefault(framework, set()).add(model)
+    suite_models = sorted(set().union(*models.values()), key=order.model) if models else []
     rows = []
     for framework in sorted(models, key=order.framework):
         info = names.framework_info(framework)  # looked up here: tests replace the adapters
@@ -163,6 +167,16 @@ def _frameworks(cells: pd.DataFrame, config: Mapping[str, Any], order: Order) ->
                 models=tuple(
                     (display_name(m), info["models"].get(m, ""))
                     for m in sorted(models[framework], key=order.model)
+                ),
+                lacking=tuple(
+                    (display_name(m), info.get("lacks", {})[m])
+                    for m in suite_models
+                    if m not in info["models"] and m in info.get("lacks", {})
+                ),
+                ran=tuple(
+                    (r, info["evidence"][r])
+                    for r in sorted(releases.get(framework, ()))
+                    if r in info.get("evidence", {})
                 ),
             )
         )

@@ -165,6 +165,10 @@ class FrameworkRow:
     environment: str
     features: tuple[str, ...]
     models: tuple[tuple[str, str], ...]  # (model name, source)
+    # (model name, why) for the suite's models this framework does not run (its adapter's lacks)
+    lacking: tuple[tuple[str, str], ...] = ()
+    # (release, where it has run for real) for each upstream release the suite's cases use
+    ran: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
