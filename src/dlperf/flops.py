@@ -271,6 +271,12 @@ def megatron_formula(options: Mapping[str, Any]) -> FlopsFormula:
 # --- Wide & Deep ---------------------------------------------------------------------------------
 
 
+# The special cases' fixed shapes, one owner for every framework's model of them (the PyTorch
+# recipes, the Keras models) and for the formulas below
+DENSE_FIELDS, DEEP_SPARSE_FIELDS, WIDE_SPARSE_FIELDS = 13, 26, 2  # Criteo's, as DLPerf's W&D
+ARCFACE_SCALE, ARCFACE_MARGIN = 64.0, 0.5  # ArcFace's s and m (Deng et al. 2019), insightface's
+
+
 @dataclass(frozen=True)
 class WideDeepShape:
     """What the FLOP count needs of Wide & Deep (defaults: OneFlow-Benchmark's WideDeepLearning,
@@ -279,8 +285,8 @@ class WideDeepShape:
     hidden_units_num: int = 7
     hidden_size: int = 1024
     deep_embedding_vec_size: int = 32
-    dense_fields: int = 13
-    deep_sparse_fields: int = 26
+    dense_fields: int = DENSE_FIELDS
+    deep_sparse_fields: int = DEEP_SPARSE_FIELDS
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> WideDeepShape:

@@ -20,10 +20,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from dlperf import flops
+from dlperf.flops import ARCFACE_MARGIN, ARCFACE_SCALE
 from dlperf.workloads.common import model_config_overrides
 from dlperf.workloads.torch_models.recipe import Recipe, generator, transformers_facts
-
-SCALE, MARGIN = 64.0, 0.5  # ArcFace's s and m (Deng et al. 2019), insightface's defaults
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -64,12 +63,12 @@ def arcface(cosine: torch.Tensor, own: torch.Tensor) -> torch.Tensor:
     cos_t = cosine.gather(1, column)
     sin_t = (1 - cos_t * cos_t).clamp(min=1e-9).sqrt()
     margined = torch.where(
-        cos_t > math.cos(math.pi - MARGIN),
-        cos_t * math.cos(MARGIN) - sin_t * math.sin(MARGIN),
-        cos_t - MARGIN * math.sin(MARGIN),
+        cos_t > math.cos(math.pi - ARCFACE_MARGIN),
+        cos_t * math.cos(ARCFACE_MARGIN) - sin_t * math.sin(ARCFACE_MARGIN),
+        cos_t - ARCFACE_MARGIN * math.sin(ARCFACE_MARGIN),
     )
     target = torch.where(own.unsqueeze(1) >= 0, margined, cos_t)
-    return SCALE * cosine.scatter(1, column, target)
+    return ARCFACE_SCALE * cosine.scatter(1, column, target)
 
 
 class ShardedCrossEntropy(torch.autograd.Function):
@@ -180,8 +179,8 @@ def build(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
         "embedding_size": args.embedding_size,
         "num_classes": args.num_classes,
         "sample_rate": args.sample_rate,
-        "arcface_scale": SCALE,
-        "arcface_margin": MARGIN,
+        "arcface_scale": ARCFACE_SCALE,
+        "arcface_margin": ARCFACE_MARGIN,
     }
 
 

@@ -15,9 +15,8 @@ import torch
 from torch import nn
 
 from dlperf import flops
+from dlperf.flops import DEEP_SPARSE_FIELDS, DENSE_FIELDS, WIDE_SPARSE_FIELDS
 from dlperf.workloads.torch_models.recipe import Recipe, generator
-
-DENSE_FIELDS, DEEP_SPARSE_FIELDS, WIDE_SPARSE_FIELDS = 13, 26, 2
 
 
 class WideDeep(nn.Module):
