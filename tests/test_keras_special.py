@@ -14,13 +14,17 @@ import json
 import math
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from workflow_helpers import framework_python, run_ranks, workload_env
+from workflow_helpers import framework_python, workload_env
 
 from dlperf import flops, logline
 from dlperf.adapters import get_adapter
 from dlperf.parse.builtin import parse_builtin_logs
+
+if TYPE_CHECKING:
+    from conftest import WorkloadRuns
 
 # every test starts a framework's process (seconds to tens of seconds each): not the fast lane
 pytestmark = pytest.mark.integration
@@ -170,34 +174,32 @@ def test_a_model_config_or_option_error_names_the_key(framework: str) -> None:
     ],
 )
 def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure(
-    framework: str, message: str
+    framework: str, message: str, workload_runs: WorkloadRuns
 ) -> None:
-    """A billion-row vocabulary under a 3 GiB address-space cap (--memory-limit-gb): the tables
-    cannot be allocated, and the adapter reads the failure as out of memory. (A far smaller cap
-    stops JAX before it starts: glibc cannot allocate its threads' memory.)"""
-    command = workload(framework, "wide_deep", "--vocab-size", "1000000000", steps=1)
-    proc = run(framework, [*command, "--memory-limit-gb", "3"])
-    assert proc.returncode != 0
-    text = proc.stdout + proc.stderr
+    """A billion-row vocabulary under a 3 GiB address-space cap (the workload contract's
+    out-of-memory run): the tables cannot be allocated, the framework says so in its words, and
+    the adapter reads the failure as out of memory. (A far smaller cap stops JAX before it
+    starts: glibc cannot allocate its threads' memory.)"""
+    run = workload_runs.oom(framework)
+    assert run.cell.model == "wide_deep" and run.options["vocab_size"] == 1_000_000_000
+    assert run.exit_codes[0] != 0
+    text = run.text()
     assert message in text, text[-2000:]
     assert get_adapter(framework).is_oom(text)
 
 
 @pytest.mark.parametrize("framework", ["jax", "tensorflow"])
-def test_insightface_trains_data_parallel_on_two_ranks(framework: str, tmp_path: Path) -> None:
-    """Two processes as the harness starts them (jax.distributed / MultiWorkerMirroredStrategy),
-    each with its own batch and the whole classifier, partial FC drawing on both."""
-    command = workload(framework, "insightface", *FACE, "--sample-rate", "0.5")
-    command += ["--model-config", json.dumps(NARROW_RESNET)]
-
-    def env(**ranks: str) -> dict[str, str]:
-        return workload_env(**BACKEND_ENV[framework], **ranks)
-
-    logs = run_ranks(command, tmp_path, env=env)
-    records = parse_builtin_logs(logs).records
+def test_insightface_trains_data_parallel_on_two_ranks(
+    framework: str, workload_runs: WorkloadRuns
+) -> None:
+    """Two processes as the harness starts them (jax.distributed / MultiWorkerMirroredStrategy;
+    the workload contract's two-rank run), each with its own batch and the whole classifier,
+    partial FC drawing on both."""
+    run = workload_runs.tiny(framework, "insightface").check_ok()
+    assert run.options.get("sample_rate", 1.0) < 1.0  # partial FC on both ranks
+    records = run.records()
     assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
-    (config,) = lines(logs[0].read_text(), logline.CONFIG)
-    assert config["world_size"] == "2"
+    assert run.config()["world_size"] == "2"
 
 
 # Run in the JAX environment: the products in the jaxprs of the model's forward pass and of
