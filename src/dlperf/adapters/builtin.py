@@ -27,6 +27,31 @@ def has_cuda_hint() -> bool:
     return shutil.which("nvidia-smi") is not None
 
 
+# What the workloads without the special-case models say of them (dlperf adapters, the report)
+SPECIAL_CASES_LACKED: dict[str, str] = {
+    "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe and a Keras model "
+    "(JAX, TensorFlow)",
+    "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe and a Keras model "
+    "(JAX, TensorFlow)",
+}
+# The tiny configuration of the workloads whose model_config takes transformers' names and
+# translates them to their library's (PaddlePaddle's PaddleNLP, MindSpore's MindFormers)
+TINY_IN_TRANSFORMERS_NAMES: dict[str, dict[str, Any]] = {
+    "resnet50": {"image_size": 32, "num_classes": 10, "threads": 1},  # all 50 layers
+    "bert_base": {
+        "seq_len": 16, "max_predictions": 3, "threads": 1,
+        "model_config": {
+            "num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,
+            "intermediate_size": 64, "vocab_size": 512,
+        },
+    },
+    "gpt": {
+        "seq_len": 32, "threads": 1,
+        "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
+    },
+}  # fmt: skip
+
+
 class BuiltinWorkload(Adapter):
     """A workload module of dlperf.workloads run with the same flags by every built-in adapter."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.oneflow_gpt import gpt_args
+from dlperf.adapters.oneflow_gpt import GPT_OPTIONS, gpt_args
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.flops import FlopsFormula, megatron_formula
 from dlperf.matrix import Cell
@@ -45,17 +45,9 @@ class Megatron(UpstreamAdapter):
     log_interval: ClassVar[int] = 10
     seq_len: ClassVar[int] = 2048
     options: ClassVar[dict[str, Any]] = upstream_options(
-        max_batch_size={"gpt": {"fp32": 4, "amp": 8}},
-        tensor_parallel=1,
-        pipeline_parallel=1,
-        global_batch_size=0,  # 0: micro batch x data-parallel size
-        num_layers=16,
-        hidden_size=1536,
-        num_attention_heads=16,
-        seq_len=2048,
+        **GPT_OPTIONS,
         vocab_file="",  # "" = gpt2-vocab.json in the checkout
         merge_file="",  # "" = gpt2-merges.txt in the checkout
-        checkpoint_activations=True,
     )
     releases: ClassVar[dict[str, Release]] = {
         # Megatron Core's pretrain_gpt.py at core_v0.19.0, started by torchrun (as

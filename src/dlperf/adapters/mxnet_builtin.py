@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
-from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.adapters.builtin import SPECIAL_CASES_LACKED, BuiltinWorkload
 
 
 class MXNetBuiltin(BuiltinWorkload):
@@ -40,10 +40,7 @@ class MXNetBuiltin(BuiltinWorkload):
         "RNN language models (AWD-LSTM, StandardRNN, BigRNN) and the encoder-decoder Transformer "
         "(its TransformerDecoder attends to an encoder's memory); its GPT-2 is example code, "
         "scripts/text_generation/model/gpt.py, outside the installed package",
-        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe and a Keras "
-        "model (JAX, TensorFlow)",
-        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe and a Keras "
-        "model (JAX, TensorFlow)",
+        **SPECIAL_CASES_LACKED,
     }
     # threads left at 0 (cores / ranks), which the tests check MXNet's workload derives
     tiny: ClassVar[dict[str, dict[str, Any]]] = {

@@ -18,6 +18,20 @@ LIBAI = "Oneflow-Inc/libai"
 # the files read (docs/upstream-releases.md), and its docs name OneFlow 0.9.0 as the stable OneFlow.
 LIBAI_CURRENT = "1185ad9ca3fec9977ca1c2501b5d4c42c1b86ff3"
 
+# The options DLPerf's GPT special case sets for both sources (Megatron-LM, OneFlow-GPT), which
+# gpt_args turns into their shared flags: the model's size, its parallel layout, recomputation
+GPT_OPTIONS: dict[str, Any] = {
+    "max_batch_size": {"gpt": {"fp32": 4, "amp": 8}},
+    "tensor_parallel": 1,
+    "pipeline_parallel": 1,
+    "global_batch_size": 0,  # 0: micro batch x data-parallel size (no gradient accumulation)
+    "num_layers": 16,
+    "hidden_size": 1536,
+    "num_attention_heads": 16,
+    "seq_len": 2048,
+    "checkpoint_activations": True,
+}
+
 
 class OneFlowGPT(UpstreamAdapter):
     """OneFlow-GPT (OneFlow-Benchmark LanguageModeling/GPT, DLPerf's GPT special case).
@@ -46,16 +60,8 @@ class OneFlowGPT(UpstreamAdapter):
     log_interval: ClassVar[int] = 10
     seq_len: ClassVar[int] = 2048
     options: ClassVar[dict[str, Any]] = upstream_options(
-        max_batch_size={"gpt": {"fp32": 4, "amp": 8}},
-        tensor_parallel=1,
-        pipeline_parallel=1,
-        global_batch_size=0,  # 0: micro batch x data-parallel size (no gradient accumulation)
-        num_layers=16,
-        hidden_size=1536,
-        num_attention_heads=16,
-        seq_len=2048,
+        **GPT_OPTIONS,
         vocab_size=50257,
-        checkpoint_activations=True,
         metric_print_format="normal",
     )
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
-from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.adapters.builtin import (
+    SPECIAL_CASES_LACKED,
+    TINY_IN_TRANSFORMERS_NAMES,
+    BuiltinWorkload,
+)
 
 
 class PaddleBuiltin(BuiltinWorkload):
@@ -38,26 +42,8 @@ class PaddleBuiltin(BuiltinWorkload):
             "v2.8.1",
         ),
     }
-    lacks: ClassVar[dict[str, str]] = {
-        "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe and a Keras "
-        "model (JAX, TensorFlow)",
-        "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe and a Keras "
-        "model (JAX, TensorFlow)",
-    }
-    tiny: ClassVar[dict[str, dict[str, Any]]] = {
-        "resnet50": {"image_size": 32, "num_classes": 10, "threads": 1},  # all 50 layers
-        "bert_base": {
-            "seq_len": 16, "max_predictions": 3, "threads": 1,
-            "model_config": {
-                "num_hidden_layers": 1, "hidden_size": 32, "num_attention_heads": 2,
-                "intermediate_size": 64, "vocab_size": 512,
-            },
-        },
-        "gpt": {
-            "seq_len": 32, "threads": 1,
-            "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
-        },
-    }  # fmt: skip
+    lacks: ClassVar[dict[str, str]] = SPECIAL_CASES_LACKED
+    tiny: ClassVar[dict[str, dict[str, Any]]] = TINY_IN_TRANSFORMERS_NAMES
     features: ClassVar[tuple[str, ...]] = (
         "paddle.jit.to_static as XLA",
         "data parallel (paddle.DataParallel; gloo on CPU, NCCL on GPU)",
