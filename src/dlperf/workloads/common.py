@@ -99,14 +99,20 @@ def log_stated_flops(
     math: str,
     bert: flops.BertShape | None = None,
     depths: tuple[int, ...] = (3, 4, 6, 3),
+    decoder: flops.DecoderShape | None = None,
 ) -> None:
     """The `dlperf-flops` line of a workload without a FLOP counter: dlperf.flops' stated
-    formulas for the model it built (ResNet-50 v1.5 with these depths; BERT of this shape)."""
+    formulas for the model it built (ResNet-50 v1.5 with these depths; BERT of this shape; GPT:
+    the decoder formula, 6 N + 12 L s h per token, of this shape)."""
     if not args.explain:
         return
     if args.model == "resnet50":
         per_sample = flops.resnet50_training_flops_per_sample(
             args.image_size, args.num_classes, depths
+        )
+    elif args.model == "gpt":
+        per_sample = flops.decoder_training_flops_per_sequence(
+            decoder or flops.DecoderShape(), args.seq_len
         )
     else:
         shape = bert or flops.BertShape()

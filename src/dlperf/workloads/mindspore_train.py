@@ -53,7 +53,7 @@ import tempfile
 import time
 from typing import Any
 
-from dlperf.flops import BertShape, DecoderShape, decoder_training_flops_per_sequence
+from dlperf.flops import BertShape, DecoderShape
 from dlperf.workloads.common import (
     PowerSampler,
     log,
@@ -321,15 +321,6 @@ def synthetic_batch(
     ]
 
 
-def log_decoder_flops(rank: int, args: argparse.Namespace, math: str, shape: DecoderShape) -> None:
-    """GPT's `dlperf-flops` line, as log_stated_flops writes the others': dlperf.flops' decoder
-    formula, 6 N + 12 L s h per token, for the model built."""
-    if args.explain:
-        per_sample = decoder_training_flops_per_sequence(shape, args.seq_len)
-        method = "formula_dlperf.flops"
-        log("flops", rank=rank, per_sample=f"{per_sample:.6g}", math=math, method=method)
-
-
 def versions() -> dict[str, str]:
     return {m: importlib.metadata.version(m) for m in ("mindspore", "mindcv", "mindformers")}
 
@@ -381,7 +372,7 @@ def train(args: argparse.Namespace, rank: int, world: int) -> None:
         )
         math = "fp16" if use_amp else "fp32"
         if args.model == "gpt":
-            log_decoder_flops(rank, args, math, DecoderShape.from_config(config))
+            log_stated_flops(rank, args, math, decoder=DecoderShape.from_config(config))
         else:  # MindFormers' MLM head: masked positions only
             shape = BertShape.from_config(config) if args.model == "bert_base" else None
             log_stated_flops(rank, args, math, shape)

@@ -27,7 +27,7 @@ import sys
 import time
 from typing import Any
 
-from dlperf.flops import BertShape, DecoderShape, decoder_training_flops_per_sequence
+from dlperf.flops import BertShape, DecoderShape
 from dlperf.workloads.common import (
     PowerSampler,
     leave_together,
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         math = ("fp16" if on_gpu else "bf16") if use_amp else "fp32"
         if args.model == "gpt":
-            log_decoder_flops(rank, args, math, DecoderShape.from_config(model_config))
+            log_stated_flops(rank, args, math, decoder=DecoderShape.from_config(model_config))
         else:  # PaddleNLP's MLM head: masked positions only
             shape = BertShape.from_config(model_config) if args.model == "bert_base" else None
             log_stated_flops(rank, args, math, shape)
@@ -329,15 +329,6 @@ def main(argv: list[str] | None = None) -> int:
     if world > 1:
         leave_together(paddle.distributed.barrier)
     return 0
-
-
-def log_decoder_flops(rank: int, args: argparse.Namespace, math: str, shape: DecoderShape) -> None:
-    """GPT's `dlperf-flops` line, as log_stated_flops writes the others': dlperf.flops' decoder
-    formula, 6 N + 12 L s h per token, for the model built."""
-    if args.explain:
-        per_sample = decoder_training_flops_per_sequence(shape, args.seq_len)
-        method = "formula_dlperf.flops"
-        log("flops", rank=rank, per_sample=f"{per_sample:.6g}", math=math, method=method)
 
 
 def _version(package: str) -> str:
