@@ -3,6 +3,8 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= $(shell nproc)
+# pytest-xdist workers for `make test`; tests/conftest.py groups the tests that must share one
+TEST_WORKERS ?= 2
 SNAKEMAKE := $(VENV)/bin/snakemake
 
 .PHONY: setup system run run-cross run-special dry-run gpu-proof test lint bench clean
@@ -40,7 +42,7 @@ gpu-proof: setup  ## one GPU: the GPU suite (config/gpu.yaml) and its plain-loop
 test: setup
 	SLURM=1 $(MAKE) system
 	$(MAKE) lint
-	$(PY) -m pytest -q -ra
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup
 
 lint: setup
 	$(VENV)/bin/ruff check src tests workflow benchmarks scripts

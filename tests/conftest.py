@@ -32,6 +32,32 @@ def root() -> Path:
     return ROOT
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups for pytest-xdist's `--dist loadgroup` (`make test` runs two workers): a file's
+    tests stay together (its module fixtures run once), the files that read workload_runs share
+    one worker (each run once a session), and so do the tests of the one Slurm test cluster.
+    Groups holding integration or Slurm tests go first, so the long ones start at once and the
+    many short ones fill in beside them."""
+    shared = {item.path for item in items if "workload_runs" in getattr(item, "fixturenames", ())}
+    slurm = {item.path for item in items if item.get_closest_marker("slurm")}
+
+    def group(item: pytest.Item) -> str:
+        if item.path in shared:
+            return "workload_runs"
+        return "slurm" if item.path in slurm else str(item.path.relative_to(ROOT))
+
+    heavy = {
+        group(item)
+        for item in items
+        if {"integration", "slurm"} & {m.name for m in item.iter_markers()}
+    }
+    first = {}
+    for index, item in enumerate(items):
+        first.setdefault(group(item), index)
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+    items.sort(key=lambda item: (group(item) not in heavy, first[group(item)]))
+
+
 @dataclass(frozen=True)
 class WorkloadRun:
     """One run of a built-in workload: its cell, resolved options, and every rank's log."""
