@@ -32,6 +32,7 @@ def root() -> Path:
     return ROOT
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Groups for pytest-xdist's `--dist loadgroup` (`make test` runs two workers): a file's
     tests stay together (its module fixtures run once), the files that read workload_runs share
@@ -243,3 +244,15 @@ def wait_all(procs: list[subprocess.Popen[bytes]], limit_s: float = 300) -> tupl
 @pytest.fixture(scope="session")
 def workload_runs(tmp_path_factory: pytest.TempPathFactory) -> WorkloadRuns:
     return WorkloadRuns(tmp_path_factory.mktemp("workloads"))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A worker whose tests lost their groups would start the Slurm test cluster twice and run
+    the shared workloads twice: stop instead (pytest-xdist 3.8 groups by editing each item's
+    node id, which pytest 9.2 no longer reads; pyproject.toml pins pytest below it)."""
+    if getattr(session.config.option, "loadgroup", False):
+        lost = [item.nodeid for item in session.items if "@" not in item.nodeid]
+        if lost:
+            raise pytest.UsageError(
+                f"pytest-xdist did not group {lost[0]} and {len(lost) - 1} more"
+            )
