@@ -59,6 +59,7 @@ class Campaign:
     allocations: dict[str, Allocation] = field(init=False)
     results: ResultPaths = field(default_factory=ResultPaths)
     _measures: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+    _digests: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.suite = Suite(self.config)
@@ -138,6 +139,12 @@ class Campaign:
             self._measures[cell_id] = measure_of(self.cell(cell_id), self.config)
         return self._measures[cell_id]
 
+    def measure_digest(self, cell_id: str) -> str:
+        """dlperf.launch.record.measure_digest of the cell's measure, once per cell."""
+        if cell_id not in self._digests:
+            self._digests[cell_id] = measure_digest(self.measure(cell_id))
+        return self._digests[cell_id]
+
     def measure_json(self, cell_id: str) -> str:
         """The run rule's param: a change reruns that cell's runs and nothing else."""
         return json.dumps(self.measure(cell_id), sort_keys=True)
@@ -148,7 +155,7 @@ class Campaign:
         that redoes it even without Snakemake's records (dlperf.launch.record.redo_inputs)."""
         spec = self.cell(cell_id)
         search = [str(self.results.max_batch(cell_id).result)] if searched(spec) else []
-        redo = redo_inputs(self.results.run(cell_id, repeat), measure_digest(self.measure(cell_id)))
+        redo = redo_inputs(self.results.run(cell_id, repeat), self.measure_digest(cell_id))
         return self.environment_pins(cell_id) + search + redo
 
     def environment_pins(self, cell_id: str) -> list[str]:

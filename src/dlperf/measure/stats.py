@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import binom
 
 from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
 
@@ -215,6 +214,8 @@ def median_ci_ranks(n: int, level: float) -> tuple[int | None, int | None, float
     if n < 2:
         return None, None, math.nan
     # (x_j, x_{n-1-j}) misses the median when at most j runs lie below it, or at most j above
+    from scipy.stats import binom  # here: importing scipy.stats costs every workflow start 1 s
+
     j = np.arange(n // 2)
     coverage = 1 - 2 * binom.cdf(j, n, 0.5)
     reaching = np.flatnonzero(coverage >= level)  # coverage falls as j grows

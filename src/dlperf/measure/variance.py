@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from scipy.stats import median_abs_deviation
 
 from dlperf.measure.stats import median_ci_ranks, spread
 
@@ -73,6 +72,8 @@ def robust_scale(values: Sequence[float]) -> float:
     if not finite:
         return math.nan
     # MAD_SCALE, not scale="normal" (1 / Phi^-1(3/4) = 1.482602...): the rule states 1.4826
+    from scipy.stats import median_abs_deviation  # here: see dlperf.measure.stats
+
     mad = float(median_abs_deviation(finite))
     return max(MAD_SCALE * mad, MIN_REL_SCALE * abs(statistics.median(finite)))
 
