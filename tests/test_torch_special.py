@@ -3,15 +3,15 @@ the ranks)."""
 
 from __future__ import annotations
 
+import datetime
 import math
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 import torch
-from workflow_helpers import free_port, run_ranks
+from workflow_helpers import run_ranks
 
 from dlperf import flops
 from dlperf.adapters import get_adapter
@@ -108,14 +108,13 @@ def test_classes_split_across_ranks_cover_them_once():
 PER_RANK = 4
 
 
-def _insightface_rank(rank: int, world: int, port: int, results) -> None:
+def _insightface_rank(rank: int, world: int, store: str, results) -> None:
     """One rank of the model-parallel check: a one-rank model first (no process group yet: the
     whole classifier) on all ranks' images, each rank's through the backbone apart (its own
     batch statistics, as on its rank); then this rank's share of the same weights, wrapped as
     the workload wraps it."""
     import torch.distributed as dist
 
-    os.environ |= {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
     torch.set_num_threads(1)
     args = _args("insightface", *_tiny("insightface"), "--sample-rate", "1")  # 101 classes
     torch.manual_seed(0)
@@ -127,7 +126,12 @@ def _insightface_rank(rank: int, world: int, port: int, results) -> None:
     expected = whole.head(features, labels)
     expected.backward()
 
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    # a file store, not a port: a free port picked here can be taken by another test's ranks
+    # before these bind it (a rank then waited for its peer for ever); a lost peer is an error
+    dist.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=world,
+        timeout=datetime.timedelta(seconds=120),
+    )  # fmt: skip
     try:
         model, _ = torch_train.build_model(args)
         model.backbone.load_state_dict(whole.backbone.state_dict())
@@ -150,7 +154,7 @@ def _insightface_rank(rank: int, world: int, port: int, results) -> None:
         dist.destroy_process_group()
 
 
-def test_insightface_loss_and_gradients_on_two_ranks_are_one_ranks():
+def test_insightface_loss_and_gradients_on_two_ranks_are_one_ranks(tmp_path):
     """Two gloo ranks, 101 classes split 51 + 50: the model-parallel cross entropy gives the loss
     of the same weights on one rank over both ranks' images, and the gradients too (the
     classifier's shard on its rank; the backbone's, summed by DDP over the ranks), to float
@@ -158,7 +162,8 @@ def test_insightface_loss_and_gradients_on_two_ranks_are_one_ranks():
     import torch.multiprocessing as mp
 
     results = mp.get_context("spawn").SimpleQueue()
-    mp.spawn(_insightface_rank, args=(2, free_port(), results), nprocs=2, join=True)
+    store = str(tmp_path / "rendezvous")
+    mp.spawn(_insightface_rank, args=(2, store, results), nprocs=2, join=True)
     outcome = sorted(results.get() for _ in range(2))
     for rank, loss, expected, compared, error in outcome:
         assert loss == pytest.approx(expected, rel=1e-6), rank
