@@ -47,16 +47,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             return "workload_runs"
         return "slurm" if item.path in slurm else str(item.path.relative_to(ROOT))
 
+    groups = {item.nodeid: group(item) for item in items}
     heavy = {
-        group(item)
+        groups[item.nodeid]
         for item in items
         if {"integration", "slurm"} & {m.name for m in item.iter_markers()}
     }
-    first = {}
+    first: dict[str, int] = {}
     for index, item in enumerate(items):
-        first.setdefault(group(item), index)
-        item.add_marker(pytest.mark.xdist_group(group(item)))
-    items.sort(key=lambda item: (group(item) not in heavy, first[group(item)]))
+        first.setdefault(groups[item.nodeid], index)
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    items.sort(key=lambda item: (groups[item.nodeid] not in heavy, first[groups[item.nodeid]]))
 
 
 @dataclass(frozen=True)
