@@ -52,6 +52,15 @@ def test_a_cpu_log_has_no_device_clock_check(tmp_path: Path) -> None:
     assert summary.device_clock_checks(ResultPaths(tmp_path), "c", 2, 10) == []
 
 
+@pytest.mark.parametrize("median", [3.14, 314.0, 31400.0])
+def test_the_ratio_to_the_plain_loop_keeps_four_significant_digits(median: float) -> None:
+    """A CPU's slow cell (ratio 0.0388...) keeps as many digits as a GPU's (ratio 1.03...)."""
+    cells = {"c": {"throughput_median": median}}
+    ratio = summary._vs_reference({"status": "ok", "throughput_samples_per_s": 80.83}, cells)
+    assert ratio["cell"] == "c"
+    assert ratio["ratio"] == pytest.approx(median / 80.83, rel=5e-4)
+
+
 @pytest.mark.integration
 def test_tiny_proof_runs_references_and_cases_and_packs(tmp_path: Path) -> None:
     """Cases 3 and 4 (FP32 ResNet-50 and BERT) at a CPU's size, and case 7 (JAX), which this

@@ -151,7 +151,7 @@ def _vs_reference(reference: dict[str, Any], cells: dict[str, Any]) -> dict[str,
         median = row.get("throughput_median")
         if median:
             ratio = median / reference["throughput_samples_per_s"]
-            return {"cell": cell, "ratio": round(ratio, 4)}
+            return {"cell": cell, "ratio": float(f"{ratio:.4g}")}  # 4 significant digits
     return {"ratio": None, "detail": "the built-in cell has no median"}
 
 
