@@ -40,7 +40,7 @@ from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream import Parser, RunFacts
-from dlperf.parse.upstream._common import rows_for
+from dlperf.parse.upstream.rows import rows_for
 from dlperf.vocabulary import LANGUAGE_MODELS, PRECISIONS
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -346,7 +346,7 @@ class UpstreamAdapter(Adapter):
         keep_iterations: int | None = None,
     ) -> ParseResult:
         """The model's parser over the launch style's logs; with `keep_iterations`, each log's
-        rows past what the window can reach are not kept (parse.upstream._common.rows_for)."""
+        rows past what the window can reach are not kept (parse.upstream.rows.rows_for)."""
         parser = self.parser_of(cell.model, options)
         facts = RunFacts(
             batch_size_per_device=self.batch_size(cell, options),

@@ -67,7 +67,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dlperf.parse.records import ParseResult
-from dlperf.parse.upstream._common import RunFacts
 from dlperf.parse.upstream.dllogger import (
     parse_dle_mxnet_rn50_current,
     parse_dle_pytorch_bert,
@@ -108,6 +107,7 @@ from dlperf.parse.upstream.paddle import (
     parse_paddlenlp_bert,
 )
 from dlperf.parse.upstream.pytorch_examples import parse_pytorch_examples
+from dlperf.parse.upstream.ranks import RunFacts
 from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
 
 Parser = Callable[[list[Path], RunFacts], ParseResult]

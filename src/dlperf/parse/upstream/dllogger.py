@@ -14,17 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    global_result,
-    match,
-    stamp_of,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable, stamp_of
+from dlperf.parse.upstream.ranks import RunFacts, global_result
+from dlperf.parse.upstream.rows import Row, collect, match
 
 DLL = re.compile(r"^DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - ?(.*)$")
 FIELD = re.compile(r"(\S+) : (\S+)")

@@ -6,18 +6,10 @@ import re
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    global_result,
-    header_values,
-    match,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable
 from dlperf.parse.upstream.oneflow import samples_per_step
+from dlperf.parse.upstream.ranks import RunFacts, global_result
+from dlperf.parse.upstream.rows import Row, collect, header_values, match
 
 HUGECTR_CLAIM = re.compile(r"^\[.*\bHUGECTR\b.*\bIter:")
 HUGECTR = re.compile(rf"\bIter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")

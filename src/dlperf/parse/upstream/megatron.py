@@ -6,16 +6,9 @@ import re
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseError, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    global_result,
-    prefer_log,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable
+from dlperf.parse.upstream.ranks import RunFacts, global_result
+from dlperf.parse.upstream.rows import Row, collect, prefer_log
 
 # Megatron-LM's training_log (megatron/training/training.py; megatron/training.py before
 # core_v0.6.0), printed by the last rank. What comes before `iteration` tells the version:

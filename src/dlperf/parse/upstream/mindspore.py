@@ -7,16 +7,9 @@ from collections import Counter
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    match,
-    per_rank_result,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable
+from dlperf.parse.upstream.ranks import RunFacts, per_rank_result
+from dlperf.parse.upstream.rows import Row, collect, match
 
 MS_CLAIM = re.compile(r"^epoch time:")
 MS = re.compile(rf"^epoch time: ({NUM}) ms, per step time: ({NUM}) ms")

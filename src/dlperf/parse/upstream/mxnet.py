@@ -7,19 +7,9 @@ import re
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    global_result,
-    match,
-    per_rank_result,
-    stamp_of,
-    stamps_or,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable, stamp_of
+from dlperf.parse.upstream.ranks import RunFacts, global_result, per_rank_result
+from dlperf.parse.upstream.rows import Row, collect, match, stamps_or
 
 DLE_CLAIM = re.compile(r"^Epoch\[\d+\] Batch \[")
 DLE = re.compile(rf"^Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]\s+Speed: ({NUM}) samples/sec")

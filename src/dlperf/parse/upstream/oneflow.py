@@ -16,20 +16,9 @@ import re
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseError, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    global_result,
-    header_values,
-    logged_int,
-    match,
-    per_rank_result,
-    prefer_log,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable
+from dlperf.parse.upstream.ranks import RunFacts, global_result, per_rank_result
+from dlperf.parse.upstream.rows import Row, collect, header_values, logged_int, match, prefer_log
 
 CNN_CLAIM = re.compile(r"^train: epoch \d")
 CNN = re.compile(rf"^train: epoch (\d+), iter (\d+), .*samples/s: ({NUM})\s+({NUM})$")

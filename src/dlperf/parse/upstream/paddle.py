@@ -7,20 +7,9 @@ import re
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseError, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    global_result,
-    match,
-    per_rank_result,
-    prefer_log,
-    stamp_of,
-    stamps_or,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable, stamp_of
+from dlperf.parse.upstream.ranks import RunFacts, global_result, per_rank_result
+from dlperf.parse.upstream.rows import Row, collect, match, prefer_log, stamps_or
 
 CV_CLAIM = re.compile(r"^\[Pass \d+, train batch \d")
 CV = re.compile(rf"^\[Pass (\d+), train batch (\d+)\].*\belapse ({NUM}) ?sec")

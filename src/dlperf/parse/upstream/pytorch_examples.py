@@ -6,15 +6,9 @@ import re
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    collect,
-    match,
-    per_rank_result,
-)
+from dlperf.parse.upstream.lines import NUM, Line
+from dlperf.parse.upstream.ranks import RunFacts, per_rank_result
+from dlperf.parse.upstream.rows import Row, collect, match
 
 EXAMPLES_CLAIM = re.compile(r"^Epoch: \[\d+\]\[")
 EXAMPLES = re.compile(rf"^Epoch: \[(\d+)\]\[\s*(\d+)/\s*(\d+)\]\s+Time\s+({NUM})\s+\(\s*{NUM}\)")

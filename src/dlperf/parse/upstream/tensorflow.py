@@ -7,17 +7,9 @@ import re
 from pathlib import Path
 
 from dlperf.parse.records import Method, ParseResult
-from dlperf.parse.upstream._common import (
-    NUM,
-    Line,
-    Row,
-    RunFacts,
-    Unreadable,
-    collect,
-    global_result,
-    match,
-    stamps_or,
-)
+from dlperf.parse.upstream.lines import NUM, Line, Unreadable
+from dlperf.parse.upstream.ranks import RunFacts, global_result
+from dlperf.parse.upstream.rows import Row, collect, match, stamps_or
 
 RN50_CLAIM = re.compile(r"^TimeHistory:")
 RN50 = re.compile(
