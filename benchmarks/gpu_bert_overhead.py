@@ -16,7 +16,7 @@ host's time per step and the peak memory. The variants, in order:
     max_autotune    torch.compile mode="max-autotune" at batch 256 (minutes of compiling)
 
 MFU = samples/s x FLOPs per sample (counted by FlopCounterMode on that variant's own model and
-head: forward + backward products) / the datasheet's dense fp16 (bf16) peak (dlperf.flops).
+head: forward + backward products) / the datasheet's dense fp16 (bf16) peak (dlperf.peaks).
 Time per step: CUDA events around the measured steps (device), process CPU time (host; includes
 the driver's spin-wait in syncs, so an upper bound of the host's work). A variant that would not
 end inside `--budget-s` is skipped and named.
@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from transformers import BertConfig, BertForPreTraining
 
-from dlperf import flops
+from dlperf import peaks
 from dlperf.workloads.torch_models.bert import Pretraining
 
 
@@ -158,7 +158,7 @@ def measure(v: Variant, steps: int, warmup: int, peak: float | None) -> dict[str
         "batch_size": v.batch,
         "samples_per_s": round(samples_per_s, 1),
         "flops_per_sample": per_sample,
-        "mfu_percent": round(100 * flops.mfu(per_sample, samples_per_s, peak), 2),
+        "mfu_percent": round(100 * peaks.mfu(per_sample, samples_per_s, peak), 2),
         "device_ms_per_step": round(1000 * device_s / steps, 2),
         "host_cpu_ms_per_step": round(1000 * cpu / steps, 2),
         "peak_allocated_mib": round(torch.cuda.max_memory_allocated() / 2**20),
@@ -185,7 +185,7 @@ def main() -> None:
             skipped.append(name)
             continue
         try:
-            peak = flops.peak_tflops(gpu, "bf16" if v.dtype == torch.bfloat16 else "fp16")
+            peak = peaks.peak_tflops(gpu, "bf16" if v.dtype == torch.bfloat16 else "fp16")
             result = measure(v, args.steps, args.warmup, peak)
         except Exception as err:  # an OOM or a compile failure is a finding, not the end
             result = {"variant": name, "error": f"{type(err).__name__}: {err}"[:300]}

@@ -12,14 +12,12 @@ from dlperf.flops import (
     BertShape,
     bert_forward_flops_per_sequence,
     bert_pretraining_flops_per_sample,
-    device_peak,
     measure_gemm_peak_tflops,
     megatron_flops_per_iteration,
-    mfu,
-    peak_tflops,
     resnet50_forward_macs,
     resnet50_training_flops_per_sample,
 )
+from dlperf.peaks import device_peak, mfu, peak_tflops
 
 
 def counted_forward_flops(model, **inputs) -> int:

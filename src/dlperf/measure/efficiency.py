@@ -3,7 +3,7 @@ TFLOP/s, MFU), memory, energy, and the communication ceiling of the speedup.
 
 Each comes from the workload's own lines (dlperf.parse.facts) and the run's measured window;
 `explain_trace` names the lines. A figure without its lines is NaN with the reason where there is
-one (energy_detail), never 0. Definitions: dlperf.flops (FLOPs, peaks, MFU) and dlperf.measure.ceiling.
+one (energy_detail), never 0. Definitions: dlperf.flops (FLOPs), dlperf.peaks (peaks, MFU) and dlperf.measure.ceiling.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dlperf import flops, logline
+from dlperf import logline, peaks
 from dlperf.flops import FlopsFormula
 from dlperf.matrix import Cell
 from dlperf.measure import ceiling
@@ -105,7 +105,7 @@ def _compute(
         per_sample, method, math_dtype = formula.per_sample, f"formula: {formula.method}", "fp32"
     else:
         return {}
-    achieved = flops.achieved_tflops(per_sample, result.throughput_samples_per_s) / devices
+    achieved = peaks.achieved_tflops(per_sample, result.throughput_samples_per_s) / devices
     row = {"flops_per_sample": per_sample, "flops_method": method, "achieved_tflops": achieved}
     measured = NAN
     gpu = "none"
@@ -114,7 +114,7 @@ def _compute(
         measured = peak_line.number("measured_tflops") or NAN
         gpu = peak_line.fields.get("gpu", "none").replace("_", " ")
     row["peak_measured_tflops"] = measured
-    nameplate = flops.device_peak(gpu) if gpu != "none" else None
+    nameplate = peaks.device_peak(gpu) if gpu != "none" else None
     listed = nameplate.tflops(math_dtype) if nameplate is not None else None
     if nameplate is not None and listed:
         peak, source = listed, f"{nameplate.name} {math_dtype} nameplate"
