@@ -10,9 +10,10 @@ import yaml
 
 from dlperf.cli import main
 from dlperf.config import validate
-from dlperf.plan import schedule
+from dlperf.plan import milp
+from dlperf.plan.jobs import Job, Site
 from dlperf.plan.plan import PlanError, make_plan, plan_dict, plan_tables, plan_text, run_priorities
-from dlperf.plan.schedule import Job, Site, list_schedule, schedule_campaign
+from dlperf.plan.schedule import list_schedule, schedule_campaign
 
 HOUR_S = 3600.0
 
@@ -201,9 +202,7 @@ def test_nothing_to_run(tmp_path):
 
 
 def test_solver_without_solution_falls_back_to_the_list_schedule(tmp_path, monkeypatch):
-    monkeypatch.setattr(
-        schedule, "_solve", lambda prob, time_limit_s: pulp.LpSolutionNoSolutionFound
-    )
+    monkeypatch.setattr(milp, "_solve", lambda prob, time_limit_s: pulp.LpSolutionNoSolutionFound)
     plan = plan_of(suite({1: ["1n8g"], 2: ["1n8g"], 3: ["2n8g"]}), tmp_path, nodes=2)
     assert plan.makespan_s == 2 * HOUR_S
     assert plan.schedule.solver.order == "widest, longest first"

@@ -1108,7 +1108,7 @@ def test_reasons_are_told_from_the_tables_values() -> None:
 
 
 def test_solver_status_in_words() -> None:
-    from dlperf.plan.schedule import MILP_FEASIBLE, MILP_METHOD
+    from dlperf.plan.milp import MILP_FEASIBLE, MILP_METHOD
     from dlperf.report.i18n import Translator
     from dlperf.report.planinfo import solver_text
 

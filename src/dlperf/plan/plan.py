@@ -25,7 +25,8 @@ from dlperf.config import Suite
 from dlperf.errors import ConfigError
 from dlperf.matrix import CellSpec
 from dlperf.paths import ResultPaths
-from dlperf.plan.schedule import Job, Schedule, Site, check_fits, schedule_campaign
+from dlperf.plan.jobs import Job, Schedule, Site
+from dlperf.plan.schedule import check_fits, schedule_campaign
 
 SCALING_RULE = (
     "scaled wall = reference start-up + reference workload time x (batch per device / "

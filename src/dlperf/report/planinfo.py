@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dlperf.plan.schedule import (
+from dlperf.plan.milp import (
     MILP_FEASIBLE,
     MILP_GAP_REL,
     MILP_METHOD,
@@ -47,7 +47,7 @@ def _hours(seconds: Any) -> str:
 
 
 def solver_text(method: str, status: str) -> Text:
-    """The solver's method and status in words: dlperf.plan.schedule's own in the catalogs, any other
+    """The solver's method and status in words: dlperf.plan.milp's own in the catalogs, any other
     (PuLP's status) as recorded."""
     statuses: dict[str, Text] = {
         MILP_OPTIMAL: Phrase.of("plan.status_optimal", gap=f"{MILP_GAP_REL:.0%}"),
