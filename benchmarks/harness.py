@@ -203,6 +203,7 @@ def _accepted(case: dict) -> bool:
 
 def aggregate(runs_wanted: int) -> None:
     from dlperf.config import Suite
+    from dlperf.measure import runs as run_rows
     from dlperf.measure import tables
     from dlperf.measure.stats import Window
 
@@ -213,7 +214,7 @@ def aggregate(runs_wanted: int) -> None:
         manifests = sorted((root / "results" / "runs").glob("*/r*/manifest.json"))
         window = Window(**config["window"])
         start = time.perf_counter()
-        runs, steps = tables.runs_table(manifests, window, root / "results" / "json")
+        runs, steps = run_rows.runs_table(manifests, window, root / "results" / "json")
         cells = tables.cells_table(
             runs, tables.planned_cells(Suite(config).cell_specs()), window, repeats
         )
@@ -297,12 +298,12 @@ def suite() -> None:
 BIGLOG_READ = """
 import resource, sys, time
 from pathlib import Path
-from dlperf.measure import tables
+from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window
 manifest, warmup, measure = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
-run = tables.read_run(manifest, Window(warmup, measure))
+run = read_run(manifest, Window(warmup, measure))
 took = time.perf_counter() - start
 grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
 print(took, grown / 1024, run.row["status"], run.row.get("throughput_samples_per_s"))

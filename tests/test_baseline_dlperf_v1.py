@@ -14,7 +14,8 @@ import pytest
 from dlperf.adapters import REGISTRY
 from dlperf.config import Suite, load, validate
 from dlperf.matrix import CELL_ID_RE
-from dlperf.measure.tables import CELL_TABLE_COLUMNS, RUN_COLUMNS, add_speedup, write_table
+from dlperf.measure.runs import RUN_COLUMNS
+from dlperf.measure.tables import CELL_TABLE_COLUMNS, add_speedup, write_table
 from dlperf.report.load import load_baseline
 from dlperf.report.render import render_reports
 

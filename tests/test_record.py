@@ -19,8 +19,8 @@ from dlperf.launch.record import (
     redo_inputs,
 )
 from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window
-from dlperf.measure.tables import read_run
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
 

@@ -19,15 +19,9 @@ import pytest
 
 from dlperf.config import validate
 from dlperf.matrix import expand_case
+from dlperf.measure.runs import RUN_COLUMNS, STEP_COLUMNS
 from dlperf.measure.stats import Window
-from dlperf.measure.tables import (
-    CELL_TABLE_COLUMNS,
-    RUN_COLUMNS,
-    STEP_COLUMNS,
-    cells_table,
-    planned_cells,
-    write_table,
-)
+from dlperf.measure.tables import CELL_TABLE_COLUMNS, cells_table, planned_cells, write_table
 from dlperf.report import fmt, plots
 from dlperf.report import names as report_names
 from dlperf.report.i18n import catalog, languages, placeholders

@@ -11,8 +11,9 @@ import pytest
 
 from dlperf import logline
 from dlperf.matrix import Cell, CellSpec
+from dlperf.measure.runs import read_run, runs_table
 from dlperf.measure.stats import Window
-from dlperf.measure.tables import cells_table, planned_cells, read_run, runs_table
+from dlperf.measure.tables import cells_table, planned_cells
 from dlperf.measure.variance import VarianceSettings
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.facts import parse_facts

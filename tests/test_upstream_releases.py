@@ -61,8 +61,8 @@ from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
 from dlperf.errors import ConfigError
 from dlperf.launch.record import measure_digest, measure_of
 from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window, run_throughput
-from dlperf.measure.tables import read_run
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
 

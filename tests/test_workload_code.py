@@ -74,7 +74,8 @@ def test_built_in_adapters_have_a_digest_and_upstream_ones_none() -> None:
     torch_files = workloads.code_files("dlperf.workloads.torch_train")
     assert {"dlperf.workloads.common", "dlperf.flops", "dlperf.measure.ceiling"} <= set(torch_files)
     assert not any(
-        name.startswith(("dlperf.launch", "dlperf.measure.tables")) for name in torch_files
+        name.startswith(("dlperf.launch", "dlperf.measure.runs", "dlperf.measure.tables"))
+        for name in torch_files
     )
     assert get_adapter("pytorch").code_digest() == workloads.code_digest(
         "dlperf.workloads.torch_train"

@@ -9,8 +9,9 @@ from typing import Any
 from dlperf.config import Suite
 from dlperf.launch.record import measure_digests
 from dlperf.measure.repeats import adaptive_manifests
+from dlperf.measure.runs import runs_table
 from dlperf.measure.stats import Window
-from dlperf.measure.tables import cells_table, planned_cells, runs_table, write_table
+from dlperf.measure.tables import cells_table, planned_cells, write_table
 from dlperf.measure.variance import VarianceSettings
 from dlperf.paths import RunPaths
 

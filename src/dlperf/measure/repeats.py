@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window
-from dlperf.measure.tables import read_run
 from dlperf.measure.variance import repeats_needed
 from dlperf.paths import RunPaths
 from dlperf.status import Status

@@ -1,7 +1,7 @@
 """Whether a finished run's logs speak for it: every launched rank in its own log, a window
 inside the workload's life (that the manifest is its folder's run: dlperf.launch.record). Each
 failed check is a ParseError
-naming the file, which makes the run a parse_error (dlperf.measure.tables), never a figure."""
+naming the file, which makes the run a parse_error (dlperf.measure.runs), never a figure."""
 
 from __future__ import annotations
 

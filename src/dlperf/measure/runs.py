@@ -1,0 +1,247 @@
+"""From a run's manifest and logs to its row, its step records and its per-run JSON: the runs and
+steps tables."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dlperf import SCHEMA_VERSION
+from dlperf.adapters.base import Launcher
+from dlperf.launch.record import RunRecord
+from dlperf.matrix import Cell
+from dlperf.measure.efficiency import RUN_FIGURE_COLUMNS, run_figures
+from dlperf.measure.stats import RunThroughput, Window, percentiles, run_throughput, window_records
+from dlperf.measure.tables import CELL_COLUMNS, setting_text
+from dlperf.measure.variance import (
+    DEFAULT_VARIANCE,
+    VarianceSettings,
+    outlier_details,
+    outlier_scores,
+)
+from dlperf.parse.checks import check_every_rank_reported, check_window_within_wall_time
+from dlperf.parse.facts import parse_facts
+from dlperf.parse.records import ParseError, ParseResult, StepRecord
+from dlperf.paths import RunPaths
+from dlperf.status import Status
+from dlperf.util import atomic_write_json
+
+RUN_COLUMNS = CELL_COLUMNS + [
+    "batch_size_resolved",  # per device: the number, or what `max` was found to be
+    "options_resolved",  # JSON: what a swept option's `max` was found to be ("" if none)
+    "repeat",
+    "status",
+    "status_detail",
+    "outlier",  # kept in the cell's median, flagged (dlperf.measure.variance)
+    "outlier_detail",
+    "outlier_z",  # robust z among the cell's ok runs: what an outlier is stated by
+    "throughput_samples_per_s",
+    "method",
+    "window_first_step",
+    "window_last_step",
+    "window_samples",
+    "window_time_s",
+    "ranks",
+    "cores_per_rank",  # a CPU run's cores per rank (dlperf.launch.record); empty on a GPU
+    "trace",
+    "p50_ms",
+    "p75_ms",
+    "p90_ms",
+    "p95_ms",
+    *RUN_FIGURE_COLUMNS,  # MFU, memory, energy, busbw (dlperf.measure.efficiency)
+    "job_id",
+    "hosts",
+    "submitted_at",
+    "started_at",
+    "ended_at",
+    "noticed_at",
+    "workload_wall_s",
+    "harness_overhead_s",
+    "manifest",
+    "source",
+    "schema_version",
+]
+STEP_COLUMNS = [
+    "cell_id",
+    "repeat",
+    "rank",
+    "step",
+    "steps",
+    "samples",
+    "time_s",
+    "start_s",
+    "duration_s",
+    "rate",
+    "path",
+    "line",
+]
+
+
+@dataclass
+class RunRow:
+    record: RunRecord | None  # None: the manifest could not be read (the row says why)
+    row: dict[str, Any]
+    records: list[StepRecord]
+    result: RunThroughput | None
+
+
+def read_run(
+    manifest_path: Path, window: Window, expected_measures: Mapping[str, str] | None = None
+) -> RunRow:
+    """One run's row: the record's status, refined by parsing its logs when the run finished.
+
+    Nothing about one run stops the tables: an unreadable manifest or log is that run's
+    parse_error, naming the file (and line) at fault. With `expected_measures` (cell id -> the
+    suite's measure digest), a run that measured other parameters is `stale`, never a figure.
+    """
+    try:
+        record = RunRecord.read(manifest_path)
+    except ParseError as err:
+        return RunRow(None, _unreadable_row(manifest_path, str(err)), [], None)
+    row: dict[str, Any] = dict(record.cell) | {
+        "batch_size_resolved": record.trained_batch_size,
+        "options_resolved": setting_text(record.options_resolved),
+        "cores_per_rank": record.cores_per_rank,
+        "repeat": record.repeat,
+        "status": record.status,
+        "status_detail": record.status_detail,
+        "job_id": record.job_id,
+        "hosts": ",".join(record.hosts),
+        "submitted_at": record.submitted_at,
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+        "noticed_at": record.noticed_at,
+        "workload_wall_s": record.workload_wall_s,
+        "manifest": str(manifest_path),
+        "source": "measured",
+        "schema_version": SCHEMA_VERSION,
+    }
+    if row["workload_wall_s"] and row["noticed_at"] and row["submitted_at"]:
+        row["harness_overhead_s"] = row["noticed_at"] - row["submitted_at"] - row["workload_wall_s"]
+    stale = record.stale_against((expected_measures or {}).get(record.cell_id))
+    if stale:
+        row |= {"status": Status.STALE, "status_detail": stale}
+        return RunRow(record, row, [], None)
+    records: list[StepRecord] = []
+    result = None
+    if record.status == Status.OK:
+        adapter = record.adapter_impl
+        per_node = adapter.launcher is Launcher.PER_NODE
+        logs = record.logs
+        try:
+            record.check_logs_exist()
+            cell = record.trained_cell
+            parsed = adapter.parse(logs, cell, record.options, window.warmup + window.measure)
+            check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)
+            record.check_logs_unchanged()
+            records = parsed.records
+            result = run_throughput(parsed, window)
+            check_window_within_wall_time(result, record.workload_wall_s, logs)
+            formula = adapter.flops_formula(cell, record.options)
+            figures = run_figures(
+                parse_facts(logs), result, records, window, cell.layout.devices, formula
+            )
+            figures["reported_tflops_per_device"] = _reported(parsed, window, "tflops_per_device")
+        except (ParseError, OSError) as err:
+            row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
+            records, result = [], None  # nothing of a run that failed a check is a measurement
+        else:
+            row |= result.figures()
+            row |= percentiles(result.step_time_ms)
+            row["ranks"] = result.ranks if not per_node else len(logs)
+            row |= figures
+    return RunRow(record, row, records, result)
+
+
+def _reported(parsed: ParseResult, window: Window, name: str) -> float:
+    """A figure the source printed over the window (the global records, else the first rank's),
+    kept beside dlperf's own; nan where it printed none."""
+    ranks = parsed.by_rank()
+    records = ranks.get(-1) or next(iter(ranks.values()), [])
+    value = parsed.reported_over(name, window_records(records, window)[0])
+    return math.nan if value is None else value
+
+
+def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:
+    """The row of a run whose manifest cannot be read: its cell and repeat from the path."""
+    run = RunPaths.of_manifest(manifest_path)
+    key = Cell.parse(run.cell_id).key()
+    return key | {
+        "batch_size_resolved": int(key["batch_size"]) if key["batch_size"].isdigit() else None,
+        "repeat": run.repeat,
+        "status": Status.PARSE_ERROR,
+        "status_detail": detail,
+        "manifest": str(manifest_path),
+        "source": "measured",
+        "schema_version": SCHEMA_VERSION,
+    }
+
+
+def runs_table(
+    manifests: Iterable[Path],
+    window: Window,
+    json_root: Path | None = None,
+    variance: VarianceSettings = DEFAULT_VARIANCE,
+    expected_measures: Mapping[str, str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run.
+    Outlier runs are flagged (``outlier``, ``outlier_detail``) and kept; runs of other
+    parameters than `expected_measures` (cell id -> measure digest) are `stale`."""
+    rows, step_rows = [], []
+    for path in manifests:
+        run = read_run(Path(path), window, expected_measures)
+        rows.append(run.row)
+        key = (run.row["cell_id"], run.row["repeat"])
+        step_rows += [key + tuple(vars(r).values()) for r in run.records]
+        if json_root is not None:
+            _write_run_json(json_root, run, window)
+    runs = pd.DataFrame(rows).reindex(columns=RUN_COLUMNS)
+    runs["batch_size_resolved"] = runs["batch_size_resolved"].astype("Int64")
+    if len(runs):
+        runs[["outlier", "outlier_detail"]] = outlier_details(runs, variance.outlier_mads)
+        runs["outlier_z"] = outlier_scores(runs)
+    record_fields = [f.name for f in fields(StepRecord)]
+    steps = pd.DataFrame(step_rows, columns=["cell_id", "repeat", *record_fields])
+    return runs, steps.reindex(columns=STEP_COLUMNS)
+
+
+def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
+    """Per-run JSON as the PyTorch DDP benchmark writes it: facts, raw step times, percentiles."""
+    record, row = run.record, run.row
+    if record is None:  # an unreadable manifest: its row says why, there is nothing else to write
+        return
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "cell": record.cell,
+        "repeat": row["repeat"],
+        "status": row["status"],
+        "status_detail": row["status_detail"],
+        "backend": record.backend,
+        "layout": record.cell["layout"],
+        "world_size": record.cell["devices"],
+        "nodes": record.nodes,
+        "window": {"warmup": window.warmup, "measure": window.measure},
+        "method": row.get("method"),
+        "trace": row.get("trace"),
+        "throughput_samples_per_s": _finite(row.get("throughput_samples_per_s")),
+        "step_time_ms": run.result.step_time_ms if run.result else [],
+        # two definitions, named: the slowest rank's steps (the runs table's p50_ms...), and
+        # every rank's steps pooled, as the PyTorch DDP benchmark computes them
+        "percentiles_ms": {k: row.get(k) for k in ("p50_ms", "p75_ms", "p90_ms", "p95_ms")}
+        if run.result
+        else {},
+        "percentiles_of": "the steps of the rank with the slowest window",
+        "percentiles_ms_pooled_ranks": percentiles(run.result.pooled_step_time_ms)
+        if run.result
+        else {},
+    }
+    atomic_write_json(root / row["cell_id"] / f"r{row['repeat']}.json", data, indent=None)
+
+
+def _finite(value: Any) -> Any:
+    return value if isinstance(value, int | float) and math.isfinite(value) else None
