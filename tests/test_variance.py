@@ -44,6 +44,14 @@ def test_scale_is_the_stated_1_4826_mads_not_scipys_normal_constant():
     assert math.isnan(robust_scale([math.nan, math.inf]))
 
 
+@pytest.mark.parametrize("n", [3, 4, 7, 10])
+def test_the_mad_is_scipys_median_absolute_deviation(n: int) -> None:
+    from scipy.stats import median_abs_deviation
+
+    values = [100.0 + ((i * 7919) % 13) * 0.37 for i in range(n)]  # no MAD below the 1 % floor
+    assert robust_scale(values) == pytest.approx(1.4826 * median_abs_deviation(values), rel=1e-12)
+
+
 def test_fewer_than_three_runs_have_no_outliers():
     assert outlier_mask([]) == []
     assert outlier_mask([1.0]) == [False]
