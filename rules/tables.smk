@@ -8,7 +8,9 @@ rule tables:
     input:
         manifests=CAMPAIGN.all_manifests(),
         adaptive=CAMPAIGN.adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
-        code=package_files("parse", "measure", "status.py", "adapters"),
+        code=package_files(
+            "parse", "measure", "status.py", "adapters", "flops.py", "peaks.py"
+        ),
     output:
         steps=str(RESULTS.steps),
         runs=report(
@@ -26,6 +28,7 @@ rule tables:
         str(RESULTS.rule_log("tables")),
     conda:
         "../envs/dlperf.yaml"
+    threads: min(workflow.cores, 4)  # processes reading runs: a Slurm login node is shared
     params:
         settings=CAMPAIGN.tables_params(),
         edited_logs=CAMPAIGN.tables_edited_logs(),

@@ -11,6 +11,7 @@ import pytest
 
 from dlperf import logline
 from dlperf.matrix import Cell, CellSpec
+from dlperf.measure import runs as runs_module
 from dlperf.measure.runs import read_run, runs_table
 from dlperf.measure.stats import Window
 from dlperf.measure.tables import cells_table, planned_cells
@@ -101,6 +102,26 @@ def test_a_garbage_manifest_is_that_runs_parse_error_and_the_others_stay(tmp_pat
     assert by_repeat.loc[2, "cell_id"] == CELL.id
     assert f"{bad}:2: the manifest is not valid JSON" in by_repeat.loc[2, "status_detail"]
     assert "delete it to redo the run" in by_repeat.loc[2, "status_detail"]
+
+
+def test_runs_read_by_several_processes_give_the_same_tables_and_jsons(tmp_path, monkeypatch):
+    """Three tasks of two runs on two processes: the same rows in the manifests' order (a bad run
+    among them), the same steps, the same JSON files, as one process gives."""
+    monkeypatch.setattr(runs_module, "RUNS_PER_CHUNK", 2)
+    manifests = [
+        write_run(tmp_path, {"rank0.log": rank_log(0, step_s=0.1 * r), "rank1.log": rank_log(1)}, r)
+        for r in range(1, 7)
+    ]
+    manifests[3].write_text("garbage")
+    one = runs_table(manifests, WINDOW, tmp_path / "one")
+    two = runs_table(manifests, WINDOW, tmp_path / "two", workers=2)
+    pd.testing.assert_frame_equal(one[0], two[0])
+    pd.testing.assert_frame_equal(one[1], two[1])
+    assert list(two[0]["status"]) == ["ok"] * 3 + ["parse_error"] + ["ok"] * 2
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*.json"))
+    assert len(files) == 5
+    for name in files:
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
 
 
 def test_one_run_at_4_1_beside_two_at_57_is_flagged_and_kept_in_the_median(tmp_path):

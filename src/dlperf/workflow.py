@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ def make_tables(smk: Any) -> None:
             key=lambda m: (RunPaths.of_manifest(m).cell_id, RunPaths.of_manifest(m).repeat),
         )
     expected = measure_digests(suite.cell_specs(), config)  # another measure's run is stale
-    runs, steps = runs_table(manifests, window, Path(smk.output.json), variance, expected)
+    workers = min(smk.threads, len(os.sched_getaffinity(0)))
+    runs, steps = runs_table(manifests, window, Path(smk.output.json), variance, expected, workers)
     Path(smk.output.json).mkdir(parents=True, exist_ok=True)
     cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
     write_table(steps, Path(smk.output.steps))

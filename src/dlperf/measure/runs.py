@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -188,18 +190,25 @@ def runs_table(
     json_root: Path | None = None,
     variance: VarianceSettings = DEFAULT_VARIANCE,
     expected_measures: Mapping[str, str] | None = None,
+    workers: int = 1,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, steps) tables; with json_root, also one DDP-benchmark-style JSON per run.
     Outlier runs are flagged (``outlier``, ``outlier_detail``) and kept; runs of other
-    parameters than `expected_measures` (cell id -> measure digest) are `stale`."""
-    rows, step_rows = [], []
-    for path in manifests:
-        run = read_run(Path(path), window, expected_measures)
-        rows.append(run.row)
-        key = (run.row["cell_id"], run.row["repeat"])
-        step_rows += [key + tuple(vars(r).values()) for r in run.records]
-        if json_root is not None:
-            _write_run_json(json_root, run, window)
+    parameters than `expected_measures` (cell id -> measure digest) are `stale`. With `workers`
+    above 1 the runs are read by that many processes (each run is read on its own), their rows
+    kept in the order of `manifests`."""
+    paths = [Path(p) for p in manifests]
+    read = partial(
+        _read_runs, window=window, json_root=json_root, expected_measures=expected_measures
+    )
+    chunks = [paths[i : i + RUNS_PER_CHUNK] for i in range(0, len(paths), RUNS_PER_CHUNK)]
+    if workers > 1 and len(chunks) > 1:
+        with ProcessPoolExecutor(min(workers, len(chunks))) as pool:
+            parts = list(pool.map(read, chunks))
+    else:
+        parts = [read(chunk) for chunk in chunks]
+    rows = [row for part_rows, _ in parts for row in part_rows]
+    step_rows = [step for _, part_steps in parts for step in part_steps]
     runs = pd.DataFrame(rows).reindex(columns=RUN_COLUMNS)
     runs["batch_size_resolved"] = runs["batch_size_resolved"].astype("Int64")
     if len(runs):
@@ -208,6 +217,27 @@ def runs_table(
     record_fields = [f.name for f in fields(StepRecord)]
     steps = pd.DataFrame(step_rows, columns=["cell_id", "repeat", *record_fields])
     return runs, steps.reindex(columns=STEP_COLUMNS)
+
+
+RUNS_PER_CHUNK = 200  # runs a worker reads per task: few enough tasks to keep the workers even
+
+
+def _read_runs(
+    paths: list[Path],
+    window: Window,
+    json_root: Path | None,
+    expected_measures: Mapping[str, str] | None,
+) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
+    """Rows and step rows of these runs; their JSONs written."""
+    rows, step_rows = [], []
+    for path in paths:
+        run = read_run(path, window, expected_measures)
+        rows.append(run.row)
+        key = (run.row["cell_id"], run.row["repeat"])
+        step_rows += [key + tuple(vars(r).values()) for r in run.records]
+        if json_root is not None:
+            _write_run_json(json_root, run, window)
+    return rows, step_rows
 
 
 def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
