@@ -238,11 +238,12 @@ def aggregate(runs_wanted: int) -> None:
             cells_path=tdir / "cells.tsv",
             runs_path=tdir / "runs.tsv",
             outputs=outputs,
+            workers=workers,
         )
         done = time.perf_counter()
     print(
         f"parse ({workers} processes) + aggregate of {len(manifests)} synthetic runs ({len(steps)} step records, {len(cells)} cells): "
-        f"{parsed - start:.1f} s; report (en+zh, md+html, plots): {done - parsed:.1f} s; "
+        f"{parsed - start:.1f} s; report (en+zh, md+html, plots; a process per language): {done - parsed:.1f} s; "
         f"total {done - start:.1f} s [target < 30 s]"
     )
 

@@ -52,6 +52,7 @@ rule report:
         str(RESULTS.rule_log("report")),
     conda:
         "../envs/dlperf.yaml"
+    threads: min(workflow.cores, len(config["report"]["languages"]))  # a process per language
     params:
         settings=CAMPAIGN.report_params(),
     script:

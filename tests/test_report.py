@@ -325,9 +325,9 @@ def _outputs() -> list[Path]:
     ]
 
 
-def render_suite(root: Path) -> Path:
+def render_suite(root: Path, workers: int = 1) -> Path:
     """A results folder (cells.tsv, runs.tsv, steps, plan, manifests, logs, a baseline) under
-    `root`, rendered once in every language and format."""
+    `root`, rendered once in every language and format (by `workers` processes)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)  # runs.tsv holds paths relative to the working directory, as in the workflow
         # A fixed adapter description, so that editing the real adapter does not move the goldens.
@@ -350,6 +350,7 @@ def render_suite(root: Path) -> Path:
             generated_at=GENERATED_AT,
             steps_path=Path("results/tables/steps.tsv.gz"),
             plan_path=Path("results/tables/plan.json"),
+            workers=workers,
         )
     return root
 
@@ -357,6 +358,17 @@ def render_suite(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return render_suite(tmp_path_factory.mktemp("suite"))
+
+
+def test_a_process_per_language_renders_the_same_files(suite_dir: Path, tmp_path: Path) -> None:
+    """The reports and plots byte for byte as one process renders them."""
+    two = render_suite(tmp_path, workers=2)
+    found = [*(suite_dir / "results/report").iterdir(), *(suite_dir / "results/plots").iterdir()]
+    one_files = sorted(p.relative_to(suite_dir) for p in found)
+    plots = [p for p in one_files if p.suffix == ".png"]
+    assert len(plots) >= 4 and {p.name.split(".")[-2] for p in plots} == {"en", "zh"}
+    for name in one_files:
+        assert (two / name).read_bytes() == (suite_dir / name).read_bytes(), name
 
 
 @pytest.fixture

@@ -9,8 +9,10 @@ import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +67,7 @@ def render_reports(
     plots_dir: Path | None = None,
     steps_path: Path | None = None,
     plan_path: Path | None = None,
+    workers: int = 1,
 ) -> list[Path]:
     """Write every output (report.<lang>.<md|html>) and the plots; return the files written.
 
@@ -74,30 +77,41 @@ def render_reports(
     data = load_report_data(
         config, Path(cells_path), Path(runs_path), generated_at, steps_path, plan_path
     )
-    return write_reports(data, outputs, plots_dir)
+    return write_reports(data, outputs, plots_dir, workers)
 
 
 def write_reports(
-    data: ReportData, outputs: Sequence[Path], plots_dir: Path | None = None
+    data: ReportData, outputs: Sequence[Path], plots_dir: Path | None = None, workers: int = 1
 ) -> list[Path]:
-    """Render one data model to every output named report.<lang>.<md|html>, with its plots."""
+    """Render one data model to every output named report.<lang>.<md|html>, with its plots; with
+    `workers` above 1, each language in its own process (its plots are most of the time)."""
     targets = [parse_target(Path(p)) for p in outputs]
     if not targets:
         return []
     plots_dir = plots_dir or targets[0].path.parent.parent / "plots"
-    written: list[Path] = []
-    plot_files = {}
-    for lang in dict.fromkeys(t.lang for t in targets):
-        plot_files[lang] = make_plots(data, lang, plots_dir)
-        written += [p for kinds in plot_files[lang].values() for p in kinds.values()]
-    for target in targets:
-        text = render_text(
-            data, target.lang, target.fmt, plot_files[target.lang], target.path.parent
-        )
+    langs = list(dict.fromkeys(t.lang for t in targets))
+    render = partial(_write_language, data, targets, plots_dir)
+    if workers > 1 and len(langs) > 1:
+        with ProcessPoolExecutor(min(workers, len(langs))) as pool:
+            done = list(pool.map(render, langs))
+    else:
+        done = [render(lang) for lang in langs]
+    plot_paths = [p for plots, _ in done for p in plots]
+    return plot_paths + [t.path for t in targets]
+
+
+def _write_language(
+    data: ReportData, targets: Sequence[Target], plots_dir: Path, lang: str
+) -> tuple[list[Path], list[Path]]:
+    """One language's plots and reports: (plots, reports) written."""
+    plot_files = make_plots(data, lang, plots_dir)
+    reports = []
+    for target in (t for t in targets if t.lang == lang):
+        text = render_text(data, lang, target.fmt, plot_files, target.path.parent)
         atomic_write_text(target.path, text)
-        written.append(target.path)
+        reports.append(target.path)
         log.info("wrote %s", target.path)
-    return written
+    return [p for kinds in plot_files.values() for p in kinds.values()], reports
 
 
 def load_report_data(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -66,4 +67,5 @@ def report_rule(smk: Any) -> None:
         plots_dir=plots_dir,
         steps_path=Path(smk.input.steps),
         plan_path=Path(smk.input.plan),
+        workers=min(smk.threads, len(os.sched_getaffinity(0))),
     )
