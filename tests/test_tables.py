@@ -238,7 +238,7 @@ def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tm
     """Issue 20.7: with `%.6g` every epoch time became 1.7955e+09 and a 9.78 s run read 0 s."""
     from dlperf.measure.tables import write_table
     from dlperf.paths import ResultPaths
-    from dlperf.plan.plan import read_runs
+    from dlperf.plan.durations import read_runs
 
     t0 = 1795500000.123456
     frame = pd.DataFrame(

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dlperf.errors import ConfigError
+
+
+class PlanError(ConfigError):
+    """A plan that cannot be made; the message says what to change."""
+
 
 @dataclass(frozen=True)
 class Site:
