@@ -210,6 +210,7 @@ def _diff(a: Path, b: Path, alpha: float, threshold: float) -> int:
 
 def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
     from dlperf.compare import diff as compare
+    from dlperf.compare import environment
 
     kind_a, kind_b = compare.diff_kind(a), compare.diff_kind(b)
     if kind_a != kind_b:
@@ -219,7 +220,7 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
         )
     if kind_a == "results":
         fa, fb = compare.results_folder(a), compare.results_folder(b)
-        print("\n".join(compare.format_env_diff(*compare.env_diff(fa, fb))))
+        print("\n".join(environment.format_env_diff(*environment.env_diff(fa, fb))))
         if not (fa.runs_table.is_file() and fb.runs_table.is_file()) and (
             fa.cells_table.is_file() and fb.cells_table.is_file()
         ):

@@ -12,10 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dlperf import logline
 from dlperf.compare.significance import compare_samples
-from dlperf.launch.record import RunRecord
-from dlperf.parse.records import ParseError
 from dlperf.paths import RESULTS, ResultPaths
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
@@ -159,129 +156,6 @@ def read_run_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _flatten(f"{prefix}.{key}", item, out)
-    elif isinstance(value, list):
-        out[prefix] = "; ".join(str(v) for v in value)
-    else:
-        out[prefix] = str(value)
-
-
-NODE_FACTS_SKIPPED = ("host",)  # differs between any two allocations: not an environment fact
-
-
-ENVIRONMENT_SKIPPED = ("name", "python", "requirements")  # a path, or said by the scope
-
-
-def manifest_facts(record: RunRecord) -> dict[str, str]:
-    """The environment a run ran in, flattened to dotted keys: node facts (packages, python,
-    CUDA driver, GPUs, CPU model, environment variables...), adapter version, backend, what was
-    measured (per model, cell-independent keys only), the framework's own environment (its
-    exact package versions), and the site's settings (container, setup lines, env, partition)."""
-    facts: dict[str, str] = {}
-    for key, value in (
-        ("dlperf_version", record.dlperf_version),
-        ("python", record.python),
-        ("backend", record.backend),
-    ):
-        if value:
-            facts[key] = str(value)
-    if "name" in record.adapter:
-        facts[f"adapter.{record.adapter['name']}.version"] = str(record.adapter.get("version"))
-    for node in record.nodes.values():
-        for key, value in (node or {}).items():
-            if key not in NODE_FACTS_SKIPPED:
-                _flatten(f"node.{key}", value, facts)
-    framework = record.cell.get("framework")
-    scope = f"[{framework}.{record.cell.get('model')}]"
-    for key, value in record.measure.items():
-        if key != "cell":
-            _flatten(f"measure{scope}.{key}", value, facts)
-    for key, value in (record.environment or {}).items():
-        if key not in ENVIRONMENT_SKIPPED:
-            _flatten(f"environment[{framework}].{key}", value, facts)
-    _flatten("site", record.site, facts)
-    facts.pop("site", None)  # an empty mapping flattens to nothing
-    return facts
-
-
-WORKLOAD_FACTS = ("torch", "cuda", "cudnn", "nccl", "gpu", "jax", "keras", "keras_hub")
-
-
-def workload_facts(record: RunRecord) -> dict[str, str]:
-    """Versions the workload itself reported (the built-in workloads' `dlperf-config` line in
-    the first task's log): the framework, CUDA, cuDNN and NCCL it really ran with."""
-    if not record.tasks or "log" not in record.tasks[0]:
-        return {}
-    framework = record.cell.get("framework")
-    try:
-        with open(record.logs[0], errors="replace") as log:
-            for _, line in zip(range(200), log, strict=False):
-                parsed = logline.parse_line(line)
-                if parsed and parsed[0] == logline.CONFIG:
-                    fields = parsed[1]
-                    return {
-                        f"workload[{framework}].{k}": fields[k]
-                        for k in WORKLOAD_FACTS
-                        if k in fields
-                    }
-    except OSError:
-        pass
-    return {}
-
-
-def folder_facts(folder: ResultsFolder) -> tuple[dict[str, set[str]], int]:
-    """Every value each fact takes over the folder's run manifests, and how many were read."""
-    facts: dict[str, set[str]] = {}
-    count = 0
-    for path in folder.manifests():
-        try:
-            record = RunRecord.read(path)
-        except ParseError as err:
-            raise DiffInputError(f"unreadable run manifest: {err}") from err
-        count += 1
-        found = manifest_facts(record) | workload_facts(record)
-        for key, value in found.items():
-            facts.setdefault(key, set()).add(value)
-    return facts, count
-
-
-@dataclass(frozen=True)
-class EnvDifference:
-    key: str
-    a: str  # the values in A, sorted and joined; "(absent)" when A never records it
-    b: str
-
-
-def env_diff(a: ResultsFolder, b: ResultsFolder) -> tuple[list[EnvDifference], int, int]:
-    """Facts whose values differ between the two folders' manifests, and the manifests read."""
-    fa, na = folder_facts(a)
-    fb, nb = folder_facts(b)
-    scopes_a, scopes_b = _measure_scopes(fa), _measure_scopes(fb)
-    out = []
-    for key in sorted(fa.keys() | fb.keys()):
-        va, vb = fa.get(key), fb.get(key)
-        scope = key.split("]", 1)[0] if key.startswith("measure[") else None
-        if scope is not None and (scope not in scopes_a or scope not in scopes_b):
-            continue  # a model measured on one side only: its options have nothing to differ from
-        if va != vb:
-            out.append(EnvDifference(key, _show(va), _show(vb)))
-    return out, na, nb
-
-
-def _measure_scopes(facts: dict[str, set[str]]) -> set[str]:
-    return {k.split("]", 1)[0] for k in facts if k.startswith("measure[")}
-
-
-def _show(values: set[str] | None, width: int = 60) -> str:
-    if values is None:
-        return "(absent)"
-    text = ", ".join(sorted(values)).replace("\n", "\\n").replace("\t", " ")
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 DIFF_COLUMNS = [
     "cell_id",
     "runs_ok_a",
@@ -359,20 +233,6 @@ def diff_kind(path: Path) -> str:
             f"{path}: a TSV with neither throughput_median nor throughput_samples_per_s; {expected}"
         )
     raise DiffInputError(f"{path}: unknown kind of file; {expected}")
-
-
-def format_env_diff(diffs: list[EnvDifference], na: int, nb: int) -> list[str]:
-    """Lines printed first by ``dlperf diff`` on two results folders."""
-    head = f"environment ({na} run manifests in A, {nb} in B)"
-    if na == 0 or nb == 0:
-        side = "A" if na == 0 else "B"
-        return [f"{head}: no run manifests in {side} (runs/<cell>/r<k>/manifest.json)"]
-    if not diffs:
-        return [f"{head}: no differences"]
-    width = max(len(d.key) for d in diffs)
-    return [f"{head}: {len(diffs)} differences (A -> B)"] + [
-        f"  {d.key:<{width}}  {d.a} -> {d.b}" for d in diffs
-    ]
 
 
 def format_results_diff(table: pd.DataFrame, alpha: float, threshold: float) -> list[str]:
