@@ -8,8 +8,9 @@ import json
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -21,7 +22,6 @@ import pandas as pd
 
 from dlperf.errors import ConfigError
 from dlperf.measure.stats import Window
-from dlperf.report import plots
 from dlperf.report.build import build_report
 from dlperf.report.caveats import KINDS as CAVEAT_KINDS
 from dlperf.report.i18n import Phrase, Series, Translator, catalog
@@ -72,30 +72,49 @@ def render_reports(
     """Write every output (report.<lang>.<md|html>) and the plots; return the files written.
 
     Plots go to `plots_dir` (default: results/plots beside the report folder); the Markdown links to
-    them by relative path, the HTML embeds them, so it stands alone.
+    them by relative path, the HTML embeds them, so it stands alone. With `workers` above 1, each
+    language is rendered in its own process.
     """
-    data = load_report_data(
-        config, Path(cells_path), Path(runs_path), generated_at, steps_path, plan_path
-    )
-    return write_reports(data, outputs, plots_dir, workers)
+    languages = {parse_target(Path(p)).lang for p in outputs}
+    with _language_processes(workers, len(languages)) as pool:
+        data = load_report_data(
+            config, Path(cells_path), Path(runs_path), generated_at, steps_path, plan_path
+        )
+        return write_reports(data, outputs, plots_dir, pool)
+
+
+@contextmanager
+def _language_processes(workers: int, languages: int) -> Iterator[Executor | None]:
+    """A process per language (at most `workers`), started at once: each imports the plotting
+    libraries (a second, most of it seaborn's scipy) while the caller reads the tables. None: one
+    process renders every language."""
+    if min(workers, languages) < 2:
+        yield None
+        return
+    with ProcessPoolExecutor(min(workers, languages), initializer=_import_plots) as pool:
+        pool.submit(int)  # starts the processes now
+        yield pool
+
+
+def _import_plots() -> None:
+    from dlperf.report import plots  # noqa: F401
 
 
 def write_reports(
-    data: ReportData, outputs: Sequence[Path], plots_dir: Path | None = None, workers: int = 1
+    data: ReportData,
+    outputs: Sequence[Path],
+    plots_dir: Path | None = None,
+    pool: Executor | None = None,
 ) -> list[Path]:
     """Render one data model to every output named report.<lang>.<md|html>, with its plots; with
-    `workers` above 1, each language in its own process (its plots are most of the time)."""
+    a `pool`, each language as one of its tasks."""
     targets = [parse_target(Path(p)) for p in outputs]
     if not targets:
         return []
     plots_dir = plots_dir or targets[0].path.parent.parent / "plots"
     langs = list(dict.fromkeys(t.lang for t in targets))
     render = partial(_write_language, data, targets, plots_dir)
-    if workers > 1 and len(langs) > 1:
-        with ProcessPoolExecutor(min(workers, len(langs))) as pool:
-            done = list(pool.map(render, langs))
-    else:
-        done = [render(lang) for lang in langs]
+    done = list(pool.map(render, langs)) if pool else [render(lang) for lang in langs]
     plot_paths = [p for plots, _ in done for p in plots]
     return plot_paths + [t.path for t in targets]
 
@@ -199,6 +218,8 @@ def latency_title(table: LatencyTable, t: Translator) -> str:
 
 def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[str, Path]]:
     """group slug -> plot kind -> PNG file, for the groups that have something to plot."""
+    from dlperf.report import plots  # matplotlib and seaborn: see _language_processes
+
     t = Translator(lang)
     out: dict[str, dict[str, Path]] = {}
     for group in (in_words(g, t) for g in data.groups):
