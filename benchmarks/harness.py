@@ -219,12 +219,13 @@ def aggregate(runs_wanted: int) -> None:
         runs, steps = run_rows.runs_table(
             manifests, window, root / "results" / "json", workers=workers
         )
-        cells = tables.cells_table(
-            runs, tables.planned_cells(Suite(config).cell_specs()), window, repeats
-        )
         tdir = root / "results" / "tables"
-        for frame, name in ((steps, "steps.tsv.gz"), (runs, "runs.tsv"), (cells, "cells.tsv")):
-            tables.write_table(frame, tdir / name)
+        with tables.writing_aside(steps, tdir / "steps.tsv.gz"):  # as the tables rule does
+            cells = tables.cells_table(
+                runs, tables.planned_cells(Suite(config).cell_specs()), window, repeats
+            )
+            tables.write_table(runs, tdir / "runs.tsv")
+            tables.write_table(cells, tdir / "cells.tsv")
         parsed = time.perf_counter()
         from dlperf.report.render import render_reports
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import tracemalloc
 from pathlib import Path
@@ -232,6 +233,21 @@ def test_parsing_memory_does_not_grow_with_the_log(tmp_path):
         tracemalloc.stop()
         assert len(parsed.records) == WINDOW.warmup + WINDOW.measure and not facts.facts
     assert peaks[1] < 1.2 * peaks[0]
+
+
+def test_a_table_written_aside_is_the_table_and_its_failure_names_the_path(tmp_path):
+    from dlperf.measure.tables import write_table, writing_aside
+
+    frame = pd.DataFrame({"cell_id": [CELL.id] * 3, "time_s": [1795500000.123456, 0.1, 2.5e-7]})
+    with writing_aside(frame, tmp_path / "aside.tsv.gz"):
+        write_table(frame, tmp_path / "here.tsv.gz")
+    assert gzip.decompress((tmp_path / "aside.tsv.gz").read_bytes()) == gzip.decompress(
+        (tmp_path / "here.tsv.gz").read_bytes()
+    )
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(OSError, match=r"file/t.tsv.gz: writing the table failed"):
+        with writing_aside(frame, tmp_path / "file" / "t.tsv.gz"):
+            pass
 
 
 def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tmp_path):

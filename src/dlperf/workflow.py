@@ -12,7 +12,7 @@ from dlperf.launch.record import measure_digests
 from dlperf.measure.repeats import adaptive_manifests
 from dlperf.measure.runs import runs_table
 from dlperf.measure.stats import Window
-from dlperf.measure.tables import cells_table, planned_cells, write_table
+from dlperf.measure.tables import cells_table, planned_cells, write_table, writing_aside
 from dlperf.measure.variance import VarianceSettings
 from dlperf.paths import RunPaths
 
@@ -44,9 +44,9 @@ def make_tables(smk: Any) -> None:
     workers = min(smk.threads, len(os.sched_getaffinity(0)))
     runs, steps = runs_table(manifests, window, Path(smk.output.json), variance, expected, workers)
     Path(smk.output.json).mkdir(parents=True, exist_ok=True)
-    cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
-    write_table(steps, Path(smk.output.steps))
-    write_table(runs, Path(smk.output.runs))
-    write_table(cells, Path(smk.output.cells))
+    with writing_aside(steps, Path(smk.output.steps)):
+        cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
+        write_table(runs, Path(smk.output.runs))
+        write_table(cells, Path(smk.output.cells))
     counts = runs["status"].value_counts().to_dict()
     logging.info("%d runs (%s), %d cells", len(runs), counts, len(cells))

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+import multiprocessing as mp
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +215,22 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
             if path.name.endswith(".gz")
             else None,
         )
+
+
+@contextmanager
+def writing_aside(frame: pd.DataFrame, path: Path) -> Iterator[None]:
+    """`write_table(frame, path)` in a forked process while the block runs (the steps table: a
+    second of formatting and gzip), finished before the block returns; an OSError naming the path
+    if it failed. Without fork, written before the block."""
+    if "fork" not in mp.get_all_start_methods():
+        write_table(frame, path)
+        yield
+        return
+    writer = mp.get_context("fork").Process(target=write_table, args=(frame, path))
+    writer.start()
+    try:
+        yield
+    finally:
+        writer.join()
+    if writer.exitcode != 0:
+        raise OSError(f"{path}: writing the table failed (exit code {writer.exitcode})")
