@@ -109,6 +109,7 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
 
     from dlperf.adapters import REGISTRY
     from dlperf.config import Suite, validate
+    from dlperf.launch.record import measure_of
 
     rng = random.Random(0)
     groups = [
@@ -175,7 +176,7 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
             "status": "ok",
             "status_detail": "",
             "adapter": {"name": "pytorch"},
-            "measure": {"cell": cell.key(), "options": {}, "steps": steps, "device": "cpu"},
+            "measure": measure_of(spec, suite.config),  # the suite's own: no run is stale
             "backend": "slurm",
             "allocation": {},
             "job_id": "1",
@@ -203,29 +204,19 @@ def _accepted(case: dict) -> bool:
 
 
 def aggregate(runs_wanted: int) -> None:
-    from dlperf.config import Suite
-    from dlperf.measure import runs as run_rows
-    from dlperf.measure import tables
-    from dlperf.measure.stats import Window
+    from dlperf.workflow import write_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = synthetic_results(root, runs_wanted, 27)
-        repeats = config["repeats"]
         manifests = sorted((root / "results" / "runs").glob("*/r*/manifest.json"))
-        window = Window(**config["window"])
-        start = time.perf_counter()
         workers = min(4, len(os.sched_getaffinity(0)))  # as the tables rule on this machine
-        runs, steps = run_rows.runs_table(
-            manifests, window, root / "results" / "json", workers=workers
-        )
         tdir = root / "results" / "tables"
-        with tables.writing_aside(steps, tdir / "steps.tsv.gz"):  # as the tables rule does
-            cells = tables.cells_table(
-                runs, tables.planned_cells(Suite(config).cell_specs()), window, repeats
-            )
-            tables.write_table(runs, tdir / "runs.tsv")
-            tables.write_table(cells, tdir / "cells.tsv")
+        start = time.perf_counter()
+        runs, cells = write_tables(
+            config, manifests, config["repeats"], tdir / "steps.tsv.gz", tdir / "runs.tsv",
+            tdir / "cells.tsv", root / "results" / "json", workers,
+        )  # fmt: skip
         parsed = time.perf_counter()
         from dlperf.report.render import render_reports
 
@@ -243,7 +234,8 @@ def aggregate(runs_wanted: int) -> None:
         )
         done = time.perf_counter()
     print(
-        f"parse ({workers} processes) + aggregate of {len(manifests)} synthetic runs ({len(steps)} step records, {len(cells)} cells): "
+        f"parse ({workers} processes) + aggregate of {len(manifests)} synthetic runs "
+        f"({runs.status.value_counts().to_dict()}, {len(cells)} cells): "
         f"{parsed - start:.1f} s; report (en+zh, md+html, plots; a process per language): {done - parsed:.1f} s; "
         f"total {done - start:.1f} s [target < 10 s]"
     )

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from dlperf.config import Suite
 from dlperf.launch.record import measure_digests
 from dlperf.measure.repeats import adaptive_manifests
@@ -29,24 +31,44 @@ def _logging(smk: Any) -> None:
 def make_tables(smk: Any) -> None:
     _logging(smk)
     config = smk.config
-    window = Window(**config["window"])
-    variance = VarianceSettings.from_config(config.get("variance"))
     manifests = [Path(p) for p in smk.input.manifests]
-    suite = Suite(config)
-    planned: int | dict[str, int] = suite.repeats
+    planned: int | dict[str, int] = int(config["repeats"])
     if config.get("adaptive_repeats"):  # every run each cell got, beyond `repeats` too
         extra, planned = adaptive_manifests(Path(p) for p in smk.input.adaptive)
         manifests = sorted(
             set(manifests) | set(extra),
             key=lambda m: (RunPaths.of_manifest(m).cell_id, RunPaths.of_manifest(m).repeat),
         )
-    expected = measure_digests(suite.cell_specs(), config)  # another measure's run is stale
-    workers = min(smk.threads, len(os.sched_getaffinity(0)))
-    runs, steps = runs_table(manifests, window, Path(smk.output.json), variance, expected, workers)
-    Path(smk.output.json).mkdir(parents=True, exist_ok=True)
-    with writing_aside(steps, Path(smk.output.steps)):
-        cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
-        write_table(runs, Path(smk.output.runs))
-        write_table(cells, Path(smk.output.cells))
+    out = smk.output
+    runs, cells = write_tables(
+        config, manifests, planned, Path(out.steps), Path(out.runs), Path(out.cells),
+        Path(out.json), workers=min(smk.threads, len(os.sched_getaffinity(0))),
+    )  # fmt: skip
     counts = runs["status"].value_counts().to_dict()
     logging.info("%d runs (%s), %d cells", len(runs), counts, len(cells))
+
+
+def write_tables(
+    config: dict[str, Any],
+    manifests: list[Path],
+    planned: int | dict[str, int],
+    steps_path: Path,
+    runs_path: Path,
+    cells_path: Path,
+    json_dir: Path,
+    workers: int = 1,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The steps, runs and cells tables of a validated suite's runs, and one JSON per run;
+    `planned`: the runs planned per cell (or per cell id, with adaptive repeats). Returns (runs,
+    cells)."""
+    window = Window(**config["window"])
+    variance = VarianceSettings.from_config(config.get("variance"))
+    suite = Suite(config)
+    expected = measure_digests(suite.cell_specs(), config)  # another measure's run is stale
+    runs, steps = runs_table(manifests, window, json_dir, variance, expected, workers)
+    json_dir.mkdir(parents=True, exist_ok=True)
+    with writing_aside(steps, steps_path):
+        cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
+        write_table(runs, runs_path)
+        write_table(cells, cells_path)
+    return runs, cells
