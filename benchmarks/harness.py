@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -204,13 +203,15 @@ def _accepted(case: dict) -> bool:
 
 
 def aggregate(runs_wanted: int) -> None:
+    from dlperf.measure.runs import MAX_READERS
+    from dlperf.util import processes_for
     from dlperf.workflow import write_tables
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = synthetic_results(root, runs_wanted, 27)
         manifests = sorted((root / "results" / "runs").glob("*/r*/manifest.json"))
-        workers = min(4, len(os.sched_getaffinity(0)))  # as the tables rule on this machine
+        workers = processes_for(MAX_READERS)  # as the tables rule on this machine
         tdir = root / "results" / "tables"
         start = time.perf_counter()
         runs, cells = write_tables(

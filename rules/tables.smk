@@ -28,7 +28,7 @@ rule tables:
         str(RESULTS.rule_log("tables")),
     conda:
         "../envs/dlperf.yaml"
-    threads: min(workflow.cores, 4)  # processes reading runs: a Slurm login node is shared
+    threads: CAMPAIGN.tables_threads(workflow.cores)
     params:
         settings=CAMPAIGN.tables_params(),
         edited_logs=CAMPAIGN.tables_edited_logs(),

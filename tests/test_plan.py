@@ -11,8 +11,8 @@ import yaml
 from dlperf.cli import main
 from dlperf.config import validate
 from dlperf.plan import milp
-from dlperf.plan.jobs import Job, Site
-from dlperf.plan.plan import PlanError, make_plan, plan_dict, plan_tables, plan_text, run_priorities
+from dlperf.plan.jobs import Job, PlanError, Site
+from dlperf.plan.plan import make_plan, plan_dict, plan_tables, plan_text, run_priorities
 from dlperf.plan.schedule import list_schedule, schedule_campaign
 
 HOUR_S = 3600.0

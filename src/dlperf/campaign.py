@@ -24,9 +24,11 @@ from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.record import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
+from dlperf.measure.runs import MAX_READERS
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
+from dlperf.plan.jobs import PlanError
 from dlperf.plan.maxbatch import search_params, searched
-from dlperf.plan.plan import PlanError, make_plan, plan_text, run_priorities
+from dlperf.plan.plan import make_plan, plan_text, run_priorities
 from dlperf.report.load import load_baseline
 
 # The solver's limit for the plan made when the workflow starts (every run and dry run waits for
@@ -240,6 +242,10 @@ class Campaign:
     def tables_params(self) -> str:
         """What the tables are computed with besides the runs' manifests."""
         return json.dumps(self._settings(TABLES_KEYS), sort_keys=True)
+
+    def tables_threads(self, cores: int) -> int:
+        """The tables rule's threads: its processes reading runs (dlperf.measure.runs)."""
+        return min(cores, MAX_READERS)
 
     def tables_edited_logs(self) -> str:
         return json.dumps(self.edited_logs(self.every_run()))

@@ -11,6 +11,11 @@ from pathlib import Path
 from typing import Any
 
 
+def processes_for(threads: int) -> int:
+    """Worker processes for a rule given `threads`: at most the CPUs this process may run on."""
+    return max(1, min(threads, len(os.sched_getaffinity(0))))
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary name beside `path` to write to; renamed over `path` when the block succeeds.

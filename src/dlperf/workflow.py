@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from dlperf.measure.stats import Window
 from dlperf.measure.tables import cells_table, planned_cells, write_table, writing_aside
 from dlperf.measure.variance import VarianceSettings
 from dlperf.paths import RunPaths
+from dlperf.util import processes_for
 
 
 def _logging(smk: Any) -> None:
@@ -42,7 +42,7 @@ def make_tables(smk: Any) -> None:
     out = smk.output
     runs, cells = write_tables(
         config, manifests, planned, Path(out.steps), Path(out.runs), Path(out.cells),
-        Path(out.json), workers=min(smk.threads, len(os.sched_getaffinity(0))),
+        Path(out.json), workers=processes_for(smk.threads),
     )  # fmt: skip
     counts = runs["status"].value_counts().to_dict()
     logging.info("%d runs (%s), %d cells", len(runs), counts, len(cells))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
-from dlperf.util import atomic_write_text
+from dlperf.util import atomic_write_text, processes_for
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +30,8 @@ def write_plan(
     config: dict[str, Any], results: Path, site: dict[str, Any], path: Path, time_limit_s: float
 ) -> None:
     """The campaign plan (as rules/common.smk logs it) as JSON; `{}` where it has no schedule."""
-    from dlperf.plan.plan import PlanError, make_plan, plan_dict
+    from dlperf.plan.jobs import PlanError
+    from dlperf.plan.plan import make_plan, plan_dict
 
     try:
         data = plan_dict(make_plan(config, results, time_limit_s=time_limit_s, **site))
@@ -67,5 +67,5 @@ def report_rule(smk: Any) -> None:
         plots_dir=plots_dir,
         steps_path=Path(smk.input.steps),
         plan_path=Path(smk.input.plan),
-        workers=min(smk.threads, len(os.sched_getaffinity(0))),
+        workers=processes_for(smk.threads),
     )

@@ -171,9 +171,14 @@ def _fmt_ranks(ranks: Sequence[int]) -> str:
     )
 
 
-def _no_rows(logs: Sequence[Path | str], what: str) -> ParseError:
-    first = str(logs[0]) if logs else None
-    return ParseError(f"no {what} lines in {len(logs)} log file(s)", first)
+def _streams(
+    logs: Sequence[Path | str], rows: list[Row], facts: RunFacts, what: str
+) -> dict[int, list[Row]]:
+    """The rows per rank (split_ranks); a ParseError when the logs have none."""
+    if not rows:
+        first = str(logs[0]) if logs else None
+        raise ParseError(f"no {what} lines in {len(logs)} log file(s)", first)
+    return split_ranks(rows, facts, len(logs))
 
 
 def global_result(
@@ -192,9 +197,7 @@ def global_result(
     never multiplied again by the number of ranks that printed. `finish` may adjust the kept rows
     once their iterations are known.
     """
-    if not rows:
-        raise _no_rows(logs, what)
-    streams = split_ranks(rows, facts, len(logs))
+    streams = _streams(logs, rows, facts, what)
     ranks = sorted(streams)
     kept = streams[ranks[0]]
     if len(ranks) > 1:
@@ -222,9 +225,7 @@ def per_rank_result(
 
     Every rank of the job must have printed: a missing rank would silently lower the sum.
     """
-    if not rows:
-        raise _no_rows(logs, what)
-    streams = split_ranks(rows, facts, len(logs))
+    streams = _streams(logs, rows, facts, what)
     ranks = sorted(streams)
     if ranks != list(range(facts.world_size)):
         missing = sorted(set(range(facts.world_size)) - set(ranks))
