@@ -133,25 +133,33 @@ def _insightface_rank(rank: int, world: int, store: str, results) -> None:
         timeout=datetime.timedelta(seconds=120),
     )  # fmt: skip
     try:
-        model, _ = torch_train.build_model(args)
-        model.backbone.load_state_dict(whole.backbone.state_dict())
-        start, end = insightface.shard(101, rank, world)
-        assert model.head.weight.shape == (end - start, 16)
-        with torch.no_grad():
-            model.head.weight.copy_(whole.head.weight[start:end])
-        wrapped = insightface.RECIPE.wrap(model, torch.device("cpu"))
-        mine = slice(rank * PER_RANK, (rank + 1) * PER_RANK)
-        loss = wrapped(pixel_values=pixels[mine], labels=labels[mine])
-        loss.backward()
-        backbone = zip(model.backbone.module.parameters(), whole.backbone.parameters(), strict=True)
-        grads = [(p.grad, q.grad) for p, q in backbone]
-        grads.append((model.head.weight.grad, whole.head.weight.grad[start:end]))
-        # fc's bias feeds batch norm, which takes the mean out: its gradient is rounding (1e-6)
-        grads = [(ours, one) for ours, one in grads if one.abs().max() > 1e-3]
-        errors = [float((ours - one).abs().max() / one.abs().max()) for ours, one in grads]
-        results.put((rank, loss.item(), expected.item(), len(grads), max(errors)))
+        results.put(_sharded_outcome(rank, world, args, whole, expected, pixels, labels))
     finally:
+        # the DDP model is gone by now (it was _sharded_outcome's): freed after this, its reducer
+        # would tear the process group down once the peer had left, and wait for it for ever
         dist.destroy_process_group()
+
+
+def _sharded_outcome(rank, world, args, whole, expected, pixels, labels) -> tuple:
+    """(rank, loss, one rank's loss, gradients compared, largest relative error) of this rank's
+    share of `whole`'s weights, wrapped as the workload wraps it."""
+    model, _ = torch_train.build_model(args)
+    model.backbone.load_state_dict(whole.backbone.state_dict())
+    start, end = insightface.shard(101, rank, world)
+    assert model.head.weight.shape == (end - start, 16)
+    with torch.no_grad():
+        model.head.weight.copy_(whole.head.weight[start:end])
+    wrapped = insightface.RECIPE.wrap(model, torch.device("cpu"))
+    mine = slice(rank * PER_RANK, (rank + 1) * PER_RANK)
+    loss = wrapped(pixel_values=pixels[mine], labels=labels[mine])
+    loss.backward()
+    backbone = zip(model.backbone.module.parameters(), whole.backbone.parameters(), strict=True)
+    grads = [(p.grad, q.grad) for p, q in backbone]
+    grads.append((model.head.weight.grad, whole.head.weight.grad[start:end]))
+    # fc's bias feeds batch norm, which takes the mean out: its gradient is rounding (1e-6)
+    grads = [(ours, one) for ours, one in grads if one.abs().max() > 1e-3]
+    errors = [float((ours - one).abs().max() / one.abs().max()) for ours, one in grads]
+    return (rank, loss.item(), expected.item(), len(grads), max(errors))
 
 
 def test_insightface_loss_and_gradients_on_two_ranks_are_one_ranks(tmp_path):
