@@ -27,7 +27,6 @@ rule report:
         runs=str(RESULTS.runs),
         steps=str(RESULTS.steps),
         plan=str(RESULTS.tables / "plan.json"),
-        manifests=CAMPAIGN.all_manifests(),
         baselines=[b["path"] for b in config["baselines"]],
         code=package_files("report", "status.py"),
     output:
