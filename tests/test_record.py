@@ -65,8 +65,43 @@ def test_a_max_cell_trains_at_the_batch_size_found():
     "change, message",
     [
         (lambda d: d.pop("tasks"), "lacks tasks"),
-        (lambda d: d.update(repeat="1"), "repeat is not what a run records"),
-        (lambda d: d.update(tasks=[{"task": 0}]), "tasks is not what a run records"),
+        (lambda d: d.update(repeat="1"), 'repeat is "1", not an integer'),
+        (lambda d: d.update(repeat=True), "repeat is true, not an integer"),
+        (lambda d: d.update(tasks=[{"task": 0}]), r"tasks\[0\] lacks log"),
+        (lambda d: d.update(tasks=[7]), r"tasks\[0\] is 7, not an object"),
+        (lambda d: d["tasks"][0].update(task="x"), r"tasks\[0\].task is \"x\", not an integer"),
+        (
+            lambda d: d["tasks"][0].update(workload_wall_s="4.2"),
+            r"tasks\[0\].workload_wall_s is \"4.2\", not a finite number or null",
+        ),
+        (lambda d: d["tasks"][0].update(workload_wall_s=float("nan")), r"workload_wall_s is NaN"),
+        (
+            lambda d: d["tasks"][0].update(log="../r2/rank0.log"),
+            "is not a file of the run's own folder",
+        ),
+        (
+            lambda d: d["tasks"][0].update(log="/etc/passwd"),
+            "is not a file of the run's own folder",
+        ),
+        (lambda d: d.update(schema_version="3"), 'schema_version is "3", not an integer'),
+        (
+            lambda d: d.update(submitted_at="yesterday"),
+            'submitted_at is "yesterday", not a finite number or null',
+        ),
+        (lambda d: d.update(hosts=["vm", 5]), r"hosts is \[\"vm\", 5\], not a list of strings"),
+        (lambda d: d.update(nodes=[1, 2]), r"nodes is \[1, 2\], not an object;"),
+        (
+            lambda d: d["cell"].update(layout="1n2g"),
+            "cell layout='1n2g' disagrees with its cell id",
+        ),
+        (
+            lambda d: d["cell"].update(cell_id="not a cell"),
+            "the manifest's cell: 'not a cell' is not a cell id",
+        ),
+        (
+            lambda d: d["adapter"].update(name="jax"),
+            "adapter 'jax' is not its cell's framework 'pytorch'",
+        ),
         (lambda d: d.update(status="fine"), "status 'fine' is not a run's"),
         (lambda d: d.update(schema_version=SCHEMA_VERSION + 1), "newer than this dlperf's"),
         (lambda d: d.update(repeat=2), "is of pytorch.resnet50.fp32.noxla.b4.1n1g r2, not of"),

@@ -84,6 +84,20 @@ def test_a_silent_rank_is_a_parse_error_naming_its_log(tmp_path):
     assert row.get("throughput_samples_per_s") is None
 
 
+def test_a_rank_left_out_of_the_manifest_is_a_parse_error_naming_it(tmp_path):
+    """A 1n2g run whose record lists rank 0's task only would be measured on rank 0 alone: half
+    the throughput, shown as ok. The tasks must be the layout's."""
+    manifest = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)})
+    data = json.loads(manifest.read_text())
+    data["tasks"] = data["tasks"][:1]
+    manifest.write_text(json.dumps(data))
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert row["status_detail"].startswith(f"{manifest}: the manifest lists the tasks of ranks [0]")
+    assert "a 1n2g run launches ranks [0, 1]" in row["status_detail"]
+    assert row.get("throughput_samples_per_s") is None
+
+
 def test_a_log_of_random_bytes_names_the_file(tmp_path):
     noise = bytes(range(256)) * 40
     manifest = write_run(tmp_path, {"rank0.log": noise, "rank1.log": noise})

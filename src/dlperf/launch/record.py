@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import types
+import typing
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dlperf import SCHEMA_VERSION, __version__
 from dlperf.adapters import Adapter, get_adapter
+from dlperf.adapters.base import Launcher
 from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
@@ -24,6 +28,20 @@ from dlperf.status import RUN_STATUSES
 from dlperf.util import atomic_write_json
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
+# What a later stage reads of each task (dlperf.launch.task writes it), by type; `task` and `log`
+# are in every record, the others where the record's schema has them.
+TASK_FIELDS: dict[str, Any] = {
+    "task": int,
+    "log": str,
+    "status": str,
+    "log_bytes": int,
+    "log_sha256": str,
+    "workload_wall_s": float | None,
+    "exit_code": int | None,
+    "started_at": float | None,
+    "ended_at": float | None,
+}
+TASK_REQUIRED = ("task", "log")
 
 
 def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
@@ -122,30 +140,45 @@ class RunRecord:
             raise ParseError(
                 f"the manifest lacks {', '.join(missing)}; delete it to redo the run", path
             )
-        if int(data.get("schema_version", 0)) > SCHEMA_VERSION:
+        wrong = _mistyped(data)
+        if wrong:
+            raise ParseError(f"the manifest's {wrong}; delete it to redo the run", path)
+        if data.get("schema_version", 0) > SCHEMA_VERSION:
             raise ParseError(
                 f"the manifest is of schema {data['schema_version']}, newer than this dlperf's "
                 f"{SCHEMA_VERSION}: read it with the dlperf that wrote it ({data.get('dlperf_version')})",
                 path,
             )
-        kinds = {"cell": dict, "repeat": int, "adapter": dict, "measure": dict, "tasks": list}
-        wrong = [k for k, kind in kinds.items() if not isinstance(data[k], kind)]
-        if wrong or not all(isinstance(t, dict) and "log" in t for t in data["tasks"]):
-            raise ParseError(
-                f"the manifest's {', '.join(wrong) or 'tasks'} is not what a run records; "
-                "delete it to redo the run",
-                path,
-            )
         if data["status"] not in RUN_STATUSES:
             raise ParseError(f"the manifest's status {data['status']!r} is not a run's", path)
-        known = {f.name for f in fields(cls)} - {"path"}
-        record = cls(**{k: v for k, v in data.items() if k in known}, path=path)
-        record._check_folder(path)
+        record = cls(**{k: v for k, v in data.items() if k in _FIELD_TYPES}, path=path)
+        record._check_run(path)
         return record
 
-    def _check_folder(self, path: Path) -> None:
-        """A manifest copied from another run (another cell's, or repeat 1's as repeat 2) would
-        move that measurement into this folder's cell: the run it states must be the folder's."""
+    def _check_run(self, path: Path) -> None:
+        """The run the record states is one run, the one of its folder. A manifest copied from
+        another run (another cell's, or repeat 1's as repeat 2) would move that measurement into
+        this folder's cell; a cell whose columns disagree with its id, or an adapter other than
+        the cell's framework, would file or parse it as another cell's."""
+        try:
+            stated = Cell.parse(self.cell_id).key()
+        except ValueError as err:
+            raise ParseError(
+                f"the manifest's cell: {err}; delete it to redo the run", path
+            ) from None
+        differ = [k for k, v in self.cell.items() if k in stated and v != stated[k]]
+        if differ:
+            raise ParseError(
+                f"the manifest's cell {', '.join(f'{k}={self.cell[k]!r}' for k in differ)} "
+                f"disagrees with its cell id {self.cell_id}; delete it to redo the run",
+                path,
+            )
+        if self.adapter.get("name") != stated["framework"]:
+            raise ParseError(
+                f"the manifest's adapter {self.adapter.get('name')!r} is not its cell's framework "
+                f"{stated['framework']!r}; delete it to redo the run",
+                path,
+            )
         try:
             folder = RunPaths.of_manifest(path)
         except ValueError:
@@ -230,6 +263,22 @@ class RunRecord:
         """Each task's log, in task order."""
         return [self.folder / t["log"] for t in self.tasks]
 
+    def check_tasks_are_the_layouts(self) -> None:
+        """The record's tasks are those its cell's layout launches: one per device (ranks 0 to
+        devices - 1), or one per node for a per-node launcher. A task left out of the record
+        would leave its log unread and the run measured on the other ranks alone (half the
+        throughput of a 1n2g run, shown as ok); else a ParseError naming the manifest."""
+        layout = self.planned_cell.layout
+        per_node = self.adapter_impl.launcher is Launcher.PER_NODE
+        launched = list(range(layout.nodes if per_node else layout.devices))
+        if sorted(self.ranks) != launched:
+            unit = "node" if per_node else "rank"
+            raise ParseError(
+                f"the manifest lists the tasks of {unit}s {self.ranks}, but a {layout} run "
+                f"launches {unit}s {launched}: edited after the run? Delete it to redo the run",
+                self.path,
+            )
+
     def check_logs_exist(self) -> None:
         """Every task's log is there; else a ParseError naming the one that is gone."""
         for path in self.logs:
@@ -281,6 +330,73 @@ class RunRecord:
             f"the suite's {expected_digest}: options, window, device or workload code changed); "
             "the next invocation redoes it"
         )
+
+
+_FIELD_TYPES = {k: v for k, v in typing.get_type_hints(RunRecord).items() if k != "path"}
+_TYPE_NAMES = {int: "an integer", float: "a finite number", str: "a string", bool: "true or false"}
+_PLURALS = {str: "strings", int: "integers", float: "numbers", dict: "objects"}
+
+
+def _mistyped(data: dict[str, Any]) -> str:
+    """The first value of a record (or of one of its tasks) that is not of its declared type,
+    said with its key ('tasks[1].workload_wall_s is 'abc', not a finite number'); '' if none."""
+    for key, value in data.items():
+        hint = list if key == "tasks" else _FIELD_TYPES.get(key, Any)  # tasks: each one below
+        if not _conforms(value, hint):
+            return f"{key} is {_shown(value)}, not {_type_name(hint)}"
+    for i, task in enumerate(data["tasks"]):
+        if not isinstance(task, dict):
+            return f"tasks[{i}] is {_shown(task)}, not an object"
+        for key in TASK_REQUIRED:
+            if key not in task:
+                return f"tasks[{i}] lacks {key}"
+        for key, value in task.items():
+            if key in TASK_FIELDS and not _conforms(value, TASK_FIELDS[key]):
+                return f"tasks[{i}].{key} is {_shown(value)}, not {_type_name(TASK_FIELDS[key])}"
+        if Path(task["log"]).name != task["log"] or task["log"] in ("", ".", ".."):
+            return f"tasks[{i}].log {task['log']!r} is not a file of the run's own folder"
+    return ""
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether a JSON value is of a declared type: true is no number, a float is finite."""
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, arg) for arg in typing.get_args(hint))
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_conforms(v, item) for v in value)
+    if origin is dict:
+        item = typing.get_args(hint)[1]
+        return isinstance(value, dict) and all(_conforms(v, item) for v in value.values())
+    if isinstance(value, bool):
+        return hint is bool
+    if hint is float:
+        return isinstance(value, int | float) and math.isfinite(value)
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    """'a finite number or null', 'a list of strings', 'an object'."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        names = [_type_name(a) for a in args if a is not type(None)]
+        return " or ".join(names) + (" or null" if type(None) in args else "")
+    item = _PLURALS.get(typing.get_origin(args[-1]) or args[-1]) if args else None
+    if origin is list:
+        return f"a list of {item}" if item else "a list"
+    if origin is dict:
+        return f"an object of {item}" if item else "an object"
+    return _TYPE_NAMES.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def recorded_other_measure(run: RunPaths, digest: str) -> bool:

@@ -136,6 +136,7 @@ def read_run(
         per_node = adapter.launcher is Launcher.PER_NODE
         logs = record.logs
         try:
+            record.check_tasks_are_the_layouts()
             record.check_logs_exist()
             cell = record.trained_cell
             parsed = adapter.parse(logs, cell, record.options, window.warmup + window.measure)
