@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import types
 import typing
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -21,6 +19,7 @@ from typing import Any
 from dlperf import SCHEMA_VERSION, __version__
 from dlperf.adapters import Adapter, get_adapter
 from dlperf.adapters.base import Launcher
+from dlperf.jsontypes import conforms, shown, type_name
 from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
@@ -333,8 +332,6 @@ class RunRecord:
 
 
 _FIELD_TYPES = {k: v for k, v in typing.get_type_hints(RunRecord).items() if k != "path"}
-_TYPE_NAMES = {int: "an integer", float: "a finite number", str: "a string", bool: "true or false"}
-_PLURALS = {str: "strings", int: "integers", float: "numbers", dict: "objects"}
 
 
 def _mistyped(data: dict[str, Any]) -> str:
@@ -342,61 +339,20 @@ def _mistyped(data: dict[str, Any]) -> str:
     said with its key ('tasks[1].workload_wall_s is 'abc', not a finite number'); '' if none."""
     for key, value in data.items():
         hint = list if key == "tasks" else _FIELD_TYPES.get(key, Any)  # tasks: each one below
-        if not _conforms(value, hint):
-            return f"{key} is {_shown(value)}, not {_type_name(hint)}"
+        if not conforms(value, hint):
+            return f"{key} is {shown(value)}, not {type_name(hint)}"
     for i, task in enumerate(data["tasks"]):
         if not isinstance(task, dict):
-            return f"tasks[{i}] is {_shown(task)}, not an object"
+            return f"tasks[{i}] is {shown(task)}, not an object"
         for key in TASK_REQUIRED:
             if key not in task:
                 return f"tasks[{i}] lacks {key}"
         for key, value in task.items():
-            if key in TASK_FIELDS and not _conforms(value, TASK_FIELDS[key]):
-                return f"tasks[{i}].{key} is {_shown(value)}, not {_type_name(TASK_FIELDS[key])}"
+            if key in TASK_FIELDS and not conforms(value, TASK_FIELDS[key]):
+                return f"tasks[{i}].{key} is {shown(value)}, not {type_name(TASK_FIELDS[key])}"
         if Path(task["log"]).name != task["log"] or task["log"] in ("", ".", ".."):
             return f"tasks[{i}].log {task['log']!r} is not a file of the run's own folder"
     return ""
-
-
-def _conforms(value: Any, hint: Any) -> bool:
-    """Whether a JSON value is of a declared type: true is no number, a float is finite."""
-    if hint is Any:
-        return True
-    if hint is type(None):
-        return value is None
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_conforms(value, arg) for arg in typing.get_args(hint))
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        return isinstance(value, list) and all(_conforms(v, item) for v in value)
-    if origin is dict:
-        item = typing.get_args(hint)[1]
-        return isinstance(value, dict) and all(_conforms(v, item) for v in value.values())
-    if isinstance(value, bool):
-        return hint is bool
-    if hint is float:
-        return isinstance(value, int | float) and math.isfinite(value)
-    return isinstance(value, hint)
-
-
-def _type_name(hint: Any) -> str:
-    """'a finite number or null', 'a list of strings', 'an object'."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        names = [_type_name(a) for a in args if a is not type(None)]
-        return " or ".join(names) + (" or null" if type(None) in args else "")
-    item = _PLURALS.get(typing.get_origin(args[-1]) or args[-1]) if args else None
-    if origin is list:
-        return f"a list of {item}" if item else "a list"
-    if origin is dict:
-        return f"an object of {item}" if item else "an object"
-    return _TYPE_NAMES.get(hint, getattr(hint, "__name__", str(hint)))
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def recorded_other_measure(run: RunPaths, digest: str) -> bool:
