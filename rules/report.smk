@@ -9,6 +9,7 @@ rule plan:
         code=package_files("plan"),
     output:
         plan=str(RESULTS.tables / "plan.json"),
+        made=touch(CAMPAIGN.made_marker("plan")),
     log:
         str(RESULTS.rule_log("plan")),
     priority: 1000000  # before the runs, which change the durations it is made from
@@ -16,7 +17,7 @@ rule plan:
     conda:
         "../envs/dlperf.yaml"
     params:
-        settings=CAMPAIGN.plan_params(),
+        **CAMPAIGN.rule_params("plan"),
     script:
         "../workflow/scripts/plan.py"
 
@@ -47,12 +48,13 @@ rule report:
             caption="../workflow/report/plots.rst",
             labels={"plot": "{kind}", "language": "{lang}"},
         ),
+        made=touch(CAMPAIGN.made_marker("report")),
     log:
         str(RESULTS.rule_log("report")),
     conda:
         "../envs/dlperf.yaml"
     threads: min(workflow.cores, len(config["report"]["languages"]))  # a process per language
     params:
-        settings=CAMPAIGN.report_params(),
+        **CAMPAIGN.rule_params("report"),
     script:
         "../workflow/scripts/report.py"

@@ -24,13 +24,13 @@ rule tables:
             caption="../workflow/report/tables.rst",
         ),
         json=directory(str(RESULTS.json)),
+        made=touch(CAMPAIGN.made_marker("tables")),  # made with these params (dlperf.campaign)
     log:
         str(RESULTS.rule_log("tables")),
     conda:
         "../envs/dlperf.yaml"
     threads: CAMPAIGN.tables_threads(workflow.cores)
     params:
-        settings=CAMPAIGN.tables_params(),
-        edited_logs=CAMPAIGN.tables_edited_logs(),
+        **CAMPAIGN.rule_params("tables"),  # settings, edited_logs
     script:
         "../workflow/scripts/tables.py"

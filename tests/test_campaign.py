@@ -57,7 +57,7 @@ def test_runs_are_asked_for_by_name_only_when_their_manifest_is_missing_beside_t
     manifest is gone while the tables stand (the tables rule asks for every run without them)."""
     monkeypatch.chdir(tmp_path)
     c = campaign(tmp_path)
-    reports = c.report_outputs()
+    reports = c.report_outputs() + c.made_markers()
     assert c.final_outputs() == reports  # nothing measured yet: the tables ask for every run
     for manifest in c.all_manifests():
         Path(manifest).parent.mkdir(parents=True)
@@ -68,6 +68,29 @@ def test_runs_are_asked_for_by_name_only_when_their_manifest_is_missing_beside_t
     gone = c.all_manifests()[1]
     os.remove(gone)
     assert c.final_outputs() == [*reports, gone]
+
+
+def test_a_rules_marker_names_its_params_and_goes_when_the_output_was_remade_since(
+    tmp_path, monkeypatch
+):
+    """What the tables, report and plan were made with is kept beside the results (Snakemake's
+    own record of it is lost with .snakemake): other params, another marker; a marker older than
+    the output it vouches for was made before the output's last remake, and is removed."""
+    monkeypatch.chdir(tmp_path)
+    marker = Path(campaign(tmp_path).made_marker("tables"))
+    assert marker.parent == Path("results/.made") and marker.name.startswith("tables-")
+    other = campaign(tmp_path, SUITE | {"window": {"warmup": 3, "measure": 4}})
+    assert Path(other.made_marker("tables")) != marker
+    assert Path(other.made_marker("report")) != Path(campaign(tmp_path).made_marker("report"))
+    marker.parent.mkdir(parents=True)
+    marker.touch()  # made with these params, then the tables were remade with others
+    c = campaign(tmp_path)
+    c.results.cells.parent.mkdir(parents=True)
+    c.results.cells.write_text("")
+    os.utime(marker, ns=(1, 1))
+    assert c.made_marker("tables") == str(marker) and not marker.exists()
+    marker.touch()  # made with these params after the tables: kept
+    assert campaign(tmp_path).made_marker("tables") == str(marker) and marker.exists()
 
 
 def test_a_framework_with_its_own_environment_depends_on_its_pins(tmp_path, monkeypatch):

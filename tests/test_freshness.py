@@ -127,6 +127,29 @@ def test_with_snakemakes_records_lost_a_changed_option_still_redoes_its_cells(co
     assert planned_jobs(copy, "--config", "suite=suite.yaml") == {}
 
 
+def test_with_snakemakes_records_lost_a_changed_window_or_title_still_remakes_tables_and_report(
+    copy,
+):
+    """Issue 20.4's class after the runs: with .snakemake gone, a window of the same length or a
+    new title gave "Nothing to be done" and the tables and report of the old ones. What each rule
+    was made with is marked beside the results, so they are remade, and the runs are not."""
+    shutil.rmtree(copy / ".snakemake")
+    assert planned_jobs(copy, "--config", "suite=suite.yaml") == {}
+    config = tiny_suite()
+    config["window"] = {"warmup": 3, "measure": 4}
+    write_suite(copy, config)
+    assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    row = run_row(copy, f"{RESNET}.1n1g", 1)
+    assert (row.window_first_step, row.window_last_step) == (4, 7)
+    shutil.rmtree(copy / ".snakemake")
+    config["report"] = {"title": "Retitled"}
+    write_suite(copy, config)
+    assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"report", "all"}
+    write_suite(copy, tiny_suite())  # the first window again: its marker predates the tables
+    assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
+
+
 def test_a_deleted_log_is_a_parse_error_naming_it(copy):
     """Task logs are watched, not Snakemake outputs (dry runs of big suites stay fast): a deleted
     one rebuilds the tables, where its run is a parse_error saying how to redo it."""

@@ -30,6 +30,7 @@ from dlperf.plan.jobs import PlanError
 from dlperf.plan.maxbatch import search_params, searched
 from dlperf.plan.plan import make_plan, plan_text, run_priorities
 from dlperf.report.load import load_baseline
+from dlperf.util import json_digest
 
 # The solver's limit for the plan made when the workflow starts (every run and dry run waits for
 # it); the plan rule makes the same plan with the same limit, so the report states the one
@@ -62,6 +63,7 @@ class Campaign:
     results: ResultPaths = field(default_factory=ResultPaths)
     _measures: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
     _digests: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _rule_params: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.suite = Suite(self.config)
@@ -276,15 +278,57 @@ class Campaign:
         langs = self.config["report"]["languages"]
         return [str(self.results.report(lang, ext)) for lang in langs for ext in ("md", "html")]
 
+    # ------------------------------------------------------------------ made with what params
+
+    def rule_params(self, rule: str) -> dict[str, str]:
+        """The `params:` of a rule after the runs (tables, report, plan), computed once: the rule
+        and its marker (made_marker) read the same values."""
+        if rule not in self._rule_params:
+            makers = {
+                "tables": lambda: {
+                    "settings": self.tables_params(),
+                    "edited_logs": self.tables_edited_logs(),
+                },
+                "report": lambda: {"settings": self.report_params()},
+                "plan": lambda: {"settings": self.plan_params()},
+            }
+            self._rule_params[rule] = makers[rule]()
+        return self._rule_params[rule]
+
+    def made_marker(self, rule: str) -> str:
+        """A `touch` output of the rule named by its params' digest, asked for by `all`.
+        Snakemake keeps the params a rule last ran with in .snakemake/, which a fresh clone of a
+        results folder, a new machine or `rm -rf .snakemake` loses: then a changed window or
+        report setting left the tables and reports of the old ones, shown as ok. The marker lives
+        beside the results: with other params it is missing, and the rule is remade. A marker
+        older than the rule's output was made before the output's last remake, with other
+        params (a setting changed and changed back): removed, so it is missing too."""
+        marker = self.results.made(rule, json_digest(self.rule_params(rule)))
+        output = {
+            "tables": self.results.cells,
+            "report": Path(self.report_outputs()[0]),
+            "plan": self.results.tables / "plan.json",
+        }[rule]
+        try:
+            if marker.stat().st_mtime_ns < output.stat().st_mtime_ns:
+                marker.unlink()
+        except FileNotFoundError:
+            pass
+        return str(marker)
+
+    def made_markers(self) -> list[str]:
+        return [self.made_marker(rule) for rule in ("plan", "tables", "report")]
+
     def final_outputs(self) -> list[str]:
-        """The reports, and each run whose manifest is missing while the tables are there:
+        """The reports, the markers of what the rules after the runs were made with, and each run
+        whose manifest is missing while the tables are there:
         Snakemake would leave a missing input of an up-to-date job alone, so a run whose manifest
         was deleted (or whose rerun was interrupted) is asked for by name. Without tables, the
         tables rule asks for every run. Listing all 5,000 manifests here cost a dry run 1.2 s."""
+        outputs = self.report_outputs() + self.made_markers()
         if not self.results.cells.exists():
-            return self.report_outputs()
-        missing = [m for m in self.all_manifests() if not os.path.exists(m)]
-        return self.report_outputs() + missing
+            return outputs
+        return outputs + [m for m in self.all_manifests() if not os.path.exists(m)]
 
 
 def package_files(*names: str) -> list[str]:

@@ -135,6 +135,11 @@ class ResultPaths:
     def rule_log(self, rule: str) -> Path:
         return self.root / "logs" / f"{rule}.log"
 
+    def made(self, rule: str, digest: str) -> Path:
+        """An empty file saying the rule's outputs were made with the params of this digest
+        (dlperf.campaign.Campaign.made_marker)."""
+        return self.root / ".made" / f"{rule}-{digest}"
+
     def run(self, cell_id: str, repeat: int) -> RunPaths:
         return RunPaths(cell_id, repeat, self.root)
 

@@ -24,7 +24,7 @@ from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
 from dlperf.status import RUN_STATUSES
-from dlperf.util import atomic_write_json
+from dlperf.util import atomic_write_json, json_digest
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
 # What a later stage reads of each task (dlperf.launch.task writes it), by type; `task` and `log`
@@ -70,8 +70,7 @@ def measure_digests(specs: Iterable[CellSpec], config: dict[str, Any]) -> dict[s
 
 def measure_digest(measure: dict[str, Any]) -> str:
     """12 hex digits of the measure's canonical JSON: equal digests, equal measures."""
-    canonical = json.dumps(measure, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+    return json_digest(measure)
 
 
 def log_fingerprint(path: Path) -> dict[str, Any]:
