@@ -7,7 +7,7 @@
 checkpoint repeat_decision:
     input:
         unpack(decision_inputs),
-        code=package_files("measure", "parse"),
+        code=rule_code("repeat_decision"),
     output:
         REPEAT_DECISION_PATTERN,
     log:

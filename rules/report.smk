@@ -6,7 +6,7 @@
 
 rule plan:
     input:
-        code=package_files("plan"),
+        code=rule_code("plan"),
     output:
         plan=str(RESULTS.tables / "plan.json"),
         made=touch(CAMPAIGN.made_marker("plan")),
@@ -29,7 +29,7 @@ rule report:
         steps=str(RESULTS.steps),
         plan=str(RESULTS.tables / "plan.json"),
         baselines=[b["path"] for b in config["baselines"]],
-        code=package_files("report", "status.py"),
+        code=rule_code("report"),
     output:
         reports=[
             report(

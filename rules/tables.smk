@@ -8,9 +8,7 @@ rule tables:
     input:
         manifests=CAMPAIGN.all_manifests(),
         adaptive=CAMPAIGN.adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
-        code=package_files(
-            "parse", "measure", "status.py", "adapters", "flops.py", "peaks.py"
-        ),
+        code=rule_code("tables"),
     output:
         steps=str(RESULTS.steps),
         runs=report(

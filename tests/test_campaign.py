@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlperf.campaign import PLAN_TIME_LIMIT_S, Campaign
+from dlperf.campaign import PLAN_TIME_LIMIT_S, Campaign, rule_code
 from dlperf.errors import ConfigError
 from dlperf.launch.record import measure_of
 
@@ -145,3 +145,22 @@ def test_jobs_inherit_the_harness_and_the_workflow_folder(tmp_path, monkeypatch)
     env = campaign(tmp_path).job_environment()
     assert json.loads(env["DLPERF_HARNESS"])["backend"] == "local"
     assert env["DLPERF_WORKFLOW_DIR"] == str(ROOT)
+
+
+@pytest.mark.parametrize(
+    "rule, module",
+    [
+        ("tables", "dlperf.workflow"),
+        ("repeat_decision", "dlperf.measure.repeats"),
+        ("plan", "dlperf.report.rule"),
+        ("report", "dlperf.report.rule"),
+    ],
+)
+def test_a_rules_code_input_holds_every_module_its_script_imports(rule, module):
+    """Editing a module a rule runs remakes what it made (record.py's checks decide ok or
+    parse_error: an upgrade that judges runs differently must rebuild the tables)."""
+    from dlperf.workloads import code_files
+
+    listed = {Path(f) for f in rule_code(rule)}
+    missing = sorted(str(f) for f in code_files(module).values() if f not in listed)
+    assert not missing

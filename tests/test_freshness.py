@@ -45,6 +45,8 @@ def copy(measured, tmp_path) -> Path:
     """A copy of the measured folder, Snakemake's records of what it ran included."""
     target = tmp_path / "copy"
     shutil.copytree(measured, target, symlinks=True, ignore=shutil.ignore_patterns("locks"))
+    for marker in (target / "results/.made").iterdir():
+        marker.touch()  # a copy's files are all changed now (their ctime): made after them
     return target
 
 
@@ -148,6 +150,23 @@ def test_with_snakemakes_records_lost_a_changed_window_or_title_still_remakes_ta
     assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"report", "all"}
     write_suite(copy, tiny_suite())  # the first window again: its marker predates the tables
     assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
+
+
+def test_a_log_or_manifest_copied_over_with_its_mtime_kept_rebuilds_the_tables(copy):
+    """`cp -p` (or `touch -r`, `rsync -a`) keeps the mtime Snakemake and the edited logs' param
+    go by, not the ctime: the tables are rebuilt, where the run is a parse_error naming it."""
+    two = copy / f"results/runs/{RESNET}.1n2g"
+    shutil.copy2(two / "r1/rank0.log", two / "r1/rank1.log")
+    one = copy / f"results/runs/{RESNET}.1n1g"
+    shutil.copy2(one / "r2/manifest.json", one / "r1/manifest.json")
+    jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
+    assert "run_cell" not in jobs and {"tables", "report"} <= set(jobs)
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    copied_log = run_row(copy, f"{RESNET}.1n2g", 1)
+    assert copied_log.status == "parse_error" and "rank1.log" in copied_log.status_detail
+    copied_manifest = run_row(copy, f"{RESNET}.1n1g", 1)
+    assert copied_manifest.status == "parse_error"
+    assert "not of the run of its folder" in copied_manifest.status_detail
 
 
 def test_a_deleted_log_is_a_parse_error_naming_it(copy):

@@ -9,6 +9,7 @@ of the rules (a param changes exactly when what its output shows would).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -64,6 +65,7 @@ class Campaign:
     _measures: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
     _digests: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _rule_params: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
+    _newest_change_ns: int = field(default=0, init=False, repr=False)  # of the runs' files
 
     def __post_init__(self) -> None:
         self.suite = Suite(self.config)
@@ -209,9 +211,10 @@ class Campaign:
         for cell_id, repeat in runs:
             run = self.results.run(cell_id, repeat)
             try:
-                written = os.stat(run.manifest).st_mtime_ns
+                manifest = os.stat(run.manifest)
             except FileNotFoundError:
                 continue  # not run yet, or to be redone: the manifest brings its logs
+            self._newest_change_ns = max(self._newest_change_ns, manifest.st_ctime_ns)
             for name in self.task_logs(cell_id):
                 path = str(run.dir / name)
                 try:
@@ -219,7 +222,8 @@ class Campaign:
                 except FileNotFoundError:
                     changed.append([path, "missing"])
                     continue
-                if log.st_mtime_ns > written:
+                self._newest_change_ns = max(self._newest_change_ns, log.st_ctime_ns)
+                if log.st_mtime_ns > manifest.st_mtime_ns:
                     changed.append([path, log.st_mtime_ns, log.st_size])
         return changed
 
@@ -309,8 +313,13 @@ class Campaign:
             "report": Path(self.report_outputs()[0]),
             "plan": self.results.tables / "plan.json",
         }[rule]
+        # The tables also go when a run's manifest or log changed in any way since they were
+        # made: its ctime (which `cp -p`, `touch -r` or `rsync -a` cannot set back; the scan is
+        # the edited logs' param's) is newer than the marker.
+        changed = self._newest_change_ns if rule == "tables" else 0
         try:
-            if marker.stat().st_mtime_ns < output.stat().st_mtime_ns:
+            made = marker.stat().st_mtime_ns
+            if made < output.stat().st_mtime_ns or made < changed:
                 marker.unlink()
         except FileNotFoundError:
             pass
@@ -331,6 +340,28 @@ class Campaign:
         return outputs + [m for m in self.all_manifests() if not os.path.exists(m)]
 
 
+# The package code each rule after the runs executes: its modules' import closure (which
+# tests/test_campaign.py checks against dlperf.workloads.code_files) and the data files they read.
+# Editing any of it remakes what the rule made, and never reruns a run: an upgrade of dlperf that
+# judges runs differently (a new check of a record) rebuilds the tables that showed them.
+_CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
+              "launch/record.py", "config.py", "schemas", "errors.py", "jsontypes.py",
+              "logline.py", "matrix.py", "paths.py", "status.py", "util.py", "vocabulary.py",
+              "flops.py", "peaks.py", "workloads/__init__.py", "workloads/options.py")  # fmt: skip
+RULE_CODE = {
+    "tables": (*_CORE_CODE, "workflow.py"),
+    "repeat_decision": _CORE_CODE,
+    "plan": (*_CORE_CODE, "plan", "report"),  # the plan rule's script is report/rule.py's
+    "report": (*_CORE_CODE, "plan", "report"),
+}
+
+
+def rule_code(rule: str) -> list[str]:
+    """The source and data files of dlperf that `rule` runs (RULE_CODE): its `code` input."""
+    return package_files(*RULE_CODE[rule])
+
+
+@functools.cache
 def package_files(*names: str) -> list[str]:
     """Source files of the dlperf package (modules or subpackages) a rule's output depends on."""
     root = Path(dlperf.__file__).parent
