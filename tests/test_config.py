@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -228,3 +230,79 @@ def test_a_binary_suite_or_table_is_an_error_naming_the_file(tmp_path, capsys):
         assert f"{noise}: not a text file" in capsys.readouterr().err
     assert main(["report", str(table), "--out", str(tmp_path / "out")]) == 2
     assert f"{table}: not a readable table" in capsys.readouterr().err
+
+
+# --- a key given twice is an error, not the last one silently ----------------------------------
+
+DUPLICATE_SUITE = """\
+repeats: 2
+cases:
+  - framework: pytorch
+    model: resnet50
+    batch_size: [8]
+    layouts: [1n1g]
+{more}"""
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        # a second case list dropped the first
+        (
+            "cases:\n  - {framework: pytorch, model: bert_base, batch_size: [4], layouts: [1n1g]}\n",
+            "dup.yaml:7: cases: duplicate key 'cases' (first at line 2)",
+        ),
+        ("repeats: 5\n", "dup.yaml:7: repeats: duplicate key 'repeats' (first at line 1)"),
+        (
+            "window: {measure: 5, measure: 1}\n",
+            "dup.yaml:7: window.measure: duplicate key 'measure' (first at line 7)",
+        ),
+        (
+            "    options: {threads: 1}\n    options: {threads: 2}\n",
+            "dup.yaml:8: cases[0].options: duplicate key 'options' (first at line 7)",
+        ),
+    ],
+)
+def test_a_duplicate_key_names_the_file_both_lines_and_the_key(tmp_path, more, message):
+    path = write(tmp_path / "dup.yaml", DUPLICATE_SUITE.format(more=more))
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert f"{tmp_path}/{message}" in str(err.value)
+
+
+def test_every_yaml_dlperf_reads_refuses_a_duplicate_key(tmp_path, capsys):
+    """The suite, a site file merged over it (`dlperf check SUITE SITE`, Snakemake's
+    --configfile), `--config suite=FILE`, `dlperf plan` and `dlperf gpu-proof --suite` all read
+    YAML with one loader."""
+    from dlperf.cli import main
+    from dlperf.config import snakemake_config
+
+    suite = write(tmp_path / "mine.yaml", DUPLICATE_SUITE.format(more=""))
+    site = write(tmp_path / "site.yaml", "backend: slurm\nsite:\n  qos: a\n  qos: b\n")
+    message = f"{site}:4: site.qos: duplicate key 'qos' (first at line 3)"
+    assert main(["check", str(suite), str(site)]) == 2
+    assert message in capsys.readouterr().err
+    for files in ([site], [suite, site]):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            snakemake_config({}, files, {}, [tmp_path])
+    dup = write(tmp_path / "dup.yaml", DUPLICATE_SUITE.format(more="repeats: 5\n"))
+    with pytest.raises(ConfigError, match=re.escape(f"{dup}:7: repeats: duplicate key")):
+        snakemake_config({"suite": str(dup)}, [], {"suite": str(dup)}, [tmp_path])
+    assert main(["plan", str(dup)]) == 2
+    assert f"{dup}:7: repeats: duplicate key 'repeats' (first at line 1)" in capsys.readouterr().err
+    work = ["--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")]
+    with pytest.raises(ConfigError, match=re.escape(f"{dup}:7: repeats: duplicate key")):
+        main(["gpu-proof", "--suite", str(dup), *work])
+
+
+def test_yaml_merge_keys_and_aliases_are_not_duplicates(tmp_path):
+    """An override beside `<<: *anchor` is YAML's way to change one key of a shared block."""
+    path = write(
+        tmp_path / "anchors.yaml",
+        "cases:\n"
+        "  - &base {framework: pytorch, model: resnet50, batch_size: [8], layouts: [1n1g]}\n"
+        "  - <<: *base\n"
+        "    batch_size: [16]\n",
+    )
+    config = load(path)
+    assert [c["batch_size"] for c in config["cases"]] == [[8], [16]]

@@ -144,19 +144,85 @@ def read_layer(path: str | Path) -> Layer:
         raise ConfigError(f"{path}: cannot read: {err.strerror}") from None
     except UnicodeDecodeError as err:
         raise ConfigError(f"{path}: not a text file ({err.reason} at byte {err.start})") from None
-    try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        problem = getattr(err, "problem", None) or str(err)
-        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    data, node = load_yaml(text, str(path))
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of keys at the top level")
     return Layer(str(path), data, node)
+
+
+def load_yaml(text: str, label: str) -> tuple[Any, yaml.Node | None]:
+    """The data of a YAML document and its node tree (for line numbers), as YAML's safe loader
+    reads it, but a key given twice in one mapping is an error: YAML keeps the last silently,
+    so a second `cases:` would drop the first case list. Errors name `label` and the line."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is None:
+            return None, None
+        duplicates = _duplicate_keys(node)
+        if duplicates:
+            lines = [
+                f"{label}:{line}: {where}: duplicate key {key!r} (first at line {first}); "
+                "YAML would silently keep only the last: remove one"
+                for line, first, key, where in duplicates[:10]
+            ]
+            if len(lines) == 1:
+                raise ConfigError(lines[0])
+            raise ConfigError(f"{label}: {len(duplicates)} duplicate keys\n  " + "\n  ".join(lines))
+        # Construction flattens merge keys (<<) in place: build the data from a copy, so the
+        # tree's lines stay the file's.
+        loader = yaml.SafeLoader("")
+        try:
+            data = loader.construct_document(copy.deepcopy(node))
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        where = f"{label}:{mark.line + 1}" if mark else label
+        problem = getattr(err, "problem", None) or str(err)
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    return data, node
+
+
+def _duplicate_keys(root: yaml.Node) -> list[tuple[int, int, Any, str]]:
+    """(line, line of the first, key, key path) of each key given twice in a mapping of the
+    tree, in document order. Keys compare as their values (`1` and `1.0` are one key)."""
+    found: list[tuple[int, int, Any, str]] = []
+    seen_nodes: set[int] = set()  # an alias repeats a node (and may contain itself)
+    constructor = yaml.SafeLoader("")
+
+    def key_of(key: yaml.Node) -> Any:
+        if not isinstance(key, yaml.ScalarNode):
+            return None  # a complex key: the constructor refuses it itself
+        if key.tag == "tag:yaml.org,2002:merge":
+            return "<<"
+        value = constructor.construct_object(key, deep=True)
+        return value if isinstance(value, (str, int, float, bool)) else str(value)
+
+    def walk(node: yaml.Node, parts: list[Any]) -> None:
+        if id(node) in seen_nodes:
+            return
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, value_node in node.value:
+                key = key_of(key_node)
+                line = key_node.start_mark.line + 1
+                if key is not None and key in first:
+                    found.append((line, first[key], key, key_path([*parts, key])))
+                elif key is not None:
+                    first[key] = line
+                walk(value_node, [*parts, key])
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, [*parts, i])
+
+    try:
+        walk(root, [])
+    finally:
+        constructor.dispose()
+    return sorted(found, key=lambda d: d[0])
 
 
 def merge(layers: Sequence[Layer]) -> dict[str, Any]:
