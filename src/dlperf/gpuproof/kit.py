@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 import dlperf
-from dlperf.config import Suite, load
+from dlperf.config import Suite, load, read_layer
 from dlperf.gpuproof import summary
 from dlperf.gpuproof.summary import Stage
 from dlperf.launch.facts import node_facts
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = Clock(args.budget_s)
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    base = yaml.safe_load(args.suite.read_text())
+    base = dict(read_layer(args.suite).data)  # dlperf's one YAML loader: a key twice is an error
     if args.tiny:
         base = tiny_suite(base)
     validated = validated_suite(base, work)  # a bad suite stops here, naming the key
