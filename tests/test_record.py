@@ -102,6 +102,8 @@ def test_a_max_cell_trains_at_the_batch_size_found():
             lambda d: d["adapter"].update(name="jax"),
             "adapter 'jax' is not its cell's framework 'pytorch'",
         ),
+        (lambda d: d["measure"].update(options=[1]), r"measure.options is \[1\], not an object;"),
+        (lambda d: d["measure"].update(steps="9"), 'measure.steps is "9", not an integer'),
         (lambda d: d.update(status="fine"), "status 'fine' is not a run's"),
         (lambda d: d.update(schema_version=SCHEMA_VERSION + 1), "newer than this dlperf's"),
         (lambda d: d.update(repeat=2), "is of pytorch.resnet50.fp32.noxla.b4.1n1g r2, not of"),

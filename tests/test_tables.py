@@ -98,6 +98,23 @@ def test_a_rank_left_out_of_the_manifest_is_a_parse_error_naming_it(tmp_path):
     assert row.get("throughput_samples_per_s") is None
 
 
+def test_a_manifest_value_no_check_foresaw_is_that_runs_parse_error_not_a_crash(tmp_path):
+    """A value of the right type that still cannot be read (threads 'one') fails deep in a
+    property: the run is a parse_error naming the manifest; the tables of the others stand."""
+    good = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=1)
+    bad = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, repeat=2)
+    data = json.loads(bad.read_text())
+    data["measure"] = {"options": {"threads": "one"}, "device": "cpu"}
+    bad.write_text(json.dumps(data))
+    runs, _steps = runs_table([good, bad], WINDOW, tmp_path / "json")
+    by_repeat = runs.set_index("repeat")
+    assert by_repeat.loc[1, "status"] == "ok"
+    assert by_repeat.loc[2, "status"] == "parse_error"
+    assert by_repeat.loc[2, "status_detail"].startswith(
+        f"{bad}: the manifest holds a value dlperf cannot read (ValueError("
+    )
+
+
 def test_a_log_of_random_bytes_names_the_file(tmp_path):
     noise = bytes(range(256)) * 40
     manifest = write_run(tmp_path, {"rank0.log": noise, "rank1.log": noise})
@@ -465,3 +482,29 @@ def test_forged_faults_give_the_true_figure_or_a_status_naming_the_file(tmp_path
         assert row["status"] == "parse_error", kind
         assert str(manifest.parent) in row["status_detail"], (kind, row["status_detail"])
         assert row.get("throughput_samples_per_s") is None, kind
+
+
+def test_a_failing_tables_rule_takes_the_reports_down_with_its_tables(tmp_path):
+    """Snakemake deletes a failed job's outputs: the reports showing those tables' figures must
+    not stay up as if they still stood."""
+    from types import SimpleNamespace
+
+    from dlperf.paths import ResultPaths
+    from dlperf.workflow import make_tables
+
+    results = ResultPaths(tmp_path / "results")
+    report = results.report("en", "md")
+    report.parent.mkdir(parents=True)
+    report.write_text("# old figures")
+    (results.plots / "a.png").parent.mkdir(parents=True)
+    (results.plots / "a.png").write_bytes(b"png")
+    smk = SimpleNamespace(
+        config={},  # no window: the rule fails
+        input=SimpleNamespace(manifests=[], adaptive=[]),
+        output=SimpleNamespace(cells=str(results.cells)),
+        log=[],
+        threads=1,
+    )
+    with pytest.raises(KeyError):
+        make_tables(smk)
+    assert not report.exists() and not results.plots.exists()

@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from dlperf.paths import ResultPaths
 
 
 def json_digest(data: Any) -> str:
@@ -51,3 +54,11 @@ def atomic_write_json(path: Path, data: Any, indent: int | None = 2) -> None:
     """`indent=None`: one line, by json's C encoder (several times faster than indented output:
     the tables write one JSON per run)."""
     atomic_write_text(path, json.dumps(data, indent=indent, sort_keys=True, default=str) + "\n")
+
+
+def remove_reports(results: ResultPaths) -> None:
+    """Take the reports and plots down: the figures they show are gone (a run being redone,
+    tables that failed to build); the next invocation remakes them."""
+    for path in results.reports():
+        path.unlink(missing_ok=True)
+    shutil.rmtree(results.plots, ignore_errors=True)

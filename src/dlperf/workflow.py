@@ -15,8 +15,8 @@ from dlperf.measure.runs import runs_table
 from dlperf.measure.stats import Window
 from dlperf.measure.tables import cells_table, planned_cells, write_table, writing_aside
 from dlperf.measure.variance import VarianceSettings
-from dlperf.paths import RunPaths
-from dlperf.util import processes_for
+from dlperf.paths import ResultPaths, RunPaths
+from dlperf.util import processes_for, remove_reports
 
 
 def _logging(smk: Any) -> None:
@@ -29,7 +29,17 @@ def _logging(smk: Any) -> None:
 
 
 def make_tables(smk: Any) -> None:
+    """The tables rule. If it fails, Snakemake deletes its outputs: the reports, which show
+    their figures, go with them (the next invocation remakes both)."""
     _logging(smk)
+    try:
+        _make_tables(smk)
+    except BaseException:
+        remove_reports(ResultPaths(Path(smk.output.cells).parents[1]))
+        raise
+
+
+def _make_tables(smk: Any) -> None:
     config = smk.config
     manifests = [Path(p) for p in smk.input.manifests]
     planned: int | dict[str, int] = int(config["repeats"])

@@ -41,6 +41,14 @@ TASK_FIELDS: dict[str, Any] = {
     "ended_at": float | None,
 }
 TASK_REQUIRED = ("task", "log")
+# What a later stage reads of the record's measure (measure_of makes it).
+MEASURE_FIELDS: dict[str, Any] = {
+    "cell": dict[str, Any],
+    "options": dict[str, Any],
+    "steps": int,
+    "device": str,
+    "workload_code": str,
+}
 
 
 def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
@@ -209,7 +217,8 @@ class RunRecord:
 
     @property
     def planned_cell(self) -> Cell:
-        return Cell.from_key(self.cell)
+        """The cell its id names (read checks that the record's cell columns agree with it)."""
+        return Cell.parse(self.cell_id)
 
     @property
     def trained_cell(self) -> Cell:
@@ -334,12 +343,16 @@ _FIELD_TYPES = {k: v for k, v in typing.get_type_hints(RunRecord).items() if k !
 
 
 def _mistyped(data: dict[str, Any]) -> str:
-    """The first value of a record (or of one of its tasks) that is not of its declared type,
+    """The first value of a record (or of its measure or one of its tasks) that is not of its
+    declared type,
     said with its key ('tasks[1].workload_wall_s is 'abc', not a finite number'); '' if none."""
     for key, value in data.items():
         hint = list if key == "tasks" else _FIELD_TYPES.get(key, Any)  # tasks: each one below
         if not conforms(value, hint):
             return f"{key} is {shown(value)}, not {type_name(hint)}"
+    for key, value in data["measure"].items():
+        if key in MEASURE_FIELDS and not conforms(value, MEASURE_FIELDS[key]):
+            return f"measure.{key} is {shown(value)}, not {type_name(MEASURE_FIELDS[key])}"
     for i, task in enumerate(data["tasks"]):
         if not isinstance(task, dict):
             return f"tasks[{i}] is {shown(task)}, not an object"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import shutil
 import socket
 import time
 from dataclasses import replace
@@ -30,6 +29,7 @@ from dlperf.matrix import Cell
 from dlperf.paths import MaxBatchPaths, ResultPaths
 from dlperf.plan import maxbatch
 from dlperf.status import RUN_STATUSES, Status
+from dlperf.util import remove_reports
 
 log = logging.getLogger(__name__)
 
@@ -169,10 +169,9 @@ def retract_figures(results: ResultPaths, cell_id: str, repeat: int) -> None:
     figure = results.run(cell_id, repeat).json
     if not figure.exists():
         return  # a first run: no table shows it
-    shown = [results.runs, results.cells, results.steps, figure, *results.reports()]
-    for path in shown:
+    for path in (results.runs, results.cells, results.steps, figure):
         path.unlink(missing_ok=True)
-    shutil.rmtree(results.plots, ignore_errors=True)
+    remove_reports(results)
     log.info("%s r%d is redone: its old figure's tables and reports are removed", cell_id, repeat)
 
 

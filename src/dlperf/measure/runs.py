@@ -103,9 +103,21 @@ def read_run(
     """
     try:
         record = RunRecord.read(manifest_path)
+        return _run_row(record, manifest_path, window, expected_measures)
     except ParseError as err:
         return RunRow(None, _unreadable_row(manifest_path, str(err)), [], None)
-    row: dict[str, Any] = dict(record.cell) | {
+    except (KeyError, TypeError, ValueError) as err:  # a value no check foresaw: still one run's
+        detail = f"{manifest_path}: the manifest holds a value dlperf cannot read ({err!r})"
+        return RunRow(None, _unreadable_row(manifest_path, detail), [], None)
+
+
+def _run_row(
+    record: RunRecord,
+    manifest_path: Path,
+    window: Window,
+    expected_measures: Mapping[str, str] | None,
+) -> RunRow:
+    row: dict[str, Any] = record.planned_cell.key() | {
         "batch_size_resolved": record.trained_batch_size,
         "options_resolved": setting_text(record.options_resolved),
         "cores_per_rank": record.cores_per_rank,
