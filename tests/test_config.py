@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -306,3 +307,82 @@ def test_yaml_merge_keys_and_aliases_are_not_duplicates(tmp_path):
     )
     config = load(path)
     assert [c["batch_size"] for c in config["cases"]] == [[8], [16]]
+
+
+# --- a cell id is a file name: it must fit one, with what dlperf adds to it ---------------------
+
+LONG_SUITE = """\
+max_batch_search: {{ceiling: {ceiling}}}
+cases:
+  - framework: pytorch
+    model: {model}
+    batch_size: [{batch}]
+    layouts: [1n1g]
+{more}"""
+
+
+def long_suite(tmp_path, more, model="resnet50", batch="8", ceiling=4096):
+    text = LONG_SUITE.format(more=more, model=model, batch=batch, ceiling=ceiling)
+    return write(tmp_path / "long.yaml", text)
+
+
+def test_a_variant_too_long_for_a_file_name_names_the_file_line_key_and_limit(tmp_path, capsys):
+    """It passed `dlperf check`, then Snakemake failed: OSError [Errno 36] File name too long."""
+    from dlperf.cli import main
+
+    path = long_suite(tmp_path, f"    variant: {'v' * 300}\n")
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:7: cases[0].variant: cell id 'pytorch.resnet50.fp32.noxla.b8-vvv" in err
+    assert "is 336 bytes" in err and "at most 255 bytes, so it may be at most 250" in err
+    assert "shorten the variant" in err
+
+
+def test_the_longest_cell_id_that_fits_is_250_bytes():
+    from dlperf.config import CELL_ID_MAX
+
+    config = minimal()
+    fixed = len("pytorch.resnet50.fp32.noxla.b8-.1n1g")
+    config["cases"][0]["variant"] = "v" * (CELL_ID_MAX - fixed)
+    (spec,) = Suite(validate(copy.deepcopy(config))).cell_specs()
+    assert len(spec.id) == CELL_ID_MAX == 250
+    config["cases"][0]["variant"] += "v"
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.variant: cell id .* is 251 bytes"):
+        validate(config, "suite.yaml")
+
+
+def test_a_swept_value_too_long_for_a_file_name_names_the_sweep_key(tmp_path):
+    path = long_suite(
+        tmp_path, f"    sweep:\n      vocab_size: [3200000, {'9' * 240}]\n", "wide_deep"
+    )
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert f"{path}:8: cases[0].sweep.vocab_size: cell id 'pytorch.wide_deep" in str(err.value)
+    assert "at most 250: shorten the sweep.vocab_size" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("more", "model", "batch", "probe"),
+    [  # the id fits; its probe at the search's ceiling (max -> 1000000000) would not
+        ("    variant: {v}\n", "resnet50", "max", "b1000000000-vvv"),
+        (
+            "    variant: {v}\n    sweep: {{num_classes: [max]}}\n"
+            "    max_search: {{ceiling: 1000000000}}\n",
+            "insightface",
+            "8",
+            "num_classes_1000000000.1n1g",
+        ),
+    ],
+)
+def test_a_max_cells_probe_ids_must_fit_a_file_name_too(tmp_path, more, model, batch, probe):
+    fixed = len(f"pytorch.{model}.fp32.noxla.b{batch}-.1n1g")
+    swept = len("_num_classes_max") if "sweep" in more else 0
+    variant = "v" * (250 - fixed - swept)  # the cell id itself is 250 bytes
+    path = long_suite(tmp_path, more.format(v=variant), model, batch, 1_000_000_000)
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    message = str(err.value)
+    assert f"{path}:7: cases[0].variant: cell id" in message
+    assert "(its probe cell '" in message and probe in message
+    assert "is 257 bytes" in message and "at most 250" in message
+    assert "shorten the variant (or lower the search's ceiling)" in message

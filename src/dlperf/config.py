@@ -9,6 +9,7 @@ file and line, or `--config`, and the key.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,7 +23,7 @@ import jsonschema
 import yaml
 
 from dlperf.errors import ConfigError
-from dlperf.matrix import CellSpec, expand_case
+from dlperf.matrix import CellSpec, expand_case, sweep_slug
 
 # Keys Snakemake's config may carry that are not part of a suite: which suite file to run.
 SUITE_KEY = "suite"
@@ -264,7 +265,69 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
             sub = re.match(r"\.([A-Za-z_]\w*)(?:\.(\w+))?", detail)
             parts: list[Any] = ["cases", i, *(p for p in (sub.groups() if sub else ()) if p)]
             raise ConfigError(f"{_source(parts, layers)}: cases[{i}]{detail}") from None
+    _check_id_lengths(config, layers)
     return config
+
+
+# A cell id is a file name: results/runs/<id>/, results/maxbatch/<id>.json and logs/.../<id>.log
+# (dlperf.paths), and a `max` cell's probes are cells of their own, their ids with the value
+# probed in place of `max` (dlperf.launch.probes: bmax -> b4096, num_classes_max ->
+# num_classes_200000). A file name is at most NAME_MAX bytes (ext4, xfs, NFS, Lustre).
+NAME_MAX = 255
+ID_SUFFIX = ".json"  # the longest dlperf adds to an id in a file name (MaxBatchPaths.result)
+CELL_ID_MAX = NAME_MAX - len(ID_SUFFIX)
+
+
+def _check_id_lengths(config: dict[str, Any], layers: Sequence[Layer]) -> None:
+    """Every cell id, and every probe id of a `max` cell at its ceiling, fits a file name; else
+    an error naming the case's key that makes it long (before Snakemake fails on the path)."""
+    for i, case in enumerate(config["cases"]):
+        for spec in expand_case(case):
+            longest, what, hint = spec.id, "", ""
+            probe = _probe_at_ceiling(spec, config)
+            if probe and len(probe.encode()) > len(longest.encode()):
+                longest, what = probe, f" (its probe cell {_short(probe)} at the search's ceiling)"
+                hint = " (or lower the search's ceiling)"
+            size = len(longest.encode())
+            if size > CELL_ID_MAX:
+                parts = ["cases", i, *_longest_key(case)]
+                raise ConfigError(
+                    f"{_source(parts, layers)}: {key_path(parts)}: cell id {_short(spec.id)}{what} "
+                    f"is {size} bytes; a cell id is a file name (results/maxbatch/<id>"
+                    f"{ID_SUFFIX}), at most {NAME_MAX} bytes, so it may be at most "
+                    f"{CELL_ID_MAX}: shorten the {key_path(parts[2:])}{hint}"
+                )
+
+
+def _short(cell_id: str) -> str:
+    return repr(cell_id if len(cell_id) <= 80 else f"{cell_id[:50]}...{cell_id[-30:]}")
+
+
+def _probe_at_ceiling(spec: CellSpec, config: dict[str, Any]) -> str | None:
+    """The longest probe id of a `max` cell's search (dlperf.launch.probes names them)."""
+    cell = spec.cell
+    if cell.batch_size == "max":
+        ceiling = config["max_batch_search"]["ceiling"]
+        return dataclasses.replace(cell, batch_size=ceiling).id
+    option = next((name for name, value in spec.swept.items() if value == "max"), None)
+    if option is None:
+        return None
+    ceiling = {**config["max_batch_search"], **spec.search}["ceiling"]
+    variant = cell.variant.replace(sweep_slug(option, "max"), sweep_slug(option, ceiling))
+    return dataclasses.replace(cell, variant=variant).id
+
+
+def _longest_key(case: dict[str, Any]) -> tuple[str, ...]:
+    """The key of a case whose value puts the most into its cell ids: the variant, or a swept
+    option (its slugs), or the layouts or batch sizes."""
+    sizes: dict[tuple[str, ...], int] = {
+        ("variant",): len(case["variant"]) if case["variant"] != "default" else 0
+    }
+    for name, values in case["sweep"].items():
+        sizes["sweep", name] = max(len(sweep_slug(name, v)) for v in values)
+    sizes["layouts",] = max(len(layout) for layout in case["layouts"])
+    sizes["batch_size",] = max(len(str(b)) for b in case["batch_size"])
+    return max(sizes, key=lambda k: sizes[k])
 
 
 def _check_finite(value: Any, parts: list[Any], layers: Sequence[Layer]) -> None:
