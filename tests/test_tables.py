@@ -115,6 +115,27 @@ def test_a_manifest_value_no_check_foresaw_is_that_runs_parse_error_not_a_crash(
     )
 
 
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda lines, i: lines.__setitem__(i, "W1125 warning: " + lines[i]), "run into by other"),
+        (lambda lines, i: lines.__setitem__(i, "\ufeff" + lines[i]), "run into by other"),
+        (lambda lines, i: lines.pop(i), "step 6 follows its step 4"),
+        (lambda lines, i: lines.insert(i, lines[i - 1]), "step 4 follows its step 4"),
+    ],
+)
+def test_a_lost_or_repeated_step_line_is_a_parse_error_naming_it(tmp_path, edit, message):
+    """A step line lost to other output run into it (or deleted, or repeated) would shift the
+    window over other steps: 17% off, shown as ok."""
+    lines = rank_log(0).splitlines()
+    edit(lines, 5)  # line 6: step 5, inside the window
+    manifest = write_run(tmp_path, {"rank0.log": "\n".join(lines) + "\n", "rank1.log": rank_log(1)})
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert f"{manifest.parent / 'rank0.log'}:" in row["status_detail"]
+    assert message in row["status_detail"]
+
+
 def test_a_log_of_random_bytes_names_the_file(tmp_path):
     noise = bytes(range(256)) * 40
     manifest = write_run(tmp_path, {"rank0.log": noise, "rank1.log": noise})

@@ -19,18 +19,38 @@ REQUIRED = ("rank", "step", "samples", "start", "end")
 
 def parse_builtin_logs(logs: list[Path], keep_iterations: int | None = None) -> ParseResult:
     """Each rank's step records, in log order; with `keep_iterations`, only the first that many
-    of each rank in each log (the window's)."""
+    of each rank in each log (the window's).
+
+    Every workload numbers its steps 1, 2, 3...: a step line that is not the next of its rank
+    (one lost to other output run into it, deleted, or repeated) is a ParseError naming the
+    line, since a window counted over the remaining lines would silently cover other steps."""
     records: list[StepRecord] = []
     for path in logs:
         name = str(path)  # one string shared by the log's records
         kept: Counter[int] = Counter()  # records kept per rank of this log
+        last: Counter[int] = Counter()  # the last step number per rank of this log
         with open(path, errors="replace") as f:
             for lineno, line in enumerate(f, 1):
                 if not line.startswith(logline.STEP_PREFIX):
+                    if logline.STEP_PREFIX in line:
+                        raise ParseError(
+                            "a step line run into by other output (stderr without a newline?): "
+                            "its step cannot be trusted",
+                            name,
+                            lineno,
+                        )
                     continue
                 parsed = logline.parse_line(line)
                 if parsed:
                     record = _record(parsed[1], name, lineno)
+                    if record.step != last[record.rank] + 1:
+                        raise ParseError(
+                            f"rank {record.rank}'s step {record.step} follows its step "
+                            f"{last[record.rank]}: a step line is missing, garbled or repeated",
+                            name,
+                            lineno,
+                        )
+                    last[record.rank] = record.step
                     if keep_iterations is None or kept[record.rank] < keep_iterations:
                         records.append(record)
                         kept[record.rank] += 1
