@@ -222,3 +222,35 @@ def test_cli_prints_the_plan_and_refuses_bad_sites_without_traceback(tmp_path, c
     err = capsys.readouterr().err
     assert "cell pytorch.resnet50.fp32.noxla.b8.2n1g" in err and "--nodes" in err
     assert "Traceback" not in err
+
+
+def test_cli_notes_a_results_folder_without_runs_and_plans_the_same(tmp_path, capsys):
+    """`--results` on an empty folder, or one level too deep, silently planned every cell at
+    the time limit: a one-line note says no earlier runs were found there (the plan is as it was)."""
+    from dlperf.config import load
+
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"repeats": 2, "time_limit_min": 30, "cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
+    ]}))  # fmt: skip
+    cell = "pytorch.resnet50.fp32.noxla.b8.1n1g"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["plan", str(path), "--results", str(empty)]) == 0
+    out, err = capsys.readouterr()
+    assert f"note: no earlier runs were found under {empty} (no {empty}/tables/runs.tsv)" in err
+    assert "every cell is planned at the time limit" in err and len(err.splitlines()) == 1
+    assert out == plan_text(make_plan(load(path), empty)) + "\n"  # the plan itself is unchanged
+
+    results = tmp_path / "results"
+    t0 = 1_700_000_000.0
+    write_runs(results, [{"cell_id": cell, "status": "ok", "submitted_at": t0, "noticed_at": t0 + 60, "workload_wall_s": 50}])  # fmt: skip
+    for deep in (results / "tables", results / "runs"):
+        deep.mkdir(exist_ok=True)
+        assert main(["plan", str(path), "--results", str(deep)]) == 0
+        err = capsys.readouterr().err
+        assert f"note: no earlier runs were found under {deep}" in err
+        assert f"did you mean --results {results}?" in err
+    assert main(["plan", str(path), "--results", str(results)]) == 0
+    out, err = capsys.readouterr()
+    assert "note:" not in err and "measured" in out

@@ -181,6 +181,7 @@ def _check(path: Path, more: list[Path]) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from dlperf.config import load
+    from dlperf.plan.durations import no_runs_note
     from dlperf.plan.plan import make_plan, plan_tables, plan_text
 
     plan = make_plan(
@@ -191,6 +192,9 @@ def _plan(args: argparse.Namespace) -> int:
         exclusive=args.exclusive,
         time_limit_s=args.time_limit_s,
     )
+    note = no_runs_note(args.results)
+    if note:
+        print(note, file=sys.stderr)
     print(plan_text(plan))
     if args.runs:
         print(plan_tables(plan)["runs"].to_string(index=False, float_format=lambda v: f"{v:.0f}"))

@@ -61,6 +61,35 @@ def read_runs(results: Path) -> pd.DataFrame:
     return timed[["cell_id", "status", "wall_s", "workload_wall_s"]]
 
 
+def no_runs_note(results: Path) -> str | None:
+    """One line saying that `results` has no earlier runs to time the cells by (every cell is
+    then planned at the time limit), and what it has instead; None when it has some."""
+    if not read_runs(results).empty:
+        return None
+    runs = ResultPaths(results).runs
+    manifests = len(ResultPaths(results).run_manifests())
+    nearby = [
+        folder
+        for folder, table in [
+            (results.parent, results / "runs.tsv"),  # DIR is results/tables
+            (results.parent, ResultPaths(results.parent).runs),  # DIR is results/runs
+            (results / "results", ResultPaths(results / "results").runs),  # DIR holds results/
+        ]
+        if table.is_file()
+    ]
+    if manifests:
+        why = (
+            f"{manifests} run manifests, but no timed runs in {runs}, which the tables rule writes"
+        )
+    elif runs.is_file():
+        why = f"{runs} has no timed runs"
+    elif nearby:
+        why = f"no {runs}; did you mean --results {nearby[0]}?"
+    else:
+        why = f"no {runs}"
+    return f"note: no earlier runs were found under {results} ({why}): every cell is planned at the time limit"
+
+
 def _seconds(column: pd.Series) -> pd.Series:
     numbers = pd.to_numeric(column, errors="coerce")
     if numbers.notna().any() or column.isna().all():
