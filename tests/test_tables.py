@@ -136,6 +136,26 @@ def test_a_lost_or_repeated_step_line_is_a_parse_error_naming_it(tmp_path, edit,
     assert message in row["status_detail"]
 
 
+@pytest.mark.parametrize("began, status", [(99.5, "ok"), (1000.0, "parse_error")])
+def test_steps_stamped_outside_their_tasks_run_are_a_parse_error_naming_the_log(
+    tmp_path, began, status
+):
+    """Another run's log copied in with the record's fingerprint recomputed still parses: its
+    steps are stamped outside the run the harness timed (its window: 100.0 to 100.7)."""
+    manifest = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)})
+    data = json.loads(manifest.read_text())
+    for task in data["tasks"]:
+        task |= {"started_at": began, "ended_at": began + 2.0}
+    manifest.write_text(json.dumps(data))
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == status
+    if status == "parse_error":
+        assert row["status_detail"].startswith(
+            f"{manifest.parent / 'rank0.log'}: this log's steps are stamped 100.000000 to "
+            "100.700000, outside its task's run (1000.000000 to 1002.000000"
+        )
+
+
 def test_a_log_of_random_bytes_names_the_file(tmp_path):
     noise = bytes(range(256)) * 40
     manifest = write_run(tmp_path, {"rank0.log": noise, "rank1.log": noise})

@@ -92,6 +92,9 @@ class Adapter(ABC):
         r"std::bad_alloc",
         r"MemoryError",
     )
+    # Its step lines are stamped in seconds since the epoch by dlperf's step clock on the task's
+    # own machine: they must then lie within the task's run (dlperf.parse.checks).
+    epoch_step_stamps: ClassVar[bool] = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def check_case(self, case: dict[str, Any]) -> None:

@@ -56,6 +56,7 @@ class BuiltinWorkload(Adapter):
     """A workload module of dlperf.workloads run with the same flags by every built-in adapter."""
 
     launcher: ClassVar[Launcher] = Launcher.PER_DEVICE
+    epoch_step_stamps: ClassVar[bool] = True  # workloads.common.step_clock
     module: ClassVar[str]  # e.g. dlperf.workloads.torch_train
     # The pinned pip requirements (envs/*.txt) of the workload's own virtual environment, built by
     # the workflow the first time a cell needs it; None: it runs in dlperf's own environment.

@@ -26,7 +26,11 @@ from dlperf.measure.variance import (
     outlier_details,
     outlier_scores,
 )
-from dlperf.parse.checks import check_every_rank_reported, check_window_within_wall_time
+from dlperf.parse.checks import (
+    check_every_rank_reported,
+    check_steps_within_tasks,
+    check_window_within_wall_time,
+)
 from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, ParseResult, StepRecord
 from dlperf.paths import RunPaths
@@ -154,6 +158,8 @@ def _run_row(
             parsed = adapter.parse(logs, cell, record.options, window.warmup + window.measure)
             check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)
             record.check_logs_unchanged()
+            if adapter.epoch_step_stamps:
+                check_steps_within_tasks(parsed, logs, record.tasks)
             records = parsed.records
             result = run_throughput(parsed, window)
             check_window_within_wall_time(result, record.workload_wall_s, logs)

@@ -6,6 +6,7 @@ naming the file, which makes the run a parse_error (dlperf.measure.runs), never 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dlperf.measure.stats import RunThroughput
 from dlperf.parse.records import ParseError, ParseResult
@@ -60,5 +61,29 @@ def check_every_rank_reported(
             raise ParseError(
                 f"no step records in this rank's log: {len(reporting)} of {len(logs)} "
                 "launched ranks reported steps",
+                path,
+            )
+
+
+def check_steps_within_tasks(
+    parsed: ParseResult, logs: list[Path], tasks: list[dict[str, Any]]
+) -> None:
+    """Steps stamped on the task's own epoch clock lie within the task's run as the harness timed
+    it (`tasks[i]` ran `logs[i]`): a log of another run of the same cell, copied in with its
+    fingerprint recomputed, or steps of an earlier run put before the real ones, do not."""
+    for path, task in zip(logs, tasks, strict=True):
+        began, ended = task.get("started_at"), task.get("ended_at")
+        stamps = [
+            t for r in parsed.records if r.path == str(path) for t in (r.start_s, r.time_s) if t
+        ]
+        if began is None or ended is None or not stamps:
+            continue
+        relative, seconds = WINDOW_WALL_SLACK
+        slack = (ended - began) * relative + seconds
+        if min(stamps) < began - slack or max(stamps) > ended + slack:
+            raise ParseError(
+                f"this log's steps are stamped {min(stamps):.6f} to {max(stamps):.6f}, outside its "
+                f"task's run ({began:.6f} to {ended:.6f} on the harness's clock): another run's "
+                "log, or the clock stepped during the run",
                 path,
             )

@@ -18,6 +18,16 @@ from dlperf.logline import emit as log  # noqa: F401  (the workloads' one writer
 from dlperf.vocabulary import DEVICES, MODELS, PRECISIONS
 from dlperf.workloads.options import add_arguments
 
+# The step clock: the wall time when the workload started plus a monotonic clock since. Steps
+# stamped with it keep epoch times (comparable with the harness's) but never move with a clock
+# stepped during the run (NTP, a VM resumed), which made a window of seconds read an hour.
+_EPOCH_AT_START, _MONOTONIC_AT_START = time.time(), time.perf_counter()
+
+
+def step_clock() -> float:
+    """Seconds since the epoch, on a monotonic clock (what every step and sample is stamped with)."""
+    return _EPOCH_AT_START + (time.perf_counter() - _MONOTONIC_AT_START)
+
 
 def workload_parser(
     description: str, precision_help: str, model_config_help: str
@@ -195,7 +205,7 @@ class PowerSampler:
         assert self._read is not None
         while not self._stop.is_set():
             watts, energy_mj, used_mb = self._read()
-            self.samples.append((time.time(), watts, energy_mj, used_mb))
+            self.samples.append((step_clock(), watts, energy_mj, used_mb))
             self._stop.wait(self.interval)
 
     def stop(self) -> None:

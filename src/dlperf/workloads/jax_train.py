@@ -31,7 +31,6 @@ import argparse
 import importlib.util
 import os
 import sys
-import time
 from typing import Any
 
 from dlperf.workloads.common import (
@@ -40,6 +39,7 @@ from dlperf.workloads.common import (
     log_measured_peak,
     peak_rss_mb,
     start_rank,
+    step_clock,
     workload_parser,
 )
 from dlperf.workloads.keras_models import (
@@ -252,10 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         args.power_interval_s if args.explain else 0,
     ).start()
     for i in range(1, args.steps + 1):
-        start = time.time()
+        start = step_clock()
         state, loss = step(state, x, y)
         jax.block_until_ready((state, loss))  # the timestamp below is the step's end
-        end = time.time()
+        end = step_clock()
         loss_value = float(loss.addressable_shards[0].data[0])
         log(
             "step",

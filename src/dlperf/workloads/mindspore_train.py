@@ -50,7 +50,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Any
 
 from dlperf.flops import BertShape, DecoderShape
@@ -62,6 +61,7 @@ from dlperf.workloads.common import (
     model_config_overrides,
     peak_rss_mb,
     start_rank,
+    step_clock,
     workload_parser,
 )
 
@@ -391,7 +391,7 @@ def train(args: argparse.Namespace, rank: int, world: int) -> None:
         args.power_interval_s if args.explain else 0,
     ).start()
     for step in range(1, args.steps + 1):
-        start = time.time()
+        start = step_clock()
         loss = step_cell(*batch)
         loss_value = loss.asnumpy().item()  # waits for the device: the step's end
         log(
@@ -400,7 +400,7 @@ def train(args: argparse.Namespace, rank: int, world: int) -> None:
             step=step,
             samples=args.batch_size,
             start=f"{start:.6f}",
-            end=f"{time.time():.6f}",
+            end=f"{step_clock():.6f}",
             loss=f"{loss_value:.4f}",
         )
     power.stop()

@@ -40,7 +40,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from typing import Any
 
 from dlperf.flops import BertShape
@@ -51,6 +50,7 @@ from dlperf.workloads.common import (
     log_stated_flops,
     peak_rss_mb,
     start_rank,
+    step_clock,
     workload_parser,
 )
 
@@ -336,7 +336,7 @@ def train(args: argparse.Namespace, rank: int, world: int, local_rank: int) -> N
         rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
     ).start()
     for step in range(1, args.steps + 1):
-        start = time.time()
+        start = step_clock()
         with autograd.record():
             loss = forward_loss(args, net, batch, mx)
             share = loss / world  # the summed gradients are those of the global mean loss
@@ -353,7 +353,7 @@ def train(args: argparse.Namespace, rank: int, world: int, local_rank: int) -> N
             clip_grad_global_norm(params, args.clip_grad_norm)
         trainer.step(1)
         mx.nd.waitall()  # the update is done: the timestamp below is the step's end
-        end = time.time()
+        end = step_clock()
         log(
             "step",
             rank=rank,

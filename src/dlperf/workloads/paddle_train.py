@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from typing import Any
 
 from dlperf.flops import BertShape, DecoderShape
@@ -37,6 +36,7 @@ from dlperf.workloads.common import (
     model_config_overrides,
     peak_rss_mb,
     start_rank,
+    step_clock,
     workload_parser,
 )
 
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
     ).start()
     for step in range(1, args.steps + 1):
-        start = time.time()
+        start = step_clock()
         with paddle.amp.auto_cast(enable=use_amp, level="O1", dtype=amp_dtype):
             loss = loss_fn(trained(*batch["inputs"]), batch)
         scaler.scale(loss).backward()
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
             step=step,
             samples=args.batch_size,
             start=f"{start:.6f}",
-            end=f"{time.time():.6f}",
+            end=f"{step_clock():.6f}",
             loss=f"{loss_value:.4f}",
         )
     power.stop()

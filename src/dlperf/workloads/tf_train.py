@@ -35,7 +35,6 @@ import importlib.util
 import json
 import os
 import sys
-import time
 from typing import Any
 
 from dlperf.workloads.common import (
@@ -44,6 +43,7 @@ from dlperf.workloads.common import (
     log_measured_peak,
     peak_rss_mb,
     start_rank,
+    step_clock,
     workload_parser,
 )
 from dlperf.workloads.keras_models import (
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
     ).start()
     for i in range(1, args.steps + 1):
-        start = time.time()
+        start = step_clock()
         loss = step(x, y)
         loss_value = float(loss)  # waits for the step: the timestamp below is its end
         log(
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             step=i,
             samples=args.batch_size,
             start=f"{start:.6f}",
-            end=f"{time.time():.6f}",
+            end=f"{step_clock():.6f}",
             loss=f"{loss_value:.4f}",
         )
     power.stop()

@@ -30,6 +30,7 @@ from dlperf.workloads.common import (
     log,
     peak_rss_mb,
     start_rank,
+    step_clock,
     workload_parser,
 )
 from dlperf.workloads.torch_models import RECIPES
@@ -255,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     power.start()
     clock = DeviceClock(device)
     for step in range(1, args.steps + 1):
-        start = time.time()
+        start = step_clock()
         with torch.autocast(device.type, dtype=amp_dtype, enabled=use_amp):
             loss = ddp(**batch)
         optimizer.zero_grad(set_to_none=True)
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
             step=step,
             samples=args.batch_size,
             start=f"{start:.6f}",
-            end=f"{time.time():.6f}",
+            end=f"{step_clock():.6f}",
             loss=f"{loss_value:.4f}",
             **clock.fields(),
         )
