@@ -156,6 +156,18 @@ def test_steps_stamped_outside_their_tasks_run_are_a_parse_error_naming_the_log(
         )
 
 
+@pytest.mark.parametrize("samples", ["2000", "4 samples=400", "4_0"])
+def test_a_step_of_another_batch_size_than_trained_is_a_parse_error(tmp_path, samples):
+    """`samples=` is the rank's batch (b4 here): a line saying otherwise (edited, a key given
+    twice, digits Python reads with an underscore) would scale the throughput."""
+    log = rank_log(0).replace("step=5 samples=4 ", f"step=5 samples={samples} ")
+    manifest = write_run(tmp_path, {"rank0.log": log, "rank1.log": rank_log(1)})
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert f"{manifest.parent / 'rank0.log'}:6: step 5 of rank 0 counts" in row["status_detail"]
+    assert "but the rank trained batches of 4" in row["status_detail"]
+
+
 def test_a_log_of_random_bytes_names_the_file(tmp_path):
     noise = bytes(range(256)) * 40
     manifest = write_run(tmp_path, {"rank0.log": noise, "rank1.log": noise})

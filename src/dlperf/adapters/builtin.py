@@ -10,7 +10,7 @@ from dlperf.adapters.base import Adapter, Launcher, TaskContext
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.builtin import parse_builtin_logs
-from dlperf.parse.records import ParseResult
+from dlperf.parse.records import ParseError, ParseResult
 from dlperf.workloads import code_digest
 from dlperf.workloads.options import OPTIONS, command_flags
 
@@ -127,4 +127,15 @@ class BuiltinWorkload(Adapter):
         options: dict[str, Any],
         keep_iterations: int | None = None,
     ) -> ParseResult:
-        return parse_builtin_logs(logs, keep_iterations)
+        """Each rank's steps; a step of another batch size than the one the rank trained (a
+        hand-edited or garbled `samples=`) is a ParseError naming its line."""
+        parsed = parse_builtin_logs(logs, keep_iterations)
+        for record in parsed.records:
+            if record.samples != cell.batch_size:
+                raise ParseError(
+                    f"step {record.step} of rank {record.rank} counts {record.samples:g} samples, "
+                    f"but the rank trained batches of {cell.batch_size}",
+                    record.path,
+                    record.line,
+                )
+        return parsed
