@@ -103,6 +103,12 @@ def test_a_max_cell_trains_at_the_batch_size_found():
             "adapter 'jax' is not its cell's framework 'pytorch'",
         ),
         (lambda d: d["measure"].update(options=[1]), r"measure.options is \[1\], not an object;"),
+        (lambda d: d["tasks"][0].update(status="oom"), "task 0 status is oom, but the run's is ok"),
+        (lambda d: d["tasks"][0].update(status="weird"), "task 0 status 'weird' is not a task's"),
+        (
+            lambda d: d["tasks"][0].update(started_at=10.0, ended_at=9.0),
+            r"task 0 ended \(9.0\) before it started \(10.0\)",
+        ),
         (lambda d: d["measure"].update(steps="9"), 'measure.steps is "9", not an integer'),
         (lambda d: d.update(status="fine"), "status 'fine' is not a run's"),
         (lambda d: d.update(schema_version=SCHEMA_VERSION + 1), "newer than this dlperf's"),

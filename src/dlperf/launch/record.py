@@ -23,7 +23,7 @@ from dlperf.jsontypes import conforms, shown, type_name
 from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
-from dlperf.status import RUN_STATUSES
+from dlperf.status import RUN_STATUSES, Status
 from dlperf.util import atomic_write_json, json_digest
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
@@ -158,8 +158,28 @@ class RunRecord:
         if data["status"] not in RUN_STATUSES:
             raise ParseError(f"the manifest's status {data['status']!r} is not a run's", path)
         record = cls(**{k: v for k, v in data.items() if k in _FIELD_TYPES}, path=path)
+        record._check_tasks(path)
         record._check_run(path)
         return record
+
+    def _check_tasks(self, path: Path) -> None:
+        """Each task's outcome is one a task can have, and the run's is the worst of them (as the
+        submitter records it): an ok run has no task that failed, ran out of memory or ended
+        before it started."""
+        for task in self.tasks:
+            status = task.get("status", Status.OK)
+            began, ended = task.get("started_at"), task.get("ended_at")
+            if status not in RUN_STATUSES:
+                problem = f"status {status!r} is not a task's"
+            elif self.status == Status.OK and status != Status.OK:
+                problem = f"status is {status}, but the run's is ok"
+            elif began is not None and ended is not None and ended < began:
+                problem = f"ended ({ended}) before it started ({began})"
+            else:
+                continue
+            raise ParseError(
+                f"the manifest's task {task['task']} {problem}; delete it to redo the run", path
+            )
 
     def _check_run(self, path: Path) -> None:
         """The run the record states is one run, the one of its folder. A manifest copied from
