@@ -247,7 +247,24 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
 def _report(tables: list[Path], out: Path, name: str | None) -> int:
     from dlperf.report.render import report_from_tables
 
-    for path in report_from_tables(tables, out, name):
+    for path in tables:
+        if path.is_dir():
+            inside = [p for p in (path / "tables" / "cells.tsv", path / "cells.tsv") if p.is_file()]
+            hint = f", e.g. {inside[0]}" if inside else " (a results folder's tables/cells.tsv)"
+            raise ConfigError(
+                f"dlperf report: {path}: is a folder; give a cells table (.tsv or .csv){hint}"
+            )
+    for folder in (out, *out.parents):  # the first that exists must be a folder
+        if folder.exists():
+            if not folder.is_dir():
+                where = "is a file" if folder == out else f"is inside {folder}, a file"
+                raise ConfigError(f"dlperf report: --out {out}: {where}; give a folder")
+            break
+    try:
+        written = report_from_tables(tables, out, name)
+    except OSError as err:  # a folder that cannot be written, a table that cannot be read
+        raise ConfigError(f"dlperf report: {err.filename or out}: {err.strerror or err}") from None
+    for path in written:
         print(path)
     return 0
 
