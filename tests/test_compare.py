@@ -179,3 +179,52 @@ def test_diff_empty_runs_tables(tmp_path, capsys):
     a = results(tmp_path / "a", {})
     assert main(["diff", str(a), str(a)]) == 0
     assert "0 cells: 0 faster" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("status", "value", "message"),
+    [
+        ("ok", "fast", "column throughput_samples_per_s: 'fast' is not a number"),
+        ("ok", "-1", "column throughput_samples_per_s: -1 is negative"),
+        ("ok", "", "column throughput_samples_per_s: empty on a run whose status is ok"),
+        ("ok", "inf", "column throughput_samples_per_s: inf is not a finite number"),
+        ("OK", "99", "column status: 'OK' is not a dlperf status"),
+    ],
+)
+def test_diff_rejects_a_runs_row_it_cannot_use(tmp_path, capsys, status, value, message):
+    """M3: 'fast' was left out, -1 used as a sample, an empty ok throughput read as 0 ok runs."""
+    a = results(tmp_path / "a", {CELL: BASE})
+    b = results(tmp_path / "b", {CELL: BASE})
+    table = b / "tables" / "runs.tsv"
+    lines = table.read_text().splitlines()
+    lines[3] = f"{CELL}\t3\t{status}\t{value}"
+    table.write_text("\n".join(lines) + "\n")
+    for args in ([str(a), str(b)], [str(a / "tables" / "runs.tsv"), str(table)]):
+        assert main(["diff", *args]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"dlperf diff: {table}:4: {message}"), err
+        assert len(err.splitlines()) == 1
+
+
+def test_diff_rejects_bad_cells_table_and_run_json_values(tmp_path, capsys):
+    cols = ["cell_id", "throughput_median", "status"]
+    good, bad = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    pd.DataFrame([[CELL, 100.0, "ok"]], columns=cols).to_csv(good, sep="\t", index=False)
+    pd.DataFrame([[OTHER, 5.0, "ok"], [CELL, "fast", "ok"]], columns=cols).to_csv(
+        bad, sep="\t", index=False
+    )
+    assert main(["diff", str(good), str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"dlperf diff: {bad}:3: column throughput_median: 'fast' is not a number"
+    )
+    pd.DataFrame([[CELL, 5.0, "ok"], [CELL, 6.0, "ok"]], columns=cols).to_csv(
+        bad, sep="\t", index=False
+    )
+    assert main(["diff", str(good), str(bad)]) == 2
+    assert f"{bad}:3: column cell_id: '{CELL}' again (first on line 2)" in capsys.readouterr().err
+    a = run_json(tmp_path / "a.json", 100.0, 10.0)
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps({"throughput_samples_per_s": "fast", "percentiles_ms": {}}))
+    assert main(["diff", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert f"dlperf diff: {b}: throughput_samples_per_s is 'fast', not a finite number" in err

@@ -13,7 +13,9 @@ from typing import Any
 import pandas as pd
 
 from dlperf.compare.significance import compare_samples
+from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS, ResultPaths
+from dlperf.report.load import check_table
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
 RUN_JSON_KEYS = ("throughput_samples_per_s", "percentiles_ms")
@@ -126,7 +128,9 @@ def results_folder(path: Path) -> ResultsFolder:
 
 
 def read_table(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
-    """A TSV table with at least these columns, or a DiffInputError naming the path."""
+    """A TSV table with at least these columns, each holding its kind (check_table: an ok run
+    without a throughput, a throughput that is text or negative), or a DiffInputError naming the
+    path and, for a value, its line and column."""
     if not path.is_file():
         raise DiffInputError(f"{path}: no such file; expected {what}")
     try:
@@ -139,6 +143,10 @@ def read_table(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DiffInputError(f"{path}: has no column {', '.join(missing)}; expected {what}")
+    try:
+        check_table(frame, path)
+    except ConfigError as err:
+        raise DiffInputError(str(err)) from None
     return frame
 
 
@@ -153,7 +161,26 @@ def read_run_json(path: Path) -> dict[str, Any]:
         raise DiffInputError(f"{path}: not JSON ({err}); {expected}") from err
     if not isinstance(data, dict) or any(k not in data for k in RUN_JSON_KEYS):
         raise DiffInputError(f"{path}: has no {' and '.join(RUN_JSON_KEYS)}; {expected}")
+    if not isinstance(data["percentiles_ms"], dict):
+        raise DiffInputError(f"{path}: percentiles_ms is not an object (p50_ms: ...); {expected}")
+    figures = {"throughput_samples_per_s": data["throughput_samples_per_s"]} | {
+        f"percentiles_ms.{q}": data["percentiles_ms"].get(q) for q in PERCENTILES
+    }
+    for key, value in figures.items():
+        if value is not None and not _amount(value):
+            raise DiffInputError(
+                f"{path}: {key} is {value!r}, not a finite number >= 0 (or null); {expected}"
+            )
     return data
+
+
+def _amount(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
 DIFF_COLUMNS = [
