@@ -84,6 +84,16 @@ def test_interval_records_report_the_iterations_really_measured():
     assert (tp.window_first_step, tp.window_last_step) == (101, 200)  # not 21-120
 
 
+def test_a_window_no_record_starts_in_is_a_parse_error_naming_the_next_record():
+    """100-iteration records and a window of iterations 11 to 50: nothing to measure (was an
+    IndexError that took the tables rule down)."""
+    recs = [StepRecord(-1, 100 * i, 100, 6400, "t.log", i, duration_s=10.0) for i in range(1, 5)]
+    with pytest.raises(
+        ParseError, match=r"t.log:2: no record starts inside the window \(iterations 11 to 50\)"
+    ):
+        run_throughput(ParseResult(recs, Method.STEP_TIMES), Window(10, 40))
+
+
 def test_time_running_backwards_is_a_parse_error():
     recs = timed(0, [0.1] * 6)
     recs[3] = StepRecord(0, 4, 1, 8, "rank.log", 4, time_s=recs[2].time_s - 1)

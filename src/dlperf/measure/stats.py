@@ -77,6 +77,15 @@ def rank_window(
         last = records[-1] if records else None
         where = f" (last record {last.path}:{last.line})" if last else ""
         raise ParseError(f"log ends after {covered} iterations; the window needs {needed}{where}")
+    if not selected:
+        first = records[before + 1]
+        raise ParseError(
+            f"no record starts inside the window (iterations {window.warmup + 1} to {needed}): "
+            f"this log's records cover {first.steps} iterations each; measure at least that many "
+            "after a warm-up that ends on a record's boundary",
+            first.path,
+            first.line,
+        )
     samples = sum(r.samples for r in selected)
     if method is Method.TIMESTAMPS:
         durations = _durations_from_timestamps(records, selected, before)
