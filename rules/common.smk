@@ -52,6 +52,3 @@ def run_inputs(wildcards):
     """One input function, not three: Snakemake calls each once per job (5,000 jobs)."""
     return CAMPAIGN.run_inputs(cell_spec(wildcards).id, int(wildcards.repeat))
 
-
-def environment_pins(wildcards):
-    return CAMPAIGN.environment_pins(cell_spec(wildcards).id)

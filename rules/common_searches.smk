@@ -12,6 +12,10 @@ from dlperf.paths import (
 )
 
 
+def search_inputs(wildcards):
+    return CAMPAIGN.search_inputs(cell_spec(wildcards).id)
+
+
 def max_batch_params(wildcards):
     """What a `max` cell's search depends on (dlperf.plan.maxbatch.search_params)."""
     return CAMPAIGN.search_json(cell_spec(wildcards).id)

@@ -8,7 +8,7 @@
 
 rule find_max_batch:
     input:
-        environment_pins,
+        search_inputs,  # the environment's pins; a stamp when searched with other params
     output:
         result=MAX_BATCH_RESULT_PATTERN,
         probes=directory(MAX_BATCH_PROBES_PATTERN),

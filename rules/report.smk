@@ -7,6 +7,7 @@
 rule plan:
     input:
         code=rule_code("plan"),
+        remake=CAMPAIGN.remake_inputs("plan"),
     output:
         plan=str(RESULTS.tables / "plan.json"),
         made=touch(CAMPAIGN.made_marker("plan")),
@@ -30,6 +31,7 @@ rule report:
         plan=str(RESULTS.tables / "plan.json"),
         baselines=[b["path"] for b in config["baselines"]],
         code=rule_code("report"),
+        remake=CAMPAIGN.remake_inputs("report"),
     output:
         reports=[
             report(

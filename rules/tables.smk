@@ -9,6 +9,7 @@ rule tables:
         manifests=CAMPAIGN.all_manifests(),
         adaptive=CAMPAIGN.adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
         code=rule_code("tables"),
+        remake=CAMPAIGN.remake_inputs("tables"),  # made with other params (dlperf.campaign)
     output:
         steps=str(RESULTS.steps),
         runs=report(

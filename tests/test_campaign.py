@@ -57,7 +57,7 @@ def test_runs_are_asked_for_by_name_only_when_their_manifest_is_missing_beside_t
     manifest is gone while the tables stand (the tables rule asks for every run without them)."""
     monkeypatch.chdir(tmp_path)
     c = campaign(tmp_path)
-    reports = c.report_outputs() + c.made_markers()
+    reports = c.report_outputs()
     assert c.final_outputs() == reports  # nothing measured yet: the tables ask for every run
     for manifest in c.all_manifests():
         Path(manifest).parent.mkdir(parents=True)
@@ -91,6 +91,30 @@ def test_a_rules_marker_names_its_params_and_goes_when_the_output_was_remade_sin
     assert c.made_marker("tables") == str(marker) and not marker.exists()
     marker.touch()  # made with these params after the tables: kept
     assert campaign(tmp_path).made_marker("tables") == str(marker) and marker.exists()
+
+
+def test_an_output_made_with_other_params_gets_a_stamp_input_that_remakes_it(
+    tmp_path, monkeypatch
+):
+    """Whatever target asks for the tables (`all`, results/tables/cells.tsv), tables standing
+    without the marker of the suite's params get a stamp input newer than them; once remade the
+    stamp stays an input; one left by a dry run of another suite goes."""
+    monkeypatch.chdir(tmp_path)
+    c = campaign(tmp_path)
+    stamp = str(c.results.remake("tables"))
+    assert c.remake_inputs("tables") == []  # no tables: they are made anyway
+    c.results.cells.parent.mkdir(parents=True)
+    c.results.cells.write_text("")
+    assert campaign(tmp_path).remake_inputs("tables") == [stamp]  # made with unknown params
+    marker = Path(campaign(tmp_path).made_marker("tables"))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    os.utime(stamp, ns=(1, 1))
+    os.utime(c.results.cells, ns=(2, 2))  # remade after the stamp; the marker touched after
+    assert campaign(tmp_path).remake_inputs("tables") == [stamp]  # consumed: stays an input
+    other = campaign(tmp_path, SUITE | {"window": {"warmup": 3, "measure": 4}})
+    assert other.remake_inputs("tables") == [stamp]  # a dry run of another window: touched
+    assert campaign(tmp_path).remake_inputs("tables") == [] and not Path(stamp).exists()
 
 
 def test_a_framework_with_its_own_environment_depends_on_its_pins(tmp_path, monkeypatch):

@@ -86,7 +86,7 @@ def test_a_confirmation_out_of_memory_steps_down_to_the_next_size_that_fit():
 def test_result_round_trips_and_a_missing_one_is_failed(tmp_path):
     import json
 
-    result = SearchResult("ok", 72, "72 fits", [Probe(64, "ok", "", "m.json", True)])
+    result = SearchResult("ok", 72, "72 fits", [Probe(72, "ok", "", "m.json", True)])
     path = tmp_path / "r.json"
     path.write_text(json.dumps(result.to_dict()))
     assert load_result(path) == result
@@ -95,15 +95,33 @@ def test_result_round_trips_and_a_missing_one_is_failed(tmp_path):
     assert "none.json" in missing.detail
 
 
+def test_a_result_of_another_cell_or_edited_past_its_probes_is_failed(tmp_path):
+    """A search result copied from another cell's search, or whose value none of its ok probes
+    confirmed (edited by hand), trains nothing: the run is recorded failed, saying why."""
+    import json
+
+    result = SearchResult("ok", 72, "72 fits", [Probe(72, "ok", "", "m.json", True)])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"cell": {"cell_id": "a.cell"}} | result.to_dict()))
+    assert load_result(path, "a.cell") == result
+    other = load_result(path, "b.cell")
+    assert other.status == "failed" and "it is the search of a.cell" in other.detail
+    path.write_text(json.dumps(result.to_dict() | {"value": 96}))
+    edited = load_result(path)
+    assert (
+        edited.status == "failed" and "its value 96 is none of its ok probes' [72]" in edited.detail
+    )
+
+
 def test_a_result_written_before_option_searches_reads_its_batch_size(tmp_path):
     """Results folders measured before `value` replaced `batch_size` keep their searches."""
     import json
 
     old = {"status": "ok", "batch_size": 72, "detail": "72 fits", "probes": []}
-    old["probes"] = [{"batch_size": 64, "status": "ok", "full_length": True}]
+    old["probes"] = [{"batch_size": 72, "status": "ok", "full_length": True}]
     path = tmp_path / "r.json"
     path.write_text(json.dumps(old))
-    assert load_result(path) == SearchResult("ok", 72, "72 fits", [Probe(64, "ok", "", "", True)])
+    assert load_result(path) == SearchResult("ok", 72, "72 fits", [Probe(72, "ok", "", "", True)])
 
 
 def test_an_option_search_names_its_option_and_its_settings():

@@ -28,10 +28,10 @@ from dlperf.matrix import CellSpec
 from dlperf.measure.runs import MAX_READERS
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from dlperf.plan.jobs import PlanError
-from dlperf.plan.maxbatch import search_params, searched
+from dlperf.plan.maxbatch import recorded_search_digest, search_params, searched
 from dlperf.plan.plan import make_plan, plan_text, run_priorities
 from dlperf.report.load import load_baseline
-from dlperf.util import json_digest
+from dlperf.util import json_digest, stamp_inputs
 
 # The solver's limit for the plan made when the workflow starts (every run and dry run waits for
 # it); the plan rule makes the same plan with the same limit, so the report states the one
@@ -176,6 +176,18 @@ class Campaign:
         spec = self.cell(cell_id)
         return json.dumps(search_params(spec, self.measure(cell_id), self.config), sort_keys=True)
 
+    def search_inputs(self, cell_id: str) -> list[str]:
+        """The find_max_batch rule's inputs: its environment's pins, and a stamp that redoes the
+        search when its result records other search params than these (their digest), even with
+        Snakemake's records lost (util.stamp_inputs): a changed ceiling, or a result copied from
+        another cell's search."""
+        result = self.results.max_batch(cell_id).result
+        digest = json_digest(json.loads(self.search_json(cell_id)))
+        stale = result.exists() and recorded_search_digest(result) != digest
+        return self.environment_pins(cell_id) + stamp_inputs(
+            self.results.max_batch(cell_id).redo, result, stale
+        )
+
     def task_logs(self, cell_id: str) -> list[str]:
         """The log file names a run of `cell_id` writes: one per rank, or one per node."""
         allocation = self.allocations[cell_id]
@@ -299,20 +311,22 @@ class Campaign:
             self._rule_params[rule] = makers[rule]()
         return self._rule_params[rule]
 
-    def made_marker(self, rule: str) -> str:
-        """A `touch` output of the rule named by its params' digest, asked for by `all`.
-        Snakemake keeps the params a rule last ran with in .snakemake/, which a fresh clone of a
-        results folder, a new machine or `rm -rf .snakemake` loses: then a changed window or
-        report setting left the tables and reports of the old ones, shown as ok. The marker lives
-        beside the results: with other params it is missing, and the rule is remade. A marker
-        older than the rule's output was made before the output's last remake, with other
-        params (a setting changed and changed back): removed, so it is missing too."""
-        marker = self.results.made(rule, json_digest(self.rule_params(rule)))
-        output = {
+    def _rule_output(self, rule: str) -> Path:
+        return {
             "tables": self.results.cells,
             "report": Path(self.report_outputs()[0]),
             "plan": self.results.tables / "plan.json",
         }[rule]
+
+    def made_marker(self, rule: str) -> str:
+        """A `touch` output of the rule named by its params' digest: what its output was made
+        with, kept beside the results (Snakemake keeps it in .snakemake/, which a fresh clone of a
+        results folder, a new machine or `rm -rf .snakemake` loses: then a changed window or
+        report setting left the tables and reports of the old ones, shown as ok). A marker older
+        than the rule's output was made before the output's last remake, with other params (a
+        setting changed and changed back): removed."""
+        marker = self.results.made(rule, json_digest(self.rule_params(rule)))
+        output = self._rule_output(rule)
         # The tables also go when a run's manifest or log changed in any way since they were
         # made: its ctime (which `cp -p`, `touch -r` or `rsync -a` cannot set back; the scan is
         # the edited logs' param's) is newer than the marker.
@@ -325,19 +339,22 @@ class Campaign:
             pass
         return str(marker)
 
-    def made_markers(self) -> list[str]:
-        return [self.made_marker(rule) for rule in ("plan", "tables", "report")]
+    def remake_inputs(self, rule: str) -> list[str]:
+        """The rule's extra input: a stamp that remakes its output when it stands without the
+        marker of these params (util.stamp_inputs), whatever target asked for it."""
+        output = self._rule_output(rule)
+        stale = output.exists() and not Path(self.made_marker(rule)).exists()
+        return stamp_inputs(self.results.remake(rule), output, stale)
 
     def final_outputs(self) -> list[str]:
-        """The reports, the markers of what the rules after the runs were made with, and each run
-        whose manifest is missing while the tables are there:
+        """The reports, and each run whose manifest is missing while the tables are there:
         Snakemake would leave a missing input of an up-to-date job alone, so a run whose manifest
         was deleted (or whose rerun was interrupted) is asked for by name. Without tables, the
         tables rule asks for every run. Listing all 5,000 manifests here cost a dry run 1.2 s."""
-        outputs = self.report_outputs() + self.made_markers()
+        reports = self.report_outputs()
         if not self.results.cells.exists():
-            return outputs
-        return outputs + [m for m in self.all_manifests() if not os.path.exists(m)]
+            return reports
+        return reports + [m for m in self.all_manifests() if not os.path.exists(m)]
 
 
 # The package code each rule after the runs executes: its modules' import closure (which

@@ -94,6 +94,12 @@ class MaxBatchPaths:
     def log(self) -> Path:
         return self.root / "logs" / "find_max_batch" / f"{self.cell_id}.log"
 
+    @property
+    def redo(self) -> Path:
+        """A stamp touched when the result was searched with other params than the suite's: an
+        input of the search newer than its result, so it is redone (dlperf.util.stamp_inputs)."""
+        return self.root / ".redo" / "maxbatch" / self.cell_id
+
 
 @dataclass(frozen=True)
 class ResultPaths:
@@ -134,6 +140,11 @@ class ResultPaths:
 
     def rule_log(self, rule: str) -> Path:
         return self.root / "logs" / f"{rule}.log"
+
+    def remake(self, rule: str) -> Path:
+        """A stamp touched when the rule's output stands but was made with other params: an
+        input newer than the output, so it is remade (dlperf.util.stamp_inputs)."""
+        return self.root / ".redo" / "rules" / rule
 
     def made(self, rule: str, digest: str) -> Path:
         """An empty file saying the rule's outputs were made with the params of this digest

@@ -62,3 +62,30 @@ def remove_reports(results: ResultPaths) -> None:
     for path in results.reports():
         path.unlink(missing_ok=True)
     shutil.rmtree(results.plots, ignore_errors=True)
+
+
+def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
+    """A rule's extra input that remakes `output` when `stale` (made with other params than the
+    suite's, by what dlperf records beside it), by the stamp's time alone: Snakemake's own records
+    of params live in .snakemake/, which a fresh clone of a results folder, a new machine or
+    `rm -rf .snakemake` loses. The stamp is touched now when stale. It is a file, not a rule's
+    output (Snakemake does not remake a missing input of an existing output); once a remake
+    consumed it (older than the output) it stays an input, since a changed set of inputs would
+    remake the output again. A stamp newer than the output that nothing needs was left by a dry
+    run of another suite: removed, so that nothing is remade for it."""
+    if stale:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+        return [str(stamp)]
+    try:
+        stamped = stamp.stat().st_mtime_ns
+    except FileNotFoundError:
+        return []
+    try:
+        consumed = stamped <= output.stat().st_mtime_ns
+    except FileNotFoundError:
+        consumed = False
+    if consumed:
+        return [str(stamp)]
+    stamp.unlink(missing_ok=True)
+    return []

@@ -17,7 +17,7 @@ from dlperf.launch.submit import run_cell
 from dlperf.matrix import Cell, sweep_slug
 from dlperf.paths import MaxBatchPaths
 from dlperf.plan.maxbatch import BATCH, Probe, ProbeRun, SearchResult, SearchSettings, search
-from dlperf.util import atomic_write_json
+from dlperf.util import atomic_write_json, json_digest
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,12 @@ def find_max_batch(
     result = search(probe_run(measure, harness, paths, settings, option), settings, option)
     atomic_write_json(
         result_path,
-        {"cell": cell.key(), "option": option, "settings": dataclasses.asdict(settings)}
+        {
+            "cell": cell.key(),
+            "option": option,
+            "settings": dataclasses.asdict(settings),
+            "search_digest": json_digest(search_params),  # what it was searched with
+        }
         | result.to_dict(),
     )
     return result

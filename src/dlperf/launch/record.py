@@ -24,7 +24,7 @@ from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
 from dlperf.status import RUN_STATUSES, Status
-from dlperf.util import atomic_write_json, json_digest
+from dlperf.util import atomic_write_json, json_digest, stamp_inputs
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
 # What a later stage reads of each task (dlperf.launch.task writes it), by type; `task` and `log`
@@ -402,26 +402,6 @@ def recorded_other_measure(run: RunPaths, digest: str) -> bool:
 
 
 def redo_inputs(run: RunPaths, digest: str) -> list[str]:
-    """The run rule's extra input: a stamp, touched now when the run's record is of another
-    measure than `digest`, so that Snakemake redoes the run by the stamp's time even when its own
-    records of the run's params are lost. The stamp is a file, not a rule's output (Snakemake
-    does not remake a missing input of an existing output), and once a redo consumed it (older
-    than the record) it stays an input: a changed set of inputs would rerun the run again. A
-    stamp newer than the record that no redo needs was left by a dry run of another suite:
-    removed, so that nothing is rerun for it."""
-    if recorded_other_measure(run, digest):
-        run.redo.parent.mkdir(parents=True, exist_ok=True)
-        run.redo.touch()
-        return [str(run.redo)]
-    try:
-        stamped = run.redo.stat().st_mtime_ns
-    except FileNotFoundError:
-        return []
-    try:
-        consumed = stamped <= run.manifest.stat().st_mtime_ns
-    except FileNotFoundError:
-        consumed = False
-    if consumed:
-        return [str(run.redo)]
-    run.redo.unlink(missing_ok=True)
-    return []
+    """The run rule's extra input: a stamp that redoes the run when its record is of another
+    measure than `digest`, even with Snakemake's records of its params lost (util.stamp_inputs)."""
+    return stamp_inputs(run.redo, run.manifest, recorded_other_measure(run, digest))

@@ -183,7 +183,7 @@ def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple
     if option is None:
         return spec, None
     path = MaxBatchPaths(spec.cell.id, Path(harness.results_root)).result
-    found = maxbatch.load_result(path)
+    found = maxbatch.load_result(path, spec.cell.id)
     if found.value is None:
         status = found.status if found.status in RUN_STATUSES else Status.FAILED
         return spec, (status, f"{option} max: {found.detail} (search: {path})")

@@ -195,11 +195,32 @@ def _confirm(
         fits = max(smaller)
 
 
-def load_result(path: Path) -> SearchResult:
-    """A search result written by find_max_batch; a missing or unreadable one is `failed`."""
+def recorded_search_digest(path: Path) -> str | None:
+    """The digest of the search params a result was searched with (None: unreadable, or a
+    result from before digests were recorded)."""
     try:
-        return SearchResult.from_dict(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError) as err:
+        return json.loads(path.read_text()).get("search_digest")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def load_result(path: Path, cell_id: str | None = None) -> SearchResult:
+    """A search result written by find_max_batch; a missing or unreadable one is `failed`, and
+    so is one of another cell's search (with `cell_id`) or whose value none of its probes
+    confirmed (copied, or edited by hand)."""
+    try:
+        data = json.loads(path.read_text())
+        found = SearchResult.from_dict(data)
+        searched_cell = data.get("cell", {}).get("cell_id", cell_id)
+        if cell_id is not None and searched_cell != cell_id:
+            raise ValueError(f"it is the search of {searched_cell}")
+        confirmed = {p.value for p in found.probes if p.status == Status.OK}
+        if found.value is not None and found.probes and found.value not in confirmed:
+            raise ValueError(
+                f"its value {found.value} is none of its ok probes' {sorted(confirmed)}"
+            )
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         return SearchResult(
             Status.FAILED, None, f"no readable max batch search result {path}: {err}"
         )
