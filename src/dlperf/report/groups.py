@@ -25,6 +25,21 @@ from dlperf.vocabulary import PRECISION_NAMES, display_name
 # shown with a footnote giving the runs' reasons (OOM speaks for itself, as in DLPerf's tables)
 NOTED_STATUSES = (Status.FAILED, Status.TIMEOUT, Status.PARSE_ERROR, Status.SKIPPED)
 GROUP_KEYS = ["model", "precision", "table_batch"]
+# a cell's figures that come from its throughput: none where the cell has no figure
+_THROUGHPUT_FIGURES = (
+    "throughput_median",
+    "throughput_min",
+    "throughput_max",
+    "throughput_cv",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "speedup",
+    "efficiency",
+    "achieved_tflops",
+    "mfu_pct",
+    "energy_j_per_sample",
+)
 COLUMN_KEYS = ["source", "framework", "xla", "variant", "batch_size"]
 
 
@@ -149,12 +164,17 @@ class GroupBuilder:
     def _detail(self, column: Column, record: dict[str, Any], figures: tuple[str, ...]) -> Detail:
         counts = [record[k] for k in ("runs_ok", "runs_done", "runs_planned")]
         runs = "/".join(fmt.integer(c) for c in counts) if all(map(fmt.is_number, counts)) else "-"
+        status = record["status"] or "missing"
+        if status != Status.OK:
+            # no figure for a cell without one, as its table shows (a published table may give a
+            # failed cell's number): its status says why
+            record = record | dict.fromkeys(_THROUGHPUT_FIGURES, math.nan)
         low, high = record["throughput_min"], record["throughput_max"]
         return Detail(
             column=column.label,
             layout=record["layout"],
             cell_id=record["cell_id"],
-            status=record["status"] or "missing",
+            status=status,
             runs=runs,
             median=fmt.throughput(record["throughput_median"]),
             min_max=_span(low, high),
@@ -254,7 +274,8 @@ class _Notes:
                 if pattern not in self.by_pattern:
                     self.by_pattern[pattern] = self._add(Footnote(0, "config", "", (), text))
                     self.pattern_cells[pattern] = []
-                self.pattern_cells[pattern].append(record["cell_id"])
+                if record["cell_id"] not in self.pattern_cells[pattern]:  # a baseline's same id
+                    self.pattern_cells[pattern].append(record["cell_id"])
                 numbers.append(self.by_pattern[pattern])
         ok = status == "ok"
         return TableCell(

@@ -1,0 +1,116 @@
+"""What a user writes (a title, footnotes, a baseline's name and notes, a variant, a run's log)
+reaches the Markdown report as text, never as Markdown or HTML; and what the report's tables show
+of a baseline's cells (its footnotes, a failed cell)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from dlperf.config import validate
+from dlperf.matrix import Cell
+from dlperf.measure.runs import RUN_COLUMNS
+from dlperf.measure.tables import CELL_TABLE_COLUMNS, write_table
+from dlperf.report.render import render_reports
+
+ONE = "pytorch.resnet50.fp32.noxla.b8.1n1g"
+TWO = "pytorch.resnet50.fp32.noxla.b8.1n2g"
+
+CONFIG: dict[str, Any] = {
+    "name": "user_text",
+    "repeats": 1,
+    "window": {"warmup": 1, "measure": 2},
+    "report": {"title": "dlperf report", "footnotes": {}},
+    "baselines": [{"name": "old", "path": "baseline.tsv"}],
+    "cases": [
+        {
+            "framework": "pytorch",
+            "model": "resnet50",
+            "precision": ["fp32"],
+            "batch_size": [8],
+            "layouts": ["1n1g", "1n2g"],
+        }
+    ],
+}
+
+
+def _measured(cells: dict[str, tuple[str, float]]) -> pd.DataFrame:
+    rows = []
+    for cell_id, (status, median) in cells.items():
+        rows.append(
+            Cell.parse(cell_id).key()
+            | {
+                "status": status,
+                "throughput_median": median,
+                "throughput_min": median,
+                "throughput_max": median,
+                "runs_ok": 1 if status == "ok" else 0,
+                "runs_done": 1,
+                "runs_planned": 1,
+            }
+        )
+    return pd.DataFrame(rows).reindex(columns=CELL_TABLE_COLUMNS)
+
+
+def render(
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    baseline: list[dict[str, Any]],
+    measured: dict[str, tuple[str, float]] | None = None,
+    runs: list[dict[str, Any]] | None = None,
+    **config: Any,
+) -> dict[str, str]:
+    """The en and zh Markdown reports of a measured table, a baseline and runs, with `config`'s
+    keys replacing the suite's."""
+    monkeypatch.chdir(root)
+    suite = validate(copy.deepcopy(CONFIG) | config)
+    measured = measured if measured is not None else {ONE: ("ok", 100.0), TWO: ("ok", 190.0)}
+    write_table(_measured(measured), Path("cells.tsv"))
+    write_table(pd.DataFrame(runs or [], columns=RUN_COLUMNS), Path("runs.tsv"))
+    pd.DataFrame(baseline).to_csv("baseline.tsv", sep="\t", index=False)
+    outputs = [root / f"report/report.{lang}.md" for lang in ("en", "zh")]
+    render_reports(suite, Path("cells.tsv"), Path("runs.tsv"), outputs, "2024-01-02 03:04 UTC")
+    return {lang: (root / f"report/report.{lang}.md").read_text() for lang in ("en", "zh")}
+
+
+def _spread_rows(md: str) -> list[list[str]]:
+    lines = md.split("#### ", 1)[1].split("\n\n", 2)[1].splitlines()
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in lines[2:]]
+
+
+def test_footnote_names_each_cell_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A configured footnote on cells a baseline also has (same ids) listed each id twice."""
+    baseline = [
+        {"cell_id": ONE, "status": "ok", "throughput_median": 120.0},
+        {"cell_id": TWO, "status": "ok", "throughput_median": 228.0},
+    ]
+    footnotes = {"pytorch.resnet50.*": "ran on a shared node"}
+    md = render(tmp_path, monkeypatch, baseline, report={"title": "t", "footnotes": footnotes})
+    for text in md.values():
+        cells = [line for line in text.splitlines() if "ran on a shared node" in line]
+        assert len(cells) == 1, cells
+        assert cells[0].count(f"`{ONE}`") == 1 and cells[0].count(f"`{TWO}`") == 1, cells[0]
+
+
+def test_a_failed_baseline_cell_shows_no_figure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A baseline row with status failed showed its median (500.50) in the spread table."""
+    baseline = [
+        {"cell_id": ONE, "status": "ok", "throughput_median": 120.0},
+        {"cell_id": TWO, "status": "failed", "throughput_median": 500.5},
+    ]
+    md = render(tmp_path, monkeypatch, baseline)
+    for lang, text in md.items():
+        assert "500.50" not in text and "500.5" not in text, lang
+        rows = _spread_rows(text)
+        failed = [r for r in rows if "old" in r[0] and r[1] == "1n2g"]
+        assert len(failed) == 1, rows
+        status = "failed" if lang == "en" else "失败"
+        assert failed[0][2] == status and failed[0][4] == "n/a", failed[0]
+        measured = [r for r in rows if "old" not in r[0] and r[1] == "1n2g"]
+        assert measured[0][4] == "190.00"
