@@ -6,6 +6,7 @@ comment beside it), never from the parser.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -930,15 +931,22 @@ def test_global_rate_is_never_multiplied_by_the_ranks():
     )
 
 
-def test_oneflow_header_wins_over_run_facts_with_a_note():
+def test_oneflow_header_of_another_run_shape_is_a_parse_error():
+    """A log whose header states another batch or layout than its cell is not filed under it:
+    a ParseError at the header line (was: the log's value won, with a note)."""
     case = BY_NAME["oneflow_cnn"]
-    result = case.parse(facts=RunFacts(64, 4, 2))
-    assert run_throughput(result, case.window).throughput_samples_per_s == pytest.approx(
-        case.throughput
-    )
-    notes = " ".join(result.notes)
-    assert "batch_size_per_device = 32 but the run facts say 64" in notes
-    assert "num_nodes = 1 but the run facts say 2" in notes
+    log = str(case.paths()[0])
+    with pytest.raises(ParseError) as err:
+        case.parse(facts=RunFacts(64, 2, 1))
+    assert (err.value.path, err.value.line) == (log, 4)
+    assert "batch_size_per_device = 32 but the cell's batch size per device 64" in str(err.value)
+    with pytest.raises(ParseError) as err:
+        case.parse(facts=RunFacts(32, 4, 1))
+    assert (err.value.path, err.value.line) == (log, 6)
+    assert "gpu_num_per_node = 2 but the cell's devices per node 4" in str(err.value)
+    with pytest.raises(ParseError) as err:
+        case.parse(facts=RunFacts(32, 4, 2))
+    assert "num_nodes = 1 but the cell's number of nodes 2" in str(err.value)
 
 
 def test_counter_restart_at_a_new_epoch_is_noted(tmp_path: Path):
@@ -1043,9 +1051,8 @@ def test_some_lines_stamped_others_not_is_an_error(tmp_path: Path):
 
 def test_paddle_nlp_tokens_batch_and_trainers_come_from_the_log():
     case = BY_NAME["paddle_nlp_bert"]
-    result = case.parse(facts=RunFacts(32, 16, 2, 128))
+    result = case.parse(facts=RunFacts(64, 16, 2, 128))
     notes = " ".join(result.notes)
-    assert "batch size per device (sequences) = 64 but the run facts say 32" in notes
     assert "speed / 2 trainer(s) * 1024 samples per step" in notes
     # first line: 0.2 steps/s incl. 2 trainers -> 0.1 iterations/s * 1024 samples
     assert result.records[0].rate == pytest.approx(0.2 / 2 * 1024)
@@ -1255,10 +1262,23 @@ def test_paddlenlp_bert_without_stamps_uses_avg_batch_cost_with_a_note(tmp_path:
     assert tp.throughput_samples_per_s == pytest.approx(2 * 15 * 32 / (15 * 0.47), rel=1e-9)
 
 
-def test_paddlenlp_bert_avg_samples_other_than_the_batch_is_noted():
+def test_paddlenlp_bert_avg_samples_of_another_batch_is_a_parse_error(tmp_path: Path):
+    """avg_samples above the cell's batch (or never the batch) is another run's log: a
+    ParseError at the line; a smaller mean (a last, partial batch) is noted."""
     case = BY_NAME["paddlenlp_bert"]
-    result = case.parse(facts=RunFacts(16, 2, 1, 128))
-    assert any("avg_samples 32 differs from the run's batch 16" in n for n in result.notes)
+    with pytest.raises(ParseError) as err:
+        case.parse(facts=RunFacts(16, 2, 1, 128))
+    assert (err.value.path, err.value.line) == (str(case.paths()[0]), 1)
+    assert "avg_samples = 32 but the cell's batch size per device 16" in str(err.value)
+    with pytest.raises(ParseError, match="avg_samples = 32 but the cell's batch size per dev"):
+        case.parse(facts=RunFacts(64, 2, 1, 128))
+    paths = []
+    for path in case.paths():
+        text = path.read_text().replace("avg_samples: 32.00000", "avg_samples: 16.00000", 1)
+        (tmp_path / path.name).write_text(text)
+        paths.append(tmp_path / path.name)
+    result = case.parse(paths)
+    assert any("avg_samples 16 differs from the run's batch 32" in n for n in result.notes)
 
 
 def test_paddleclas_reads_only_train_iteration_lines():
@@ -1289,13 +1309,13 @@ def test_paddlenlp_bert_colour_codes_around_the_prefix(tmp_path: Path):
 
 
 def test_hugectr_current_global_batch_is_the_logged_training_batchsize():
-    """`Training batchsize: 32768` (2 x 8 x 2048) wins over run facts of 2 x 8 x 1024, noted."""
+    """`Training batchsize: 32768` (2 x 8 x 2048) is the global batch; run facts of 2 x 8 x 1024
+    are another run's: a ParseError at that line."""
     case = BY_NAME["hugectr_current"]
-    result = case.parse(facts=RunFacts(1024, 16, 2))
+    with pytest.raises(ParseError, match="Training batchsize = 32768 but the cell's global"):
+        case.parse(facts=RunFacts(1024, 16, 2))
+    result = case.parse(facts=RunFacts(2048, 16, 2))
     assert {r.samples for r in result.records} == {32768}
-    assert any(
-        "batch_size (global batch) = 32768 but the run facts say 16384" in n for n in result.notes
-    )
     tp = run_throughput(result, case.window)
     assert tp.throughput_samples_per_s == pytest.approx(16 * 32768 / 0.16, rel=1e-9)
 
@@ -1510,3 +1530,79 @@ def test_megatron_parsers_do_not_claim_nemo2_progress_lines(parser: str):
     source's line (bionemo-recipes#740): not read as Megatron-LM's."""
     with pytest.raises(ParseError, match="no Megatron `iteration i/n` lines"):
         PARSERS[parser]([REAL / "nemo2_bionemo_recipes_pr740.log"], RunFacts(1, 1, 1))
+
+
+# ------------------------------------------- a log of another batch size or device count
+# (source, the line that states it): the batch per device (or a global/node batch) and the
+# devices/nodes where the log prints them. Such a log under another cell gave an ok figure scaled
+# by the ratio (or the log's own figure filed under the wrong cell): now a ParseError there.
+STATES_BATCH = [
+    ("oneflow_cnn", 4),
+    ("oneflow_bert", 1),
+    ("oneflow_wdl", 1),
+    ("oneflow_wdl_current", 5),
+    ("oneflow_cnn_current", 38),
+    ("dle_pytorch_rn50", 1),
+    ("dle_pytorch_rn50_current", 4),
+    ("dle_pytorch_bert", 1),
+    ("dle_pytorch_bert_current", 13),
+    ("dle_tf1_rn50", 1),
+    ("dle_tf1_rn50_benchmark", 13),
+    ("dle_tf1_bert", 1),
+    ("dle_tf1_bert_current", 8),
+    ("dle_mxnet_rn50", 1),
+    ("dle_mxnet_rn50_current", 1),
+    ("gluoncv_rn50", 1),
+    ("gluonnlp_bert", 1),
+    ("paddle_cv", 2),
+    ("paddle_nlp_bert", 2),
+    ("paddlenlp_bert", 1),
+    ("mindspore", 1),
+    ("hugectr", 1),
+    ("hugectr_current", 3),
+]
+STATES_DEVICES = [
+    ("oneflow_cnn", 6),
+    ("oneflow_bert", 2),
+    ("oneflow_wdl", 1),  # the global batch: per device x devices
+    ("oneflow_wdl_current", 5),
+    ("oneflow_cnn_current", 24),
+    ("libai", 4),
+    ("dle_mxnet_rn50_current", 1),
+    ("paddle_cv", 2),
+    ("mindspore", 1),
+    ("hugectr", 1),
+    ("hugectr_current", 3),
+    ("megatron", 1),
+]
+
+
+@pytest.mark.parametrize("name,line", STATES_BATCH)
+@pytest.mark.parametrize("scale", [2, 0.5])
+def test_a_log_of_another_batch_size_is_a_parse_error(name: str, line: int, scale: float):
+    if name == "dle_mxnet_rn50" and scale == 0.5:
+        pytest.skip("DLE MXNet v1's batch_size is taken per device or global: 48 x 2 = 96")
+    case = BY_NAME[name]
+    facts = dataclasses.replace(
+        case.facts, batch_size_per_device=int(case.facts.batch_size_per_device * scale)
+    )
+    with pytest.raises(ParseError) as err:
+        case.parse(facts=facts)
+    assert (err.value.path, err.value.line) == (str(case.paths()[0]), line)
+    assert "the log says" in str(err.value) and "a log of another run shape" in str(err.value)
+
+
+@pytest.mark.parametrize("name,line", STATES_DEVICES)
+def test_a_log_of_another_device_count_is_a_parse_error(name: str, line: int):
+    case = BY_NAME[name]
+    facts = dataclasses.replace(case.facts, world_size=case.facts.world_size * 2)
+    with pytest.raises(ParseError) as err:
+        case.parse(facts=facts)
+    assert (err.value.path, err.value.line) == (str(case.paths()[0]), line)
+    assert "the log says" in str(err.value)
+
+
+def test_paddle_nlp_bert_trainers_num_is_the_node_count():
+    case = BY_NAME["paddle_nlp_bert"]
+    with pytest.raises(ParseError, match=r"trainers_num \(nodes\) = 2 but the cell's number of"):
+        case.parse(facts=RunFacts(64, 8, 1, 128))

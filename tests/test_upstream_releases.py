@@ -710,7 +710,7 @@ def test_oneflow_wdl_current_parses_through_the_adapter(tmp_path: Path):
 
 def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
     """Only rank 0 prints (train.py's print_ranks = [0]); an eval line (`iter: i/n, eval_auc: a`)
-    and a nan loss are read past; the argument list's global batch wins over the run facts."""
+    and a nan loss are read past; the argument list's global batch must be the run facts'."""
     from dlperf.parse.upstream import RunFacts, parse_oneflow_wdl_current
 
     lines = WDL_FIXTURE.read_text().splitlines()
@@ -719,13 +719,14 @@ def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
     lines[at] = re.sub(r"loss: \S+,", "loss: nan,", lines[at])
     log = tmp_path / "node0.log"
     log.write_text("\n".join(lines) + "\n")
-    result = parse_oneflow_wdl_current([log], RunFacts(4096, 8, 1))
+    result = parse_oneflow_wdl_current([log], RunFacts(2048, 8, 1))
     assert len(result.records) == 27
     tp = run_throughput(result, Window(5, 20))
     assert tp.throughput_samples_per_s == pytest.approx(WDL_EXPECTED, rel=1e-9)
-    assert any(
-        "batch_size (global batch) = 16384 but the run facts say 32768" in n for n in result.notes
-    )
+    with pytest.raises(ParseError) as err:
+        parse_oneflow_wdl_current([log], RunFacts(4096, 8, 1))
+    assert (err.value.path, err.value.line) == (str(log), 5)
+    assert "batch_size (global batch) = 16384 but the cell's global" in str(err.value)
 
 
 # ----------------------------------------------------------------------------- Megatron-LM
@@ -1283,8 +1284,8 @@ def test_oneflow_current_resnet50_parses_through_the_adapter(tmp_path: Path):
 
 
 def test_oneflow_current_resnet50_per_rank_batch_from_the_arguments(tmp_path: Path):
-    """The argument list's train_batch_size (per device) wins over the run facts, with a note;
-    an eval line (`[eval]`, not printed with --skip-eval) is read past."""
+    """The argument list's train_batch_size (per device) must be the run facts' (else a
+    ParseError at its line); an eval line (`[eval]`, not printed with --skip-eval) is read past."""
     from dlperf.parse.upstream import RunFacts, parse_oneflow_cnn_current
 
     lines = RN50_FIXTURE.read_text().splitlines()
@@ -1294,11 +1295,14 @@ def test_oneflow_current_resnet50_per_rank_batch_from_the_arguments(tmp_path: Pa
     )
     log = tmp_path / "node0.log"
     log.write_text("\n".join(lines) + "\n")
-    result = parse_oneflow_cnn_current([log], RunFacts(128, 2, 1))
+    result = parse_oneflow_cnn_current([log], RunFacts(256, 2, 1))
     assert len(result.records) == 54
     tp = run_throughput(result, Window(5, 20))
     assert tp.throughput_samples_per_s == pytest.approx(RN50_EXPECTED, rel=1e-9)
-    assert any("train_batch_size = 256 but the run facts say 128" in n for n in result.notes)
+    with pytest.raises(ParseError) as err:
+        parse_oneflow_cnn_current([log], RunFacts(128, 2, 1))
+    assert (err.value.path, err.value.line) == (str(log), 38)
+    assert "train_batch_size = 256 but the cell's batch size per device 128" in str(err.value)
 
 
 # ----------------------------------------------------------------------------- LiBai GPT-2

@@ -17,6 +17,7 @@ from dlperf.parse.records import Method, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable, stamp_of
 from dlperf.parse.upstream.ranks import RunFacts, global_result
 from dlperf.parse.upstream.rows import Row, collect, match
+from dlperf.parse.upstream.stated import Stated, checker, stated
 
 DLL = re.compile(r"^DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - ?(.*)$")
 FIELD = re.compile(r"(\S+) : (\S+)")
@@ -33,6 +34,14 @@ class DllSource:
     skipped_field: str | None = None  # steps the printed counter left out (skipped AMP steps)
     repeat_is_iteration: bool = False  # a line repeating the previous counter ran one iteration
     zero_based: bool = False  # the counter is the 0-based index of the line's last iteration
+    stated: tuple[Stated, ...] = ()  # the run shape its PARAMETER/argument lines print
+
+
+# the batch and world size dllogger's PARAMETER lines print (`batch_size : 256`), or argparse's
+# Namespace (`train_batch_size=64`) inside one
+_PARAM_BATCH = stated(r"(?<![\w.])batch_size : (\d+)(?!\S)", "batch_size", "per_device")
+_PARAM_WORLD = stated(r"(?<![\w.])world_size : (\d+)(?!\S)", "world_size", "world")
+_BERT_BATCH = stated(r"(?<![\w.])train_batch_size=(\d+)\b", "train_batch_size", "per_device")
 
 
 def _claim(step_prefix: str) -> re.Pattern[str]:
@@ -46,6 +55,7 @@ SOURCES = {
         re.compile(r"Epoch: (?P<epoch>\d+) Iteration: (?P<counter>\d+)(?=\s|$)"),
         "train.total_ips",
         ("train.",),
+        stated=(_PARAM_BATCH, _PARAM_WORLD),
     ),
     "dle_pytorch_bert": DllSource(
         "DLE PyTorch BERT `Training Epoch: e Training Iteration: i`",
@@ -53,6 +63,7 @@ SOURCES = {
         re.compile(r"Training Epoch: (?P<epoch>\d+) Training Iteration: (?P<counter>\d+)(?=\s|$)"),
         "step_loss",
         ("average_loss", "step_loss", "learning_rate"),
+        stated=(_BERT_BATCH,),
     ),
     # DLE master's run_pretraining.py (a0781f8): the counter is `dynamic_optimizer_step`, optimizer
     # steps minus those the GradScaler skipped (inf/nan), so it stands still while AMP finds its
@@ -64,6 +75,7 @@ SOURCES = {
         "average_loss",
         ("average_loss", "learning_rate", "skipped_steps"),
         skipped_field="skipped_steps",
+        stated=(_BERT_BATCH,),
     ),
     # DLE master's MXNet RN50 (fit.py, last changed 810bcf3): rank 0 logs `dllogger.log((epoch,
     # i), {'train.loss', 'train.ips', 'train.lr'})` every disp_batches, i the 0-based index of the
@@ -75,6 +87,7 @@ SOURCES = {
         "train.ips",
         ("train.",),
         zero_based=True,
+        stated=(stated(r"(?<![\w.])batch_size : (\d+)(?!\S)", "batch_size", "global"),),
     ),
     "dle_tf1_rn50": DllSource(
         "DLE TF1 RN50 `(epoch, step) imgs_per_sec`",
@@ -82,6 +95,7 @@ SOURCES = {
         re.compile(r"\((?:(?P<epoch>\d+),\s*)?(?:\d+,\s*)*(?P<counter>\d+),?\)(?=\s|$)"),
         "imgs_per_sec",
         ("imgs_per_sec", "cross_entropy", "l2_loss", "total_loss", "learning_rate"),
+        stated=(_PARAM_BATCH,),
     ),
     # The last TF1 ConvNets (9de48bc) in `--mode=training_benchmark`: BenchmarkLoggingHook prints
     # `(0, current_step) total_ips : {ips}`, the hook's own 0-based step count after its warm-up.
@@ -91,6 +105,7 @@ SOURCES = {
         re.compile(r"\((?:(?P<epoch>\d+),\s*)?(?:\d+,\s*)*(?P<counter>\d+),?\)(?=\s|$)"),
         "total_ips",
         ("total_ips",),
+        stated=(_PARAM_BATCH,),
     ),
     "dle_tf1_bert": DllSource(
         "DLE TF1 BERT `Iteration: i  throughput_train`",
@@ -99,6 +114,9 @@ SOURCES = {
         "throughput_train",
         ("throughput_train", "mlm_loss", "nsp_loss", "total_loss", "avg_loss_step", "Rank"),
         rank_field="Rank",
+        stated=(
+            stated(r"(?<![\w.])train_batch_size : (\d+)(?!\S)", "train_batch_size", "per_device"),
+        ),
     ),
     # DLE master's TF1 BERT (run_pretraining.py last changed 71aab7b, June 2022; TF1 retired at
     # 9de48bc): rank 0's _LogSessionRunHook logs `Iteration: {global step + 1}` at 1 and every
@@ -121,6 +139,8 @@ SOURCES = {
             "loss_scaler",
         ),
         repeat_is_iteration=True,
+        # run_pretraining.py's `tf.compat.v1.logging.info("  Batch size = %d", train_batch_size)`
+        stated=(stated(r"^Batch size = (\d+)$", "Batch size", "per_device"),),
     ),
 }
 
@@ -182,7 +202,7 @@ def _parse(
 ) -> ParseResult:
     source = SOURCES[name]
     notes = notes if notes is not None else []
-    rows = collect(logs, source.claim, _reader(source), notes, other)
+    rows = collect(logs, source.claim, _reader(source), notes, checker(facts, source.stated, other))
     notes.insert(
         0, "timed by dllogger timestamps; a record covers the iterations since the previous line"
     )

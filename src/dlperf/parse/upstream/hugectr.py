@@ -7,9 +7,10 @@ from pathlib import Path
 
 from dlperf.parse.records import Method, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable
-from dlperf.parse.upstream.oneflow import samples_per_step
+from dlperf.parse.upstream.oneflow import header_stated, samples_per_step
 from dlperf.parse.upstream.ranks import RunFacts, global_result
 from dlperf.parse.upstream.rows import Row, collect, header_values, match
+from dlperf.parse.upstream.stated import check_value, checker
 
 HUGECTR_CLAIM = re.compile(r"^\[.*\bHUGECTR\b.*\bIter:")
 HUGECTR = re.compile(rf"\bIter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")
@@ -51,7 +52,8 @@ def parse_hugectr(logs: list[Path], facts: RunFacts) -> ParseResult:
             duration_s=float(m[3]),
         )
 
-    rows = collect(logs, HUGECTR_CLAIM, read, notes, lambda line: header_values(line, header))
+    other = checker(facts, header_stated("batch_size"), lambda line: header_values(line, header))
+    rows = collect(logs, HUGECTR_CLAIM, read, notes, other)
     per_step = samples_per_step(header, facts, notes, global_key="batch_size")
     return global_result(logs, rows, facts, Method.STEP_TIMES, notes, "HugeCTR `Iter:`", per_step)
 
@@ -75,6 +77,7 @@ def parse_hugectr_current(logs: list[Path], facts: RunFacts) -> ParseResult:
 
     def other(line: Line) -> None:
         if m := HCTR_BATCH.match(line.text):
+            check_value("Training batchsize", int(m[2]), "global", facts, line.path, line.lineno)
             header.setdefault("batch_size", m[2])
 
     rows = collect(logs, HCTR_CLAIM, read, notes, other)

@@ -9,6 +9,7 @@ from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable
 from dlperf.parse.upstream.ranks import RunFacts, global_result
 from dlperf.parse.upstream.rows import Row, collect, prefer_log
+from dlperf.parse.upstream.stated import checker, stated
 
 # Megatron-LM's training_log (megatron/training/training.py; megatron/training.py before
 # core_v0.6.0), printed by the last rank. What comes before `iteration` tells the version:
@@ -25,6 +26,14 @@ MEGATRON_MS = re.compile(rf"\belapsed time per iteration \(ms\):\s*({NUM})\s*\|"
 MEGATRON_CONSUMED = re.compile(r"\bconsumed samples:\s*(\d+)")
 MEGATRON_GBS = re.compile(r"\bglobal batch size:\s*(\d+)")
 MEGATRON_STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{6})?\]\s*")
+# megatron/arguments.py: `using world size: N, data-parallel-size: D, ...` and the argument dump
+# (`  micro_batch_size ........ 8`); the global batch is micro x data-parallel x accumulation
+# (tensor/pipeline parallel: not per device x world), read from the progress lines
+MEGATRON_STATED = (
+    stated(r"^using world size: (\d+)\b", "world size", "world"),
+    stated(r"^world_size \.+ (\d+)$", "world_size", "world"),
+    stated(r"^micro_batch_size \.+ (\d+)$", "micro_batch_size", "per_device"),
+)
 MEGATRON_TFLOPS_LABEL = "throughput per GPU (TFLOP/s/GPU):"
 MEGATRON_TFLOPS = re.compile(rf"\bthroughput per GPU \(TFLOP/s/GPU\):\s*({NUM})\s*\|")
 # the shape of what precedes `iteration` (Row.info["stamp"])
@@ -181,7 +190,7 @@ def _megatron(logs: list[Path], facts: RunFacts, first_iteration_line: bool) -> 
             if "reported_tflops" in row.info:
                 reported[row.line.path, row.line.lineno] = row.info["reported_tflops"]
 
-    rows = collect(logs, MEGATRON_CLAIM, read, notes)
+    rows = collect(logs, MEGATRON_CLAIM, read, notes, checker(facts, MEGATRON_STATED))
     result = global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "Megatron `iteration i/n`", finish=finish
     )

@@ -10,9 +10,16 @@ from dlperf.parse.records import Method, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable
 from dlperf.parse.upstream.ranks import RunFacts, per_rank_result
 from dlperf.parse.upstream.rows import Row, collect, match
+from dlperf.parse.upstream.stated import checker, stated
 
 MS_CLAIM = re.compile(r"^epoch time:")
 MS = re.compile(rf"^epoch time: ({NUM}) ms, per step time: ({NUM}) ms")
+# DLPerf's patched ResNet train.py prints its arguments (`Namespace(batch_size=256, ...,
+# device_num=2)`): the batch per device and the devices of the job
+MS_STATED = (
+    stated(r"\bNamespace\(.*?(?<![\w.])batch_size=(\d+)\b", "batch_size", "per_device"),
+    stated(r"\bNamespace\(.*?(?<![\w.])device_num=(\d+)\b", "device_num", "world"),
+)
 MS_LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is")
 # mindspore-ai/models official/cv/ResNet/gpu_resnet_benchmark.py (MyTimeMonitor.step_end, a print
 # of two arguments): `epoch: [k/K] step: [s/S], loss is L Epoch time: X ms, per_step_time: Y ms,
@@ -56,7 +63,7 @@ def parse_mindspore(logs: list[Path], facts: RunFacts) -> ParseResult:
         step = latest.get(stream, count[stream])
         return Row(line, step, steps=max(1, round(epoch_ms / step_ms)), duration_s=epoch_ms / 1000)
 
-    rows = collect(logs, MS_CLAIM, read, notes, other)
+    rows = collect(logs, MS_CLAIM, read, notes, checker(facts, MS_STATED, other))
     return per_rank_result(logs, rows, facts, Method.STEP_TIMES, notes, "MindSpore `epoch time:`")
 
 

@@ -10,6 +10,7 @@ from dlperf.parse.records import Method, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable, stamp_of
 from dlperf.parse.upstream.ranks import RunFacts, global_result, per_rank_result
 from dlperf.parse.upstream.rows import Row, collect, match, stamps_or
+from dlperf.parse.upstream.stated import checker, stated
 
 DLE_CLAIM = re.compile(r"^Epoch\[\d+\] Batch \[")
 DLE = re.compile(rf"^Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]\s+Speed: ({NUM}) samples/sec")
@@ -21,6 +22,16 @@ GLUONNLP = re.compile(rf"^\[step (\d+)\].*\blatency=({NUM}) ?ms/batch")
 # %(message)s"; callbacks.py CallBackLogging logs on rank 0 every config.frequent updates
 # "Iter:%d Rank:%.2f it/sec Total:%.2f it/sec %s" (the rank's and the job's samples per second
 # since the previous line, then `[epoch][loss]:<mean>`).
+# the scripts' argparse Namespace: DLE MXNet's `--batch-size` (the adapter passes the global batch;
+# a log with the per-device value is taken too), gluon-cv's train_horovod.py (per device),
+# gluon-nlp's run_pretraining.py (`batch_size` per device, `total_batch_size` the job's)
+NAMESPACE_BATCH = r"\bNamespace\(.*?(?<![\w.])batch_size=(\d+)\b"
+DLE_STATED = (stated(NAMESPACE_BATCH, "batch_size", ("global", "per_device")),)
+GLUONCV_STATED = (stated(NAMESPACE_BATCH, "batch_size", "per_device"),)
+GLUONNLP_STATED = (
+    stated(NAMESPACE_BATCH, "batch_size", "per_device"),
+    stated(r"\bNamespace\(.*?(?<![\w.])total_batch_size=(\d+)\b", "total_batch_size", "global"),
+)
 PARTIAL_FC_CLAIM = re.compile(r"^rank-id:\d+:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}-Iter:\d")
 PARTIAL_FC = re.compile(
     r"^rank-id:\d+:(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})-Iter:(\d+)"
@@ -41,7 +52,7 @@ def parse_dle_mxnet_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
             raise Unreadable(f"empty batch interval [{a}-{b}]")
         return Row(line, b, counter=b, steps=b - a, key=(int(m[1]), b), rate=float(m[4]))
 
-    rows = collect(logs, DLE_CLAIM, read, notes)
+    rows = collect(logs, DLE_CLAIM, read, notes, checker(facts, DLE_STATED))
     method = stamps_or(rows, Method.PRINTED_RATES, notes, "the printed job-wide samples/sec")
     return global_result(logs, rows, facts, method, notes, "DLE MXNet `Epoch[e] Batch [a-b]`")
 
@@ -59,7 +70,7 @@ def parse_gluoncv_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
         i = int(m[2])
         return Row(line, i, counter=i, key=(int(m[1]), i), rate=float(m[3]))
 
-    rows = collect(logs, GLUONCV_CLAIM, read, notes)
+    rows = collect(logs, GLUONCV_CLAIM, read, notes, checker(facts, GLUONCV_STATED))
     method = stamps_or(rows, Method.PRINTED_RATES, notes, "the printed job-wide samples/sec")
     return global_result(logs, rows, facts, method, notes, "gluon-cv `Epoch[e] Batch[i]`")
 
@@ -76,7 +87,7 @@ def parse_gluonnlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
         i = int(m[1])
         return Row(line, i, counter=i, key=i, step_time_s=float(m[2]) / 1000)
 
-    rows = collect(logs, GLUONNLP_CLAIM, read, notes)
+    rows = collect(logs, GLUONNLP_CLAIM, read, notes, checker(facts, GLUONNLP_STATED))
     return per_rank_result(logs, rows, facts, Method.STEP_TIMES, notes, "gluon-nlp `[step i]`")
 
 

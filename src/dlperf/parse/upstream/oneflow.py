@@ -19,6 +19,7 @@ from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable
 from dlperf.parse.upstream.ranks import RunFacts, global_result, per_rank_result
 from dlperf.parse.upstream.rows import Row, collect, header_values, logged_int, match, prefer_log
+from dlperf.parse.upstream.stated import Stated, checker, stated
 
 CNN_CLAIM = re.compile(r"^train: epoch \d")
 CNN = re.compile(rf"^train: epoch (\d+), iter (\d+), .*samples/s: ({NUM})\s+({NUM})$")
@@ -70,6 +71,32 @@ CNN_CURRENT = re.compile(
 )
 
 
+# the run shape OneFlow-Benchmark's `key = value` header prints (HugeCTR's DLPerf wrapper too):
+# `batch_size` is the global batch where a source names it (global_key), and the models'
+# argument list `  key ........ value`
+HEADER_STATED = (
+    stated(r"^batch_size_per_device = (\d+)$", "batch_size_per_device", "per_device"),
+    stated(r"^gpu_num_per_node = (\d+)$", "gpu_num_per_node", "per_node"),
+    stated(r"^num_nodes = (\d+)$", "num_nodes", "nodes"),
+)
+HEADER_GLOBAL = stated(r"^batch_size = (\d+)$", "batch_size (global batch)", "global")
+WDL_CURRENT_STATED = (
+    stated(r"^batch_size \.+ (\d+)$", "batch_size (global batch)", "global"),
+    stated(r"^batch_size_per_proc \.+ (\d+)$", "batch_size_per_proc", "per_device"),
+)
+CNN_CURRENT_STATED = (
+    stated(r"^train_batch_size \.+ (\d+)$", "train_batch_size", "per_device"),
+    stated(r"^train_global_batch_size \.+ (\d+)$", "train_global_batch_size", "global"),
+    stated(r"^num_devices_per_node \.+ (\d+)$", "num_devices_per_node", "per_node"),
+    stated(r"^num_nodes \.+ (\d+)$", "num_nodes", "nodes"),
+)
+LIBAI_STATED = (stated(r"\bWorld size: (\d+)$", "World size", "world"),)
+
+
+def header_stated(global_key: str | None) -> tuple[Stated, ...]:
+    return (*HEADER_STATED, HEADER_GLOBAL) if global_key == "batch_size" else HEADER_STATED
+
+
 def samples_per_step(
     header: dict[str, str], facts: RunFacts, notes: list[str], global_key: str | None = None
 ) -> int:
@@ -99,7 +126,13 @@ def _timed(
 ) -> ParseResult:
     notes: list[str] = []
     header: dict[str, str] = {}
-    rows = collect(logs, claim, read, notes, lambda line: header_values(line, header))
+    rows = collect(
+        logs,
+        claim,
+        read,
+        notes,
+        checker(facts, header_stated(global_key), lambda line: header_values(line, header)),
+    )
     per_step = samples_per_step(header, facts, notes, global_key)
     notes.insert(
         0,
@@ -170,7 +203,7 @@ def parse_oneflow_wdl_current(logs: list[Path], facts: RunFacts) -> ParseResult:
         if m := DOTTED_ARG.match(line.text):
             header.setdefault(m[1], m[2])
 
-    rows = collect(logs, WDL_CURRENT_CLAIM, read, notes, arg)
+    rows = collect(logs, WDL_CURRENT_CLAIM, read, notes, checker(facts, WDL_CURRENT_STATED, arg))
     per_step = samples_per_step(header, facts, notes, global_key="batch_size")
     return global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "OneFlow W&D `iter: i/n`", per_step
@@ -207,7 +240,7 @@ def parse_oneflow_cnn_current(logs: list[Path], facts: RunFacts) -> ParseResult:
         if m := DOTTED_ARG.match(line.text):
             header.setdefault(m[1], m[2])
 
-    rows = collect(logs, CNN_CURRENT_CLAIM, read, notes, arg)
+    rows = collect(logs, CNN_CURRENT_CLAIM, read, notes, checker(facts, CNN_CURRENT_STATED, arg))
     bsz = prefer_log(
         "train_batch_size",
         logged_int(header, "train_batch_size"),
@@ -287,7 +320,7 @@ def parse_libai(logs: list[Path], facts: RunFacts) -> ParseResult:
                     f"{facts.global_batch}; using the log's"
                 )
 
-    rows = collect(logs, LIBAI_CLAIM, read, notes)
+    rows = collect(logs, LIBAI_CLAIM, read, notes, checker(facts, LIBAI_STATED))
     return global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "LiBai `iteration: i/n`", finish=timed
     )

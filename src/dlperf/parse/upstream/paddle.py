@@ -10,11 +10,18 @@ from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable, stamp_of
 from dlperf.parse.upstream.ranks import RunFacts, global_result, per_rank_result
 from dlperf.parse.upstream.rows import Row, collect, match, prefer_log, stamps_or
+from dlperf.parse.upstream.stated import check_value, checker, stated
 
 CV_CLAIM = re.compile(r"^\[Pass \d+, train batch \d")
 CV = re.compile(rf"^\[Pass (\d+), train batch (\d+)\].*\belapse ({NUM}) ?sec")
 NLP_CLAIM = re.compile(r"^epoch: \d+, progress: ")
 NLP = re.compile(rf"^epoch: (\d+), progress: \d+/\d+, step: (\d+), .*\bspeed: ({NUM}) steps/s")
+# PaddleCV's train.py prints its arguments (`batch_size: 128`, a node's: per device x GPUs) and
+# `trainer_id i, trainer_num n` (one trainer per device)
+CV_STATED = (
+    stated(r"^batch_size: (\d+)$", "batch_size (a node's)", "node_batch"),
+    stated(r"\btrainer_num (\d+)\b", "trainer_num", "world"),
+)
 TRAINERS = re.compile(r"\btrainers_num:\s*(\d+)")
 ARGUMENT = re.compile(r"^(batch_size|in_tokens|max_seq_len): (\S+)$")
 # PaddleClas (ppcls/utils/logger.py: `[%Y/%m/%d %H:%M:%S] ppcls INFO: `, then
@@ -56,7 +63,7 @@ def parse_paddle_cv(logs: list[Path], facts: RunFacts) -> ParseResult:
         i = int(m[2])
         return Row(line, i, counter=i + 1, key=(int(m[1]), i), step_time_s=float(m[3]))
 
-    rows = collect(logs, CV_CLAIM, read, notes)
+    rows = collect(logs, CV_CLAIM, read, notes, checker(facts, CV_STATED))
     method = stamps_or(rows, Method.STEP_TIMES, notes, "elapse (seconds of the printed batch)")
     result = per_rank_result(logs, rows, facts, method, notes, "PaddleCV `[Pass p, train batch i]`")
     if method is Method.STEP_TIMES and any(r.steps > 1 for r in result.records):
@@ -78,12 +85,15 @@ def parse_paddle_nlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     notes: list[str] = []
     trainers: list[int] = []
     arguments: dict[str, str] = {}
+    where: dict[str, Line] = {}
 
     def other(line: Line) -> None:
         if m := TRAINERS.search(line.text):
+            check_value("trainers_num (nodes)", int(m[1]), "nodes", facts, line.path, line.lineno)
             trainers.append(int(m[1]))
         elif m := ARGUMENT.match(line.text):
             arguments.setdefault(m[1], m[2])
+            where.setdefault(m[1], line)
 
     def read(line: Line) -> Row:
         m = match(NLP, line, "`epoch: e, progress: a/b, step: i, ..., speed: <s> steps/s`")
@@ -107,6 +117,10 @@ def parse_paddle_nlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
                 logged = bsz
             else:
                 logged //= seq_len
+        line = where["batch_size"]
+        check_value(
+            "batch_size (sequences per device)", logged, "per_device", facts, line.path, line.lineno
+        )
         bsz = prefer_log(
             "batch size per device (sequences)", logged, facts.batch_size_per_device, notes
         )
@@ -230,12 +244,12 @@ def parse_paddlenlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     queued the wait falls outside every step's cost, while the stamps include it. Without stamps,
     step times (avg_batch_cost times the steps since the previous line), with a note."""
     notes: list[str] = []
-    logged_batch: list[float] = []
+    logged_batch: list[tuple[float, Line]] = []
 
     def read(line: Line) -> Row:
         m = match(NLP2, line, "`global step: g, epoch: e, ..., avg_batch_cost: <s> sec, ...`")
         step = int(m["step"])
-        logged_batch.append(float(m["samples"]))
+        logged_batch.append((float(m["samples"]), line))
         row = Row(line, step, counter=step, key=step, step_time_s=float(m["cost"]))
         if m["stamp"]:
             row.time_s = stamp_of(m["stamp"])
@@ -257,7 +271,20 @@ def parse_paddlenlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
             "no timestamp prefix on the progress lines: using avg_batch_cost, which leaves out "
             "the wait for the GPU when the loss is printed (may overstate the rate)"
         )
-    odd = sorted({b for b in logged_batch if b != facts.batch_size_per_device})
+    # avg_samples is the mean batch of the steps since the previous line: a last, partial batch
+    # of the data may lower it, nothing raises it, and a log of this cell has a full one
+    bsz = facts.batch_size_per_device
+    over = next(((b, line) for b, line in logged_batch if b > bsz), None)
+    if over is None and logged_batch and all(b != bsz for b, _ in logged_batch):
+        over = logged_batch[0]
+    if over is not None:
+        raise ParseError(
+            f"the log says avg_samples = {over[0]:g} but the cell's batch size per device "
+            f"{bsz}: a log of another run shape than its cell",
+            over[1].path,
+            over[1].lineno,
+        )
+    odd = sorted({b for b, _ in logged_batch if b != bsz})
     if odd:
         notes.append(
             f"avg_samples {', '.join(f'{b:g}' for b in odd)} differs from the run's batch "
