@@ -1,6 +1,7 @@
 # Helpers of rules/maxbatch.smk and rules/adaptive.smk (kept apart from rules/common.smk so
 # each feature stays in its own files); included right after rules/common.smk.
 from dlperf.matrix import CELL_ID_RE as MAX_CELL_RE
+from dlperf.measure.repeats import wants_more
 from dlperf.paths import (
     ADAPTIVE_RUNS_LOG_PATTERN,
     ADAPTIVE_RUNS_PATTERN,
@@ -34,7 +35,11 @@ def decided_runs(wildcards):
             cell=wildcards.cell, runs=runs
         ).output[0]
         decisions.append(decision)
-        if not json.loads(Path(decision).read_text())["more"]:
+        try:
+            more = wants_more(Path(decision))
+        except ValueError as err:
+            raise WorkflowError(str(err)) from None
+        if not more:
             break
         runs += 1
     return CAMPAIGN.cell_manifests(wildcards.cell, runs) | {"decisions": decisions}

@@ -9,7 +9,7 @@ from test_tables import WINDOW, rank_log, write_run
 
 from dlperf.config import load
 from dlperf.errors import ConfigError
-from dlperf.measure.repeats import decide
+from dlperf.measure.repeats import decide, wants_more
 
 CELL_ID = "pytorch.resnet50.fp32.noxla.b4.1n2g"
 
@@ -61,3 +61,23 @@ def test_max_below_repeats_is_a_config_error_naming_the_key(tmp_path):
         load(suite)
     suite.write_text(suite.read_text().replace("max: 3", "max: 5"))
     assert load(suite)["adaptive_repeats"] == {"max": 5, "ci_width_pct": 5, "level": 0.95}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"more": ', "unreadable repeat decision"),
+        ('{"runs": 2}', "unreadable repeat decision"),
+        ('{"more": "yes"}', "the decision's more is 'yes', not true or false"),
+    ],
+)
+def test_a_decision_that_cannot_be_read_names_its_file(tmp_path, text, message):
+    """Read while Snakemake walks a cell's decisions: a truncated one was a JSONDecodeError
+    traceback from the rule file."""
+    path = tmp_path / "after_r2.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message) as err:
+        wants_more(path)
+    assert str(err.value).startswith(f"{path}: ")
+    path.write_text(json.dumps({"more": False}))
+    assert wants_more(path) is False

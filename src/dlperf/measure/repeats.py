@@ -44,6 +44,20 @@ class Decision:
     ci_level: float | None
 
 
+def wants_more(path: Path) -> bool:
+    """Whether a recorded decision asks for another run; ValueError naming the file when it
+    cannot be read (a truncated or hand-edited decision is remade once deleted)."""
+    try:
+        more = json.loads(path.read_text())["more"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(
+            f"{path}: unreadable repeat decision ({err!r}); delete it to decide again"
+        ) from None
+    if not isinstance(more, bool):
+        raise ValueError(f"{path}: the decision's more is {more!r}, not true or false; delete it")
+    return more
+
+
 def decide(
     cell_id: str, manifests: list[Path], window: Window, adaptive: dict[str, Any]
 ) -> Decision:
