@@ -228,3 +228,88 @@ def test_diff_rejects_bad_cells_table_and_run_json_values(tmp_path, capsys):
     assert main(["diff", str(a), str(b)]) == 2
     err = capsys.readouterr().err
     assert f"dlperf diff: {b}: throughput_samples_per_s is 'fast', not a finite number" in err
+
+
+# --- a cell whose two sides trained or measured something else: no verdict ---------------------
+
+MAX = "pytorch.resnet50.fp32.noxla.bmax.1n1g"
+
+
+def runs_table(path, cell_id, values, **columns):
+    """A runs table of one cell's ok runs, with extra columns (one value for every run)."""
+    rows = [
+        {"cell_id": cell_id, "repeat": k, "status": "ok", "throughput_samples_per_s": v} | columns
+        for k, v in enumerate(values, 1)
+    ]
+    pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+    return path
+
+
+def _verdict_line(out: str, cell_id: str) -> str:
+    return next(line for line in out.splitlines() if line.strip().startswith(cell_id))
+
+
+@pytest.mark.parametrize(
+    ("column", "value_a", "value_b", "named"),
+    [
+        ("batch_size_resolved", 4, 2, "batch_size_resolved A 4, B 2"),
+        ("options_resolved", '{"seq_len": 512}', '{"seq_len": 256}', "options_resolved A"),
+    ],
+)
+def test_diff_runs_tables_of_other_resolved_settings_give_no_verdict(
+    tmp_path, capsys, column, value_a, value_b, named
+):
+    """A bmax cell whose runs trained at batch 4 in A and 2 in B was 'slower REGRESSION' (exit 1)."""
+    a = runs_table(tmp_path / "a.tsv", MAX, BASE, **{column: value_a})
+    b = runs_table(tmp_path / "b.tsv", MAX, [v * 0.5 for v in BASE], **{column: value_b})
+    assert main(["diff", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    line = _verdict_line(out, MAX)
+    assert "REGRESSION" not in out and "slower" not in line and " n/a " in line, out
+    assert "not comparable: " in line and named in line, line
+    assert "0 slower, 0 same, 1 n/a" in out
+    # the same settings on both sides: the slow-down is a regression, as before
+    b = runs_table(tmp_path / "b.tsv", MAX, [v * 0.5 for v in BASE], **{column: value_a})
+    assert main(["diff", str(a), str(b)]) == 1
+    assert "slower REGRESSION" in capsys.readouterr().out
+
+
+def _measure(root, cell_id, **measure):
+    """Add `measure` keys (steps, device) to every manifest of the cell in a results folder."""
+    for path in (root / "runs" / cell_id).glob("r*/manifest.json"):
+        data = json.loads(path.read_text())
+        data["measure"] |= measure
+        path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("side_a", "side_b", "named"),
+    [
+        ({"steps": 40}, {"steps": 20}, "steps A 40, B 20"),
+        ({"device": "cuda"}, {"device": "cpu"}, "device A cuda, B cpu"),
+    ],
+)
+def test_diff_results_of_other_steps_or_device_give_no_verdict(
+    tmp_path, capsys, side_a, side_b, named
+):
+    a = results(tmp_path / "a", {CELL: BASE, OTHER: BASE})
+    b = results(tmp_path / "b", {CELL: [v * 0.5 for v in BASE], OTHER: [v * 0.5 for v in BASE]})
+    _measure(a, CELL, **side_a)
+    _measure(b, CELL, **side_b)
+    assert main(["diff", str(a), str(b)]) == 1  # OTHER: measured alike, slower
+    out = capsys.readouterr().out
+    line = _verdict_line(out.split("median_a", 1)[1], CELL)
+    assert "slower" not in line and "not comparable: " + named in line, line
+    assert "regressions: " + OTHER in out and CELL not in out.split("regressions: ")[1]
+
+
+def test_diff_results_of_another_window_give_no_verdict(tmp_path, capsys):
+    a = results(tmp_path / "a", {CELL: BASE})
+    b = results(tmp_path / "b", {CELL: [v * 0.5 for v in BASE]})
+    for root, last in ((a, 104), (b, 54)):
+        table = pd.read_csv(root / "tables" / "runs.tsv", sep="\t")
+        table = table.assign(window_first_step=5, window_last_step=last)
+        table.to_csv(root / "tables" / "runs.tsv", sep="\t", index=False)
+    assert main(["diff", str(a), str(b)]) == 0
+    line = _verdict_line(capsys.readouterr().out.split("median_a", 1)[1], CELL)
+    assert "not comparable: window A 5-104, B 5-54" in line and "slower" not in line, line

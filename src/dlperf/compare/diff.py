@@ -199,33 +199,137 @@ DIFF_COLUMNS = [
 ]
 
 
+# What a cell's ok runs trained or measured with, from the runs table: two sides that differ in
+# one measured another thing, so their throughputs are not compared.
+SETTING_COLUMNS = {
+    "batch_size_resolved": "batch_size_resolved",
+    "options_resolved": "options_resolved",
+    "window": "window_first_step",  # with window_last_step: the measured iterations
+}
+Settings = dict[str, dict[str, set[str]]]  # cell id -> setting -> the values its ok runs had
+
+
 def diff_results(
     a: ResultsFolder, b: ResultsFolder, alpha: float = 0.05, threshold: float = 0.05
 ) -> pd.DataFrame:
-    """Per cell of either side: B's ok-run throughputs against A's (dlperf.compare.significance)."""
+    """Per cell of either side: B's ok-run throughputs against A's (dlperf.compare.significance);
+    a cell whose sides trained or measured with other settings (the runs tables' resolved batch
+    size, options and window; the manifests' steps and device) gets no verdict."""
     what = "a runs table (tables/runs.tsv)"
     ra = read_table(a.runs_table, RUNS_COLUMNS, what)
     rb = read_table(b.runs_table, RUNS_COLUMNS, what)
-    return diff_runs_tables(ra, rb, alpha, threshold)
+    return diff_runs_tables(ra, rb, alpha, threshold, manifest_settings(a), manifest_settings(b))
+
+
+def manifest_settings(folder: ResultsFolder) -> Settings:
+    """The steps and device each cell's ok runs measured with, as their manifests record them."""
+    from dlperf.launch.record import RunRecord  # the environment half reads them too
+    from dlperf.parse.records import ParseError
+
+    found: Settings = {}
+    for path in folder.manifests():
+        try:
+            record = RunRecord.read(path)
+        except ParseError as err:
+            raise DiffInputError(f"unreadable run manifest: {err}") from err
+        if record.status != "ok":
+            continue
+        cell = found.setdefault(str(record.cell_id), {})
+        for key in ("steps", "device"):
+            value = record.measure.get(key)
+            if value is not None:
+                cell.setdefault(key, set()).add(str(value))
+    return found
 
 
 def diff_runs_tables(
-    ra: pd.DataFrame, rb: pd.DataFrame, alpha: float = 0.05, threshold: float = 0.05
+    ra: pd.DataFrame,
+    rb: pd.DataFrame,
+    alpha: float = 0.05,
+    threshold: float = 0.05,
+    settings_a: Settings | None = None,
+    settings_b: Settings | None = None,
 ) -> pd.DataFrame:
-    """The per-cell comparison of two runs tables (columns cell_id, status, throughput)."""
+    """The per-cell comparison of two runs tables (columns cell_id, status, throughput). A cell
+    whose two sides' ok runs trained at another resolved batch size or options, or measured
+    another window (or, given `settings_*`, other steps or device), has verdict n/a, the reason
+    naming what differs, and is no regression."""
     oka, okb = _ok_throughputs(ra), _ok_throughputs(rb)
+    sa = _merge(_table_settings(ra), settings_a or {})
+    sb = _merge(_table_settings(rb), settings_b or {})
     ids_a, ids_b = set(ra["cell_id"].astype(str)), set(rb["cell_id"].astype(str))
     rows = []
     for cell_id in sorted(ids_a | ids_b):
         c = compare_samples(oka.get(cell_id, []), okb.get(cell_id, []), alpha, threshold)
-        reason = c.reason
+        verdict, regression, reason = c.verdict, c.regression, c.reason
         if cell_id not in ids_a or cell_id not in ids_b:
             reason = f"only in {'A' if cell_id in ids_a else 'B'}"
+        else:
+            differs = _differences(sa.get(cell_id, {}), sb.get(cell_id, {}))
+            if differs:
+                verdict, regression = "n/a", False
+                reason = "not comparable: " + "; ".join(differs)
         rows.append(
             [cell_id, c.n_a, c.n_b, c.median_a, c.median_b, c.ratio, c.ci_low, c.ci_high]
-            + [c.p_value, c.verdict, c.regression, reason]
+            + [c.p_value, verdict, regression, reason]
         )
     return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+def _table_settings(runs: pd.DataFrame) -> Settings:
+    """The settings of each cell's ok runs a runs table states (its columns that it has)."""
+    ok = runs[runs["status"] == "ok"]
+    found: Settings = {}
+    for name, column in SETTING_COLUMNS.items():
+        if column not in ok.columns:
+            continue
+        if name == "window":
+            if "window_last_step" not in ok.columns:
+                continue
+            values = [
+                f"{_setting(first)}-{_setting(last)}"
+                for first, last in zip(ok["window_first_step"], ok["window_last_step"], strict=True)
+            ]
+        else:
+            values = [_setting(v, json_object=name == "options_resolved") for v in ok[column]]
+        for cell_id, value in zip(ok["cell_id"].astype(str), values, strict=True):
+            if value.strip("-") or name == "options_resolved":  # else not stated: unknown
+                found.setdefault(cell_id, {}).setdefault(name, set()).add(value)
+    return found
+
+
+def _setting(value: object, json_object: bool = False) -> str:
+    """One setting's value, written the same on both sides ('' for none: for options_resolved,
+    no option resolved; for the others, not stated)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(int(value)) if float(value).is_integer() else str(value)
+    text = str(value).strip()
+    if json_object:
+        try:
+            parsed = json.loads(text) if text else {}
+        except json.JSONDecodeError:
+            return text
+        return json.dumps(parsed, sort_keys=True) if parsed else ""
+    return text
+
+
+def _merge(first: Settings, second: Settings) -> Settings:
+    return {c: first.get(c, {}) | second.get(c, {}) for c in first.keys() | second.keys()}
+
+
+def _differences(a: dict[str, set[str]], b: dict[str, set[str]]) -> list[str]:
+    """'batch_size_resolved A 4, B 2' for each setting both sides state and differ in."""
+    return [
+        f"{name} A {_values(a[name])}, B {_values(b[name])}"
+        for name in (*SETTING_COLUMNS, "steps", "device")
+        if name in a and name in b and a[name] != b[name]
+    ]
+
+
+def _values(values: set[str]) -> str:
+    return ", ".join(v or "{}" for v in sorted(values))
 
 
 def _ok_throughputs(runs: pd.DataFrame) -> dict[str, list[float]]:
