@@ -1606,3 +1606,77 @@ def test_paddle_nlp_bert_trainers_num_is_the_node_count():
     case = BY_NAME["paddle_nlp_bert"]
     with pytest.raises(ParseError, match=r"trainers_num \(nodes\) = 2 but the cell's number of"):
         case.parse(facts=RunFacts(64, 8, 1, 128))
+
+
+# ------------------------------- a repeated, missing or out-of-order progress line (one rank)
+
+
+def _mutated(case: Case, tmp_path: Path, edit) -> list[Path]:
+    """The case's logs with `edit(lines) -> lines` applied (1-based line numbers stay in view)."""
+    out = []
+    for path in case.paths():
+        lines = path.read_text().splitlines(keepends=True)
+        target = tmp_path / path.name
+        target.write_text("".join(edit(lines) if path == case.paths()[0] else lines))
+        out.append(target)
+    return out
+
+
+@pytest.mark.parametrize(
+    "name,edit,line,message",
+    [
+        # every `Iter: N` line doubled: was an ok figure 84% low
+        (
+            "hugectr",
+            lambda ls: [x for x in ls for _ in range(2 if "Iter:" in x else 1)],
+            9,
+            "progress counter 100 repeats the previous line's counter",
+        ),
+        # `Batch [80-100]` deleted (both ranks' copies): the window still said 21-100, -17%
+        (
+            "dle_mxnet_rn50",
+            lambda ls: ls[:10] + ls[12:],
+            11,
+            "progress counter 120 advances 40 from the previous line's 80 but covers 20",
+        ),
+        # rank 1's `[step 10]` line twice: -32%
+        (
+            "gluonnlp_bert",
+            lambda ls: ls[:5] + [ls[4]] + ls[5:],
+            6,
+            "progress counter 10 repeats the previous line's counter",
+        ),
+        # rank 1's `[step 10]` moved after `[step 20]` (10 could start a new epoch: the gap after
+        # it is what gives it away)
+        (
+            "gluonnlp_bert",
+            lambda ls: ls[:4] + ls[5:7] + [ls[4]] + ls[7:],
+            9,
+            "progress counter 30 advances 20 from the previous line's 10",
+        ),
+    ],
+)
+def test_a_repeated_missing_or_swapped_progress_line_is_a_parse_error(
+    tmp_path: Path, name: str, edit, line: int, message: str
+):
+    case = BY_NAME[name]
+    assert run_throughput(case.parse(), case.window).throughput_samples_per_s == pytest.approx(
+        case.throughput
+    )
+    with pytest.raises(ParseError) as err:
+        case.parse(_mutated(case, tmp_path, edit))
+    assert (err.value.path, err.value.line) == (str(tmp_path / case.paths()[0].name), line)
+    assert message in str(err.value)
+
+
+def test_a_progress_line_missing_between_regular_ones_is_a_parse_error(tmp_path: Path):
+    """gluon-cv prints every log_interval batches: a counter advancing by two intervals means a
+    line is missing (its interval's rate would be lost)."""
+    case = BY_NAME["gluoncv_rn50"]
+    lines = case.paths()[0].read_text().splitlines(keepends=True)
+    at = next(i for i, x in enumerate(lines) if "Batch[60]\tSpeed" in x)
+    with pytest.raises(ParseError) as err:
+        case.parse(_mutated(case, tmp_path, lambda ls: ls[:at] + ls[at + 1 :]))
+    assert err.value.line == at + 3  # Batch[80]'s Speed line, one line up
+    assert "progress counter 80 advances 40 from the previous line's 40" in str(err.value)
+    assert "a progress line is missing" in str(err.value)

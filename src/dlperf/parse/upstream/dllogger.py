@@ -189,6 +189,7 @@ def _reader(source: DllSource):
                 key=(line.file_index, line.lineno),  # one rank prints; repeats are not ranks
                 rank=rank,
                 time_s=stamp_of(m[1]),
+                repeats=True,
             )
         return Row(
             line, counter, counter=counter, key=(epoch, counter), rank=rank, time_s=stamp_of(m[1])

@@ -96,6 +96,12 @@ def fill_steps(rows: list[Row], notes: list[str]) -> None:
 
     The first row, and a row after the counter restarts (a new epoch), cover min(counter, the
     usual advance between lines), at least 1.
+
+    One rank's counters must run on without a gap: a line that repeats the previous counter
+    (unless its source repeats it for a skipped update), goes back other than to a new epoch's
+    start (at most one usual advance), advances by other than the iterations it says it covers,
+    or by more than the usual advance (a line missing between) is a ParseError at that line: a
+    repeated, missing or out-of-order line would otherwise shift the window's iterations or time.
     """
     gaps = [
         b.counter - a.counter
@@ -105,6 +111,7 @@ def fill_steps(rows: list[Row], notes: list[str]) -> None:
     usual = Counter(gaps).most_common(1)[0][0] if gaps else 1
     previous: int | None = None
     for row in rows:
+        _contiguous(row, previous, usual, len(gaps))
         if row.steps is None:
             if row.counter is None:
                 raise ParseError(
@@ -123,6 +130,35 @@ def fill_steps(rows: list[Row], notes: list[str]) -> None:
                         f"the line is taken to cover {row.steps} iteration(s)"
                     )
         previous = row.counter
+
+
+def _contiguous(row: Row, previous: int | None, usual: int, advances: int) -> None:
+    if previous is None or row.counter is None:
+        return
+    counter, line = row.counter, row.line
+    problem = ""
+    if counter == previous:
+        if not row.repeats:
+            problem = "repeats the previous line's counter"
+    elif counter < previous:
+        if counter > usual:
+            problem = f"goes back from {previous}, not to a new epoch's start"
+    elif row.steps is not None and counter - previous != row.steps and not row.repeats:
+        problem = (
+            f"advances {counter - previous} from the previous line's {previous} but covers "
+            f"{row.steps} iteration(s)"
+        )
+    elif row.steps is None and advances >= 2 and counter - previous > usual:
+        problem = (
+            f"advances {counter - previous} from the previous line's {previous}, more than the "
+            f"log's interval of {usual}: a progress line is missing"
+        )
+    if problem:
+        raise ParseError(
+            f"progress counter {counter} {problem} (a repeated, missing or out-of-order line)",
+            line.path,
+            line.lineno,
+        )
 
 
 def build(rows: list[Row], method: Method, rank: int, samples_per_step: float) -> list[StepRecord]:

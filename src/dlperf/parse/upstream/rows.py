@@ -35,6 +35,7 @@ class Row:
     rate: float | None = None  # samples/s
     samples: float | None = None  # samples covered, when the line says so itself
     info: dict[str, float] = field(default_factory=dict)  # other numbers a source keeps
+    repeats: bool = False  # may repeat the previous line's counter (one more iteration run)
 
 
 def collect(
