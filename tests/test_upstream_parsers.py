@@ -1680,3 +1680,14 @@ def test_a_progress_line_missing_between_regular_ones_is_a_parse_error(tmp_path:
     assert err.value.line == at + 3  # Batch[80]'s Speed line, one line up
     assert "progress counter 80 advances 40 from the previous line's 40" in str(err.value)
     assert "a progress line is missing" in str(err.value)
+
+
+def test_tf2_orbit_garbled_absl_timestamp_is_a_parse_error(tmp_path: Path):
+    """`13:01:08.800000` read as `13:01:nan`: the line's absl prefix does not read, so it was
+    skipped with its copy and the window ran over three times the steps; now a ParseError."""
+    case = BY_NAME["tf2_orbit"]
+    edit = lambda ls: [x.replace("13:01:08.800000", "13:01:nan") for x in ls]  # noqa: E731
+    with pytest.raises(ParseError) as err:
+        case.parse(_mutated(case, tmp_path, edit))
+    assert (err.value.path, err.value.line) == (str(tmp_path / case.paths()[0].name), 18)
+    assert "the absl prefix's timestamp is not" in str(err.value)

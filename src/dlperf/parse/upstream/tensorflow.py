@@ -17,7 +17,9 @@ RN50 = re.compile(
 )
 BERT_CLAIM = re.compile(r"^Train Step:")
 BERT = re.compile(r"^Train Step: (\d+)/(\d+)(?=\s|$)")
-ORBIT_CLAIM = re.compile(r"^train \| step:")
+# also a line whose absl prefix (`Immdd hh:mm:ss.ffffff tid file:N] `) did not read: unread, its
+# copy would be dropped silently and the window would run over its steps
+ORBIT_CLAIM = re.compile(r"^(?:[IWEF]\d{4} \S+ \d+ [^\]\s]+\] )?train \| step:")
 ORBIT_START = re.compile(r"^train \| step:\s*\d+ \| training until step \d+")
 ORBIT = re.compile(rf"^train \| step:\s*(\d+) \| steps/sec:\s*({NUM}) \|")
 
@@ -70,6 +72,8 @@ def parse_tf2_orbit(logs: list[Path], facts: RunFacts) -> ParseResult:
     notes: list[str] = []
 
     def read(line: Line) -> Row | None:
+        if not line.text.startswith("train"):
+            raise Unreadable("the absl prefix's timestamp is not `Immdd hh:mm:ss.ffffff`")
         if ORBIT_START.match(line.text):
             return None  # `train | step: 0 | training until step N...`, before the first step
         m = match(ORBIT, line, "`train | step: <n> | steps/sec: <r> | output: ...`")
