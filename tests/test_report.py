@@ -1017,7 +1017,7 @@ def test_user_text_cannot_inject_markdown(tmp_path: Path, monkeypatch: pytest.Mo
     root = render_suite(tmp_path)
     for lang in ("en", "zh"):
         md = (root / f"results/report/report.{lang}.md").read_text(encoding="utf-8")
-        assert md.startswith("# Mine # injected \\| heading\n")
+        assert md.startswith("# Mine \\# injected \\| heading\n")
         assert "\n# injected" not in md
         html = (root / f"results/report/report.{lang}.html").read_text(encoding="utf-8")
         assert "Mine\n# injected | heading" in html or "Mine # injected | heading" in html

@@ -5,6 +5,7 @@ of a baseline's cells (its footnotes, a failed cell)."""
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from dlperf.config import validate
 from dlperf.matrix import Cell
 from dlperf.measure.runs import RUN_COLUMNS
 from dlperf.measure.tables import CELL_TABLE_COLUMNS, write_table
+from dlperf.report.mdtext import code, escape, fenced
 from dlperf.report.render import render_reports
 
 ONE = "pytorch.resnet50.fp32.noxla.b8.1n1g"
@@ -114,3 +116,51 @@ def test_a_failed_baseline_cell_shows_no_figure(
         assert failed[0][2] == status and failed[0][4] == "n/a", failed[0]
         measured = [r for r in rows if "old" not in r[0] and r[1] == "1n2g"]
         assert measured[0][4] == "190.00"
+
+
+EVIL = '<script>alert(1)</script><img src=x onerror="alert(2)"> [x](javascript:alert(3))\n# *b* _i_'
+# EVIL in the Markdown: one line, its marks escaped, no tag
+SAFE = (
+    '&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror="alert(2)"&gt; '
+    "\\[x\\](javascript:alert(3)) \\# \\*b\\* \\_i\\_"
+)
+
+
+def test_user_text_is_escaped_in_markdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The title, a configured footnote, a baseline's name and note and a run's status detail
+    reached the .md unchanged (a <script>, an <img onerror>, a javascript: link, a heading)."""
+    baseline = [
+        {"cell_id": ONE, "status": "ok", "throughput_median": 120.0, "note": "note " + EVIL},
+        {"cell_id": TWO, "status": "failed", "throughput_median": 230.0},
+    ]
+    run = Cell.parse(ONE).key() | {
+        "repeat": 1,
+        "status": "failed",
+        "status_detail": "log " + EVIL,
+        "manifest": "",
+    }
+    md = render(
+        tmp_path,
+        monkeypatch,
+        baseline,
+        measured={ONE: ("failed", float("nan")), TWO: ("ok", 190.0)},
+        runs=[run],
+        report={"title": "title " + EVIL, "footnotes": {ONE: "foot " + EVIL}},
+        baselines=[{"name": "base " + EVIL, "path": "baseline.tsv"}],
+    )
+    for lang, text in md.items():
+        assert text.startswith(f"# title {SAFE}\n"), text[:300]
+        for marker in ("note", "foot", "log", "base"):
+            assert f"{marker} {SAFE}" in text, (lang, marker)
+        for raw in ("<script", "<img", "\n# *b*", "*b*", " _i_"):
+            assert raw not in text, (lang, raw)
+        assert not re.search(r"(?<!\\)\]\(javascript", text), lang  # no link
+        assert "alert(3))\n" not in text  # the newline folded
+
+
+def test_code_spans_and_blocks_hold_any_text() -> None:
+    """An id or path with a backtick cannot close its code span and let the rest be Markdown."""
+    assert code("a`<b>|c") == "``a`<b>\\|c``"
+    assert code("plain_id.1n1g") == "`plain_id.1n1g`"
+    assert fenced("x\n```\n<b>", "json") == "````json\nx\n```\n<b>\n````"
+    assert escape("bert_base _i_ a|b") == "bert_base \\_i\\_ a\\|b"

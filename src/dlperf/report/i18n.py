@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from dlperf.report.mdtext import Md, escape
+
 
 class CatalogError(KeyError):
     """A key missing from a catalog, or catalogs that disagree."""
@@ -75,15 +77,20 @@ Text = str | Phrase | Series  # what the report's model holds where a reader see
 
 @dataclass(frozen=True)
 class Translator:
-    """`t("section.environment")` or `t("summary.cells", n=3)` in one language."""
+    """`t("section.environment")` or `t("summary.cells", n=3)` in one language. With `markdown`,
+    every value it writes that is not already Markdown (mdtext.Md) is escaped, and what it
+    returns is Md: the catalog's words are the report's own, the values are data."""
 
     lang: str
+    markdown: bool = False
 
     def __call__(self, key: str, **values: Any) -> str:
         try:
             text = catalog(self.lang)[key]
         except KeyError:
             raise CatalogError(f"locales/{self.lang}.yaml has no key {key!r}") from None
+        if self.markdown:
+            return Md(text.format(**{k: escape(v) for k, v in values.items()}))
         return text.format(**values) if values else text
 
     def has(self, key: str) -> bool:
@@ -94,5 +101,6 @@ class Translator:
         if isinstance(text, Phrase):
             return self(text.key, **{name: self.say(v) for name, v in text.values})
         if isinstance(text, Series):
-            return self(text.sep).join(self.say(item) for item in text.items)
-        return text
+            joined = self(text.sep).join(self.say(item) for item in text.items)
+            return Md(joined) if self.markdown else joined
+        return escape(text) if self.markdown else text

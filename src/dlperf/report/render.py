@@ -27,6 +27,8 @@ from dlperf.report.caveats import KINDS as CAVEAT_KINDS
 from dlperf.report.i18n import Phrase, Series, Translator, catalog
 from dlperf.report.latency import PERCENTILES, LatencyTable, latency_tables
 from dlperf.report.load import load_cells, load_tables, read_table
+from dlperf.report.mdtext import Md, escape, fenced, one_line
+from dlperf.report.mdtext import code as code_span
 from dlperf.report.model import ABSENT, Group, ReportData
 from dlperf.report.names import framework_name
 from dlperf.report.planinfo import plan_info
@@ -213,7 +215,7 @@ def latency_title(table: LatencyTable, t: Translator) -> str:
         title = t("latency.xla", title=title)
     if table.variant != "default":
         title += t("group.variant", variant=table.variant)
-    return title
+    return Md(title)
 
 
 def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[str, Path]]:
@@ -267,11 +269,18 @@ def _plot_refs(
 
 
 def md_cell(value: Any) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(value).split()).replace("|", "\\|")
+    """Text safe inside a Markdown table cell (mdtext.one_line): one line, Markdown's marks
+    escaped, HTML tags neutralised."""
+    return one_line(value)
 
 
-def _environment() -> jinja2.Environment:
+def _finalize(value: Any) -> Any:
+    """Every `{{ ... }}` of the Markdown template: written as is when the report composed it
+    (mdtext.Md), else escaped, so that no user's text is written unescaped by an oversight."""
+    return value if isinstance(value, jinja2.Undefined) else escape(value)
+
+
+def _environment(fmt: str = "html") -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("dlperf.report", "templates"),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
@@ -279,8 +288,11 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_finalize if fmt == "md" else None,
     )
     env.filters["md"] = md_cell
+    env.filters["code"] = code_span
+    env.filters["fenced"] = fenced
     return env
 
 
@@ -294,19 +306,19 @@ def cell_text(cell: Any, t: Translator) -> str:
 
 
 def status_word(status: str, t: Translator) -> str:
-    return t(f"status.{status}") if t.has(f"status.{status}") else status
+    return t(f"status.{status}") if t.has(f"status.{status}") else t.say(status)
 
 
 def method_word(method: str, t: Translator) -> str:
     """A timing method's short name (the spread tables' Method column), else its id."""
-    return t(f"method_short.{method}") if t.has(f"method_short.{method}") else method
+    return t(f"method_short.{method}") if t.has(f"method_short.{method}") else t.say(method)
 
 
 def footnote_text(note: Any, t: Translator, code: bool) -> str:
     """A footnote in words; `code` marks ids as Markdown code."""
 
     def ids(items: Sequence[str]) -> str:
-        return ", ".join(f"`{i}`" if code else i for i in items)
+        return Md(", ".join(code_span(i) if code else t.say(i) for i in items))
 
     if note.kind == "status":
         return t(
@@ -319,7 +331,7 @@ def footnote_text(note: Any, t: Translator, code: bool) -> str:
         return t(
             "results.footnote_fallback",
             oom_batch=note.oom_batch,
-            layouts=t("list_sep").join(note.layouts),
+            layouts=_join(note.layouts, t),
             shown_batch=note.shown_batch,
             cells=ids(note.cell_ids),
         )
@@ -337,18 +349,18 @@ def summary_text(data: ReportData, t: Translator) -> str:
         return t(
             "summary.text_tables",
             cells=s.cells,
-            frameworks=t("list_sep").join(s.frameworks),
-            models=t("list_sep").join(s.models),
-            statuses=t("list_sep").join(statuses),
+            frameworks=_join(s.frameworks, t),
+            models=_join(s.models, t),
+            statuses=_join(statuses, t),
         )
     text = t(
         "summary.text",
         cells=s.cells,
-        frameworks=t("list_sep").join(s.frameworks),
-        models=t("list_sep").join(s.models),
+        frameworks=_join(s.frameworks, t),
+        models=_join(s.models, t),
         runs=s.runs,
         runs_ok=s.runs_ok,
-        statuses=t("list_sep").join(statuses),
+        statuses=_join(statuses, t),
     )
     if s.runs and s.runs_ok == 0:
         reasons = [
@@ -356,26 +368,29 @@ def summary_text(data: ReportData, t: Translator) -> str:
                 "summary.failure_item",
                 status=status_word(st, t),
                 runs=n,
-                detail=" ".join(t.say(detail).split()) or "-",
+                detail=Md(" ".join(t.say(detail).split())) or "-",
             )
             for st, detail, n in s.failures
         ]
-        text += " " + t(
-            "summary.nothing_succeeded", reasons=t("list_sep").join(reasons) or t("none")
-        )
-    return text
+        text += " " + t("summary.nothing_succeeded", reasons=_join(reasons, t) or t("none"))
+    return Md(text)
 
 
 def _word(item: Any, t: Translator) -> str:
-    return t.say(item) if isinstance(item, Phrase | Series) else str(item)
+    return t.say(item if isinstance(item, Phrase | Series | str) else str(item))
+
+
+def _join(items: Sequence[Any], t: Translator) -> str:
+    """Items in words, joined by the language's list separator (Markdown: each escaped)."""
+    return Md(t("list_sep").join(_word(i, t) for i in items))
 
 
 def render_text(
     data: ReportData, lang: str, fmt: str, plot_files: dict[str, dict[str, Path]], base: Path
 ) -> str:
     """One report as text; `base` is the folder the report is written to (for relative links)."""
-    t = Translator(lang)
-    template = _environment().get_template(FORMATS[fmt])
+    t = Translator(lang, markdown=fmt == "md")
+    template = _environment(fmt).get_template(FORMATS[fmt])
     methods = [
         t(f"method_name.{m}") if t.has(f"method_name.{m}") else m for m in data.summary.methods
     ]
@@ -397,7 +412,10 @@ def render_text(
         say=t.say,
         model_name=model_name,
         framework_name=framework_name,
-        join=lambda items: t("list_sep").join(_word(i, t) for i in items),
-        method_list=lambda methods: t("list_sep").join(method_word(m, t) for m in methods) or "-",
-        code_list=lambda items: ", ".join(f"`{i}`" for i in items),
+        join=lambda items: _join(items, t),
+        method_list=lambda methods: (
+            Md(t("list_sep").join(method_word(m, t) for m in methods)) or "-"
+        ),
+        code_list=lambda items: Md(", ".join(code_span(i) for i in items)),
+        notes=lambda numbers: Md("".join(f" [{n}]" for n in numbers)),
     )
