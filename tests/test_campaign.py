@@ -93,9 +93,7 @@ def test_a_rules_marker_names_its_params_and_goes_when_the_output_was_remade_sin
     assert campaign(tmp_path).made_marker("tables") == str(marker) and marker.exists()
 
 
-def test_an_output_made_with_other_params_gets_a_stamp_input_that_remakes_it(
-    tmp_path, monkeypatch
-):
+def test_an_output_made_with_other_params_gets_a_stamp_input_that_remakes_it(tmp_path, monkeypatch):
     """Whatever target asks for the tables (`all`, results/tables/cells.tsv), tables standing
     without the marker of the suite's params get a stamp input newer than them; once remade the
     stamp stays an input; one left by a dry run of another suite goes."""
@@ -176,7 +174,7 @@ def test_jobs_inherit_the_harness_and_the_workflow_folder(tmp_path, monkeypatch)
     [
         ("tables", "dlperf.workflow"),
         ("repeat_decision", "dlperf.measure.repeats"),
-        ("plan", "dlperf.report.rule"),
+        ("plan", "dlperf.plan.rule"),
         ("report", "dlperf.report.rule"),
     ],
 )

@@ -22,12 +22,12 @@ from dlperf.matrix import expand_case
 from dlperf.measure.runs import RUN_COLUMNS, STEP_COLUMNS
 from dlperf.measure.stats import Window
 from dlperf.measure.tables import CELL_TABLE_COLUMNS, cells_table, planned_cells, write_table
+from dlperf.plan.rule import write_plan
 from dlperf.report import fmt, plots
 from dlperf.report import names as report_names
 from dlperf.report.i18n import catalog, languages, placeholders
 from dlperf.report.load import load_baseline
 from dlperf.report.render import load_report_data, make_plots, parse_target, render_reports
-from dlperf.report.rule import write_plan
 
 GOLDEN = Path(__file__).parent / "golden"
 GENERATED_AT = "2024-01-02 03:04 UTC"

@@ -368,7 +368,7 @@ _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py
 RULE_CODE = {
     "tables": (*_CORE_CODE, "workflow.py"),
     "repeat_decision": _CORE_CODE,
-    "plan": (*_CORE_CODE, "plan", "report"),  # the plan rule's script is report/rule.py's
+    "plan": (*_CORE_CODE, "plan"),
     "report": (*_CORE_CODE, "plan", "report"),
 }
 

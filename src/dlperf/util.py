@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import threading
@@ -13,6 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from dlperf.paths import ResultPaths
+
+
+def rule_logging(smk: Any) -> None:
+    """A script rule's logging, into its log file (`smk`: the `snakemake` object)."""
+    logging.basicConfig(
+        filename=str(smk.log[0]) if smk.log else None,
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        force=True,
+    )
 
 
 def json_digest(data: Any) -> str:

@@ -16,22 +16,13 @@ from dlperf.measure.stats import Window
 from dlperf.measure.tables import cells_table, planned_cells, write_table, writing_aside
 from dlperf.measure.variance import VarianceSettings
 from dlperf.paths import ResultPaths, RunPaths
-from dlperf.util import processes_for, remove_reports
-
-
-def _logging(smk: Any) -> None:
-    logging.basicConfig(
-        filename=str(smk.log[0]) if smk.log else None,
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-        force=True,
-    )
+from dlperf.util import processes_for, remove_reports, rule_logging
 
 
 def make_tables(smk: Any) -> None:
     """The tables rule. If it fails, Snakemake deletes its outputs: the reports, which show
     their figures, go with them (the next invocation remakes both)."""
-    _logging(smk)
+    rule_logging(smk)
     try:
         _make_tables(smk)
     except BaseException:

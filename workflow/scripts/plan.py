@@ -1,5 +1,5 @@
-"""Thin wrapper: the plan rule calls dlperf.report.rule.plan_rule."""
+"""Thin wrapper: the plan rule calls dlperf.plan.rule.plan_rule."""
 
-from dlperf.report.rule import plan_rule
+from dlperf.plan.rule import plan_rule
 
 plan_rule(snakemake)  # noqa: F821 (injected by Snakemake)

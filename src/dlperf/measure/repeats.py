@@ -28,7 +28,7 @@ from dlperf.measure.stats import Window
 from dlperf.measure.variance import repeats_needed
 from dlperf.paths import RunPaths
 from dlperf.status import Status
-from dlperf.util import atomic_write_json
+from dlperf.util import atomic_write_json, rule_logging
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def decide(
 
 def decision_rule(smk: Any) -> None:
     """The repeat_decision checkpoint: read runs 1..k of a cell, write whether it needs k+1."""
-    logging.basicConfig(filename=str(smk.log[0]), level=logging.INFO, force=True)
+    rule_logging(smk)
     config = smk.config
     manifests = [Path(p) for p in smk.input.manifests]
     decision = decide(
