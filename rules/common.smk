@@ -51,4 +51,3 @@ def measure_params(wildcards):
 def run_inputs(wildcards):
     """One input function, not three: Snakemake calls each once per job (5,000 jobs)."""
     return CAMPAIGN.run_inputs(cell_spec(wildcards).id, int(wildcards.repeat))
-
