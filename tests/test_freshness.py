@@ -141,7 +141,7 @@ def test_with_snakemakes_records_lost_a_changed_window_or_title_still_remakes_ta
     config["window"] = {"warmup": 3, "measure": 4}
     write_suite(copy, config)
     assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
-    asked = planned_jobs(copy, "--config", "suite=suite.yaml", "results/tables/cells.tsv")
+    asked = planned_jobs(copy, "results/tables/cells.tsv", "--config", "suite=suite.yaml")
     assert set(asked) == {"tables"}  # whatever target asks for them
     snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
     row = run_row(copy, f"{RESNET}.1n1g", 1)
