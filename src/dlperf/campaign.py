@@ -362,7 +362,7 @@ class Campaign:
 # Editing any of it remakes what the rule made, and never reruns a run: an upgrade of dlperf that
 # judges runs differently (a new check of a record) rebuilds the tables that showed them.
 _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
-              "launch/record.py", "config.py", "schemas", "errors.py", "jsontypes.py",
+              "launch/record.py", "config.py", "layers.py", "schemas", "errors.py", "jsontypes.py",
               "logline.py", "matrix.py", "paths.py", "status.py", "util.py", "vocabulary.py",
               "flops.py", "peaks.py", "workloads/__init__.py", "workloads/options.py")  # fmt: skip
 RULE_CODE = {

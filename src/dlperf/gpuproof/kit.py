@@ -33,10 +33,11 @@ from typing import Any
 import yaml
 
 import dlperf
-from dlperf.config import Suite, load, read_layer
+from dlperf.config import Suite, load
 from dlperf.gpuproof import summary
 from dlperf.gpuproof.summary import Stage
 from dlperf.launch.facts import node_facts
+from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
 from dlperf.paths import RUN_MANIFEST_PATTERN
 from dlperf.util import atomic_write_json
