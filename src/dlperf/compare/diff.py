@@ -16,6 +16,7 @@ from dlperf.compare.significance import compare_samples
 from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS, ResultPaths
 from dlperf.report.load import check_table
+from dlperf.status import Status
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
 RUN_JSON_KEYS = ("throughput_samples_per_s", "percentiles_ms")
@@ -232,7 +233,7 @@ def manifest_settings(folder: ResultsFolder) -> Settings:
             record = RunRecord.read(path)
         except ParseError as err:
             raise DiffInputError(f"unreadable run manifest: {err}") from err
-        if record.status != "ok":
+        if record.status != Status.OK:
             continue
         cell = found.setdefault(str(record.cell_id), {})
         for key in ("steps", "device"):
@@ -278,7 +279,7 @@ def diff_runs_tables(
 
 def _table_settings(runs: pd.DataFrame) -> Settings:
     """The settings of each cell's ok runs a runs table states (its columns that it has)."""
-    ok = runs[runs["status"] == "ok"]
+    ok = runs[runs["status"] == Status.OK]
     found: Settings = {}
     for name, column in SETTING_COLUMNS.items():
         if column not in ok.columns:
@@ -333,7 +334,7 @@ def _values(values: set[str]) -> str:
 
 
 def _ok_throughputs(runs: pd.DataFrame) -> dict[str, list[float]]:
-    ok = runs[runs["status"] == "ok"]
+    ok = runs[runs["status"] == Status.OK]
     values = pd.to_numeric(ok["throughput_samples_per_s"], errors="coerce")
     return {
         str(cid): group.dropna().tolist()
