@@ -203,7 +203,7 @@ def _accepted(case: dict) -> bool:
 
 
 def aggregate(runs_wanted: int) -> None:
-    from dlperf.measure.runs import MAX_READERS
+    from dlperf.campaign import TABLES_READERS
     from dlperf.util import processes_for
     from dlperf.workflow import write_tables
 
@@ -211,7 +211,7 @@ def aggregate(runs_wanted: int) -> None:
         root = Path(tmp)
         config = synthetic_results(root, runs_wanted, 27)
         manifests = sorted((root / "results" / "runs").glob("*/r*/manifest.json"))
-        workers = processes_for(MAX_READERS)  # as the tables rule on this machine
+        workers = processes_for(TABLES_READERS)  # as the tables rule on this machine
         tdir = root / "results" / "tables"
         start = time.perf_counter()
         runs, cells = write_tables(

@@ -1,7 +1,7 @@
 # Helpers of rules/maxbatch.smk and rules/adaptive.smk (kept apart from rules/common.smk so
 # each feature stays in its own files); included right after rules/common.smk.
 from dlperf.matrix import CELL_ID_RE as MAX_CELL_RE
-from dlperf.measure.repeats import wants_more
+from dlperf.measure.decision import wants_more
 from dlperf.paths import (
     ADAPTIVE_RUNS_LOG_PATTERN,
     ADAPTIVE_RUNS_PATTERN,

@@ -12,7 +12,7 @@ from dlperf.cli import main
 from dlperf.config import validate
 from dlperf.plan import milp
 from dlperf.plan.jobs import Job, PlanError, Site
-from dlperf.plan.plan import make_plan, plan_dict, plan_tables, plan_text, run_priorities
+from dlperf.plan.plan import layout_rows, make_plan, plan_dict, plan_text, run_priorities
 from dlperf.plan.schedule import list_schedule, schedule_campaign
 
 HOUR_S = 3600.0
@@ -142,20 +142,22 @@ def test_duration_sources_measured_scaled_limit(tmp_path):
     assert (capped.duration_source, capped.wall_s) == ("scaled", 1800)
     other = cells["pytorch.bert_base.fp32.noxla.b4.1n1g"]  # no measured bert_base cell
     assert (other.duration_source, other.wall_s) == ("limit", 1800)
-    layouts = plan_tables(plan)["layouts"].set_index("layout")
-    assert layouts.loc["total", ["runs", "measured", "scaled", "limit"]].tolist() == [12, 3, 6, 3]
+    total = {row["layout"]: row for row in layout_rows(plan)}["total"]
+    assert [total[k] for k in ("runs", "measured", "scaled", "limit")] == [12, 3, 6, 3]
     text = plan_text(plan)
     assert "duration_source" in text and "batch per device" in text
 
 
 def test_gpu_and_node_hours_per_layout(tmp_path):
     config = suite({1: ["1n1g", "2n8g"]}, repeats=2)
-    layouts = plan_tables(plan_of(config, tmp_path, nodes=2))["layouts"].set_index("layout")
-    assert layouts.loc["1n1g", "gpu_hours"] == 2  # 2 runs x 1 GPU x 1 h
-    assert layouts.loc["1n1g", "node_hours"] == 2 / 8  # shared: its GPU's share of a node
-    assert layouts.loc["2n8g", "gpu_hours"] == 2 * 16
-    assert layouts.loc["2n8g", "node_hours"] == 2 * 2
-    assert layouts.loc["total", "gpu_hours"] == 34
+    rows = layout_rows(plan_of(config, tmp_path, nodes=2))
+    layouts = {row["layout"]: row for row in rows}
+    assert [row["layout"] for row in rows] == ["1n1g", "2n8g", "total"]  # fewest devices first
+    assert layouts["1n1g"]["gpu_hours"] == 2  # 2 runs x 1 GPU x 1 h
+    assert layouts["1n1g"]["node_hours"] == 2 / 8  # shared: its GPU's share of a node
+    assert layouts["2n8g"]["gpu_hours"] == 2 * 16
+    assert layouts["2n8g"]["node_hours"] == 2 * 2
+    assert layouts["total"]["gpu_hours"] == 34
 
 
 # ------------------------------------------------------------------------ order

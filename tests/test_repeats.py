@@ -9,7 +9,8 @@ from test_tables import WINDOW, rank_log, write_run
 
 from dlperf.config import load
 from dlperf.errors import ConfigError
-from dlperf.measure.repeats import decide, wants_more
+from dlperf.measure.decision import wants_more
+from dlperf.measure.repeats import decide
 
 CELL_ID = "pytorch.resnet50.fp32.noxla.b4.1n2g"
 

@@ -357,7 +357,7 @@ def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tm
     assert back[["submitted_at", "noticed_at", "workload_wall_s"]].equals(
         frame[["submitted_at", "noticed_at", "workload_wall_s"]]
     )
-    assert read_runs(tmp_path)["wall_s"].round(6).tolist() == [9.78, 10.75]
+    assert [round(run.wall_s, 6) for run in read_runs(tmp_path)] == [9.78, 10.75]
 
 
 def test_a_rank_log_copied_over_another_is_a_parse_error_naming_it(tmp_path):

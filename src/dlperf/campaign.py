@@ -25,18 +25,18 @@ from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.record import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
-from dlperf.measure.runs import MAX_READERS
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from dlperf.plan.jobs import PlanError
 from dlperf.plan.maxbatch import recorded_search_digest, search_params, searched
 from dlperf.plan.plan import make_plan, plan_text, run_priorities
-from dlperf.report.load import load_baseline
 from dlperf.util import json_digest, stamp_inputs
 
 # The solver's limit for the plan made when the workflow starts (every run and dry run waits for
 # it); the plan rule makes the same plan with the same limit, so the report states the one
 # followed.
 PLAN_TIME_LIMIT_S = 2.0
+# processes the tables rule reads runs with at most: a Slurm login node, where it runs, is shared
+TABLES_READERS = 4
 TABLES_KEYS = ("window", "repeats", "variance", "adaptive_repeats")
 REPORT_KEYS = ("name", "report", "baselines", "repeats", "window", "backend", "device",
                "time_limit_min", "cases")  # fmt: skip
@@ -64,6 +64,8 @@ class Campaign:
     results: ResultPaths = field(default_factory=ResultPaths)
     _measures: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
     _digests: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _measure_json: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _pins: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
     _rule_params: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
     _newest_change_ns: int = field(default=0, init=False, repr=False)  # of the runs' files
 
@@ -96,8 +98,12 @@ class Campaign:
         cwd = cwd or Path.cwd()
         config = snakemake_config(loaded, configfiles, cli, search=[cwd, basedir])
         resolve_baselines(config, search=[cwd, basedir])
-        for i, baseline in enumerate(config["baselines"]):
-            load_baseline(baseline["name"], Path(baseline["path"]), i)
+        if config["baselines"]:
+            # imported here: pandas would double the start-up of every dry run without baselines
+            from dlperf.report.load import load_baseline
+
+            for i, baseline in enumerate(config["baselines"]):
+                load_baseline(baseline["name"], Path(baseline["path"]), i)
         local = LocalMachine.probe(config["device"]) if config["backend"] == "local" else None
         return cls(config, basedir, local)
 
@@ -153,7 +159,9 @@ class Campaign:
 
     def measure_json(self, cell_id: str) -> str:
         """The run rule's param: a change reruns that cell's runs and nothing else."""
-        return json.dumps(self.measure(cell_id), sort_keys=True)
+        if cell_id not in self._measure_json:
+            self._measure_json[cell_id] = json.dumps(self.measure(cell_id), sort_keys=True)
+        return self._measure_json[cell_id]
 
     def run_inputs(self, cell_id: str, repeat: int) -> list[str]:
         """A run's inputs: its environment's pins (a changed pin reruns that framework's cells),
@@ -167,9 +175,11 @@ class Campaign:
     def environment_pins(self, cell_id: str) -> list[str]:
         """The pinned requirements of the cell's own environment, if it has one
         (dlperf.environments): changing a pin reruns that framework's cells and nothing else."""
-        adapter = get_adapter(self.cell(cell_id).cell.framework)
-        requirements = getattr(adapter, "requirements", None)
-        return [str(self.basedir / requirements)] if requirements else []
+        framework = self.cell(cell_id).cell.framework
+        if framework not in self._pins:
+            requirements = getattr(get_adapter(framework), "requirements", None)
+            self._pins[framework] = [str(self.basedir / requirements)] if requirements else []
+        return self._pins[framework]
 
     def search_json(self, cell_id: str) -> str:
         """The find_max_batch rule's param: what the search depends on."""
@@ -263,7 +273,7 @@ class Campaign:
 
     def tables_threads(self, cores: int) -> int:
         """The tables rule's threads: its processes reading runs (dlperf.measure.runs)."""
-        return min(cores, MAX_READERS)
+        return min(cores, TABLES_READERS)
 
     def tables_edited_logs(self) -> str:
         return json.dumps(self.edited_logs(self.every_run()))

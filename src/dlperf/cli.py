@@ -182,7 +182,7 @@ def _check(path: Path, more: list[Path]) -> int:
 def _plan(args: argparse.Namespace) -> int:
     from dlperf.config import load
     from dlperf.plan.durations import no_runs_note
-    from dlperf.plan.plan import make_plan, plan_tables, plan_text
+    from dlperf.plan.plan import make_plan, plan_text, run_rows, text_table
 
     plan = make_plan(
         load(args.config),
@@ -197,7 +197,8 @@ def _plan(args: argparse.Namespace) -> int:
         print(note, file=sys.stderr)
     print(plan_text(plan))
     if args.runs:
-        print(plan_tables(plan)["runs"].to_string(index=False, float_format=lambda v: f"{v:.0f}"))
+        rows = run_rows(plan)
+        print(text_table(rows, list(rows[0]), ".0f"))
     return 0
 
 

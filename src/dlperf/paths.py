@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 RESULTS = Path("results")
@@ -27,11 +28,12 @@ class RunPaths:
             manifest.parent.parent.name, int(repeat[1:]), manifest.parent.parent.parent.parent
         )
 
-    @property
+    # cached, and built in one call: the workflow asks for 5,000 runs' paths on every dry run
+    @cached_property
     def dir(self) -> Path:
-        return self.root / "runs" / self.cell_id / f"r{self.repeat}"
+        return Path(self.root, "runs", self.cell_id, f"r{self.repeat}")
 
-    @property
+    @cached_property
     def manifest(self) -> Path:
         return self.dir / "manifest.json"
 
@@ -52,7 +54,7 @@ class RunPaths:
     def redo(self) -> Path:
         """A stamp touched when the run's record is of another measure than the suite's: an
         input of the run newer than its manifest, so it is redone (dlperf.launch.record)."""
-        return self.root / ".redo" / self.cell_id / f"r{self.repeat}"
+        return Path(self.root, ".redo", self.cell_id, f"r{self.repeat}")
 
     def task_outcome(self, task: int) -> Path:
         return self.dir / f"task{task}.json"

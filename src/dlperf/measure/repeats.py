@@ -19,10 +19,11 @@ import json
 import logging
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from dlperf.measure.decision import Decision
 from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window
 from dlperf.measure.variance import repeats_needed
@@ -31,31 +32,6 @@ from dlperf.status import Status
 from dlperf.util import atomic_write_json, rule_logging
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Decision:
-    cell_id: str
-    runs: int  # runs read (1..runs)
-    ok_runs: int
-    more: bool  # one more run
-    reason: str
-    rel_ci_width: float | None  # (ci_high - ci_low) / median of the ok runs; None without a CI
-    ci_level: float | None
-
-
-def wants_more(path: Path) -> bool:
-    """Whether a recorded decision asks for another run; ValueError naming the file when it
-    cannot be read (a truncated or hand-edited decision is remade once deleted)."""
-    try:
-        more = json.loads(path.read_text())["more"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(
-            f"{path}: unreadable repeat decision ({err!r}); delete it to decide again"
-        ) from None
-    if not isinstance(more, bool):
-        raise ValueError(f"{path}: the decision's more is {more!r}, not true or false; delete it")
-    return more
 
 
 def decide(

@@ -238,9 +238,6 @@ def runs_table(
     return runs, steps.reindex(columns=STEP_COLUMNS)
 
 
-MAX_READERS = (
-    4  # processes reading runs at most: a Slurm login node, where the tables run, is shared
-)
 RUNS_PER_CHUNK = 200  # runs a worker reads per task: few enough tasks to keep the workers even
 
 

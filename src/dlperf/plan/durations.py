@@ -9,11 +9,12 @@ evidence there is, and which it is (`duration_source`):
 
 from __future__ import annotations
 
+import csv
 import math
+import statistics
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-
-import pandas as pd
 
 from dlperf.matrix import CellSpec
 from dlperf.paths import ResultPaths
@@ -43,28 +44,66 @@ class CellDuration:
     basis: str  # what exactly: "median of 7 runs", "scaled from <cell>", "time limit 30 min"
 
 
-def read_runs(results: Path) -> pd.DataFrame:
-    """Earlier runs with their wall time (`wall_s` = noticed - submitted); empty when none."""
+@dataclass(frozen=True)
+class TimedRun:
+    """An earlier run of the runs table, with its wall time (noticed - submitted)."""
+
+    cell_id: str
+    status: str
+    wall_s: float
+    workload_wall_s: float | None
+
+
+def read_runs(results: Path) -> list[TimedRun]:
+    """Earlier runs with a wall time; none when there is no runs table. Read with the csv
+    module, not pandas: every dry run plans, and pandas would double dlperf's start-up."""
     path = ResultPaths(results).runs
     if not path.is_file():
-        return pd.DataFrame(columns=["cell_id", "status", "wall_s", "workload_wall_s"])
+        return []
     try:
-        runs = pd.read_csv(path, sep="\t")
-    except (OSError, ValueError, pd.errors.ParserError) as err:
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise PlanError(f"{path}: cannot read the runs table: {err}") from None
-    for column in ("cell_id", "status", "submitted_at", "noticed_at", "workload_wall_s"):
-        if column not in runs:
-            runs[column] = math.nan
-    runs["wall_s"] = _seconds(runs["noticed_at"]) - _seconds(runs["submitted_at"])
-    runs["workload_wall_s"] = pd.to_numeric(runs["workload_wall_s"], errors="coerce")
-    timed = runs[runs["wall_s"].gt(0)]
-    return timed[["cell_id", "status", "wall_s", "workload_wall_s"]]
+    runs = []
+    for row in rows:
+        submitted, noticed = _seconds(row.get("submitted_at")), _seconds(row.get("noticed_at"))
+        if submitted is None or noticed is None or not noticed - submitted > 0:
+            continue
+        runs.append(
+            TimedRun(
+                str(row.get("cell_id")),
+                str(row.get("status")),
+                noticed - submitted,
+                _number(row.get("workload_wall_s")),
+            )
+        )
+    return runs
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text else math.nan
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
+
+
+def _seconds(text: str | None) -> float | None:
+    """Epoch seconds, or an ISO time (a table may have them); None when empty or unreadable."""
+    if _number(text) is not None or not text:
+        return _number(text)
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
 
 
 def no_runs_note(results: Path) -> str | None:
     """One line saying that `results` has no earlier runs to time the cells by (every cell is
     then planned at the time limit), and what it has instead; None when it has some."""
-    if not read_runs(results).empty:
+    if read_runs(results):
         return None
     runs = ResultPaths(results).runs
     manifests = len(ResultPaths(results).run_manifests())
@@ -90,14 +129,6 @@ def no_runs_note(results: Path) -> str | None:
     return f"note: no earlier runs were found under {results} ({why}): every cell is planned at the time limit"
 
 
-def _seconds(column: pd.Series) -> pd.Series:
-    numbers = pd.to_numeric(column, errors="coerce")
-    if numbers.notna().any() or column.isna().all():
-        return numbers
-    stamps = pd.to_datetime(column, errors="coerce", utc=True)  # ISO times, if a table has them
-    return (stamps - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-
-
 @dataclass(frozen=True)
 class _Measured:
     wall_s: float
@@ -105,15 +136,17 @@ class _Measured:
     runs: int
 
 
-def _measured(runs: pd.DataFrame) -> dict[str, _Measured]:
+def _measured(runs: list[TimedRun]) -> dict[str, _Measured]:
+    by_cell: dict[str, list[TimedRun]] = {}
+    for run in runs:
+        by_cell.setdefault(run.cell_id, []).append(run)
     found = {}
-    for cell_id, group in runs.groupby("cell_id"):
-        ok = group[group["status"] == "ok"]
-        rows = ok if len(ok) else group
-        workload = rows["workload_wall_s"].dropna()
-        found[str(cell_id)] = _Measured(
-            float(rows["wall_s"].median()),
-            float(workload.median()) if len(workload) else None,
+    for cell_id, group in by_cell.items():
+        rows = [r for r in group if r.status == "ok"] or group
+        workload = [r.workload_wall_s for r in rows if r.workload_wall_s is not None]
+        found[cell_id] = _Measured(
+            statistics.median(r.wall_s for r in rows),
+            statistics.median(workload) if workload else None,
             len(rows),
         )
     return found
@@ -148,7 +181,9 @@ def _reference(spec: CellSpec, measured: list[CellSpec]) -> CellSpec | None:
     return max(measured, key=likeness, default=None)
 
 
-def cell_durations(specs: list[CellSpec], runs: pd.DataFrame, limit_s: float) -> list[CellDuration]:
+def cell_durations(
+    specs: list[CellSpec], runs: list[TimedRun], limit_s: float
+) -> list[CellDuration]:
     """Each cell's planned wall time: measured, else scaled, else the time limit."""
     measured = _measured(runs)
     by_model: dict[tuple[str, str], list[CellSpec]] = {}

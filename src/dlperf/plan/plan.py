@@ -7,11 +7,12 @@ the node, GPUs / GPUs per node). The schedule is `dlperf.plan.schedule`'s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from tabulate import tabulate
 
 from dlperf.config import Suite
 from dlperf.matrix import CellSpec
@@ -142,24 +143,46 @@ def run_priorities(plan: Plan) -> dict[tuple[str, int], int]:
     return {p.key: len(placements) - rank for rank, p in enumerate(placements)}
 
 
-def plan_tables(plan: Plan) -> dict[str, pd.DataFrame]:
-    """`layouts` (runs, GPU-hours, node-hours; a total row), `cells` and `runs` (the schedule)."""
+def cell_rows(plan: Plan) -> list[dict[str, Any]]:
+    """Each cell's duration with its planned runs, GPU-hours and node-hours."""
     site = plan.site
-    cells = pd.DataFrame([d.__dict__ for d in plan.cells])
-    cells["runs"] = plan.repeats
-    share = cells.apply(
-        lambda r: (
-            r["nodes"]
-            if site.exclusive or r["nodes"] > 1
-            else r["gpus_per_node"] / site.gpus_per_node
-        ),
-        axis=1,
-    )
-    cells["gpu_hours"] = cells["devices"] * cells["wall_s"] * plan.repeats / 3600
-    cells["node_hours"] = share * cells["wall_s"] * plan.repeats / 3600
-    layouts = _layouts(cells)
+    rows = []
+    for d in plan.cells:
+        shared = not site.exclusive and d.nodes == 1  # holds its GPUs' share of the node
+        share = d.gpus_per_node / site.gpus_per_node if shared else d.nodes
+        rows.append(
+            {
+                **d.__dict__,
+                "runs": plan.repeats,
+                "gpu_hours": d.devices * d.wall_s * plan.repeats / 3600,
+                "node_hours": share * d.wall_s * plan.repeats / 3600,
+            }
+        )
+    return rows
+
+
+def layout_rows(plan: Plan) -> list[dict[str, Any]]:
+    """Per layout (fewest devices first) and in total: runs, runs per duration source,
+    GPU-hours and node-hours."""
+    cells = cell_rows(plan)
+    order = sorted({(c["devices"], c["nodes"], c["layout"]) for c in cells})
+    groups = {layout: [c for c in cells if c["layout"] == layout] for *_, layout in order}
+    groups["total"] = cells
+    return [
+        {
+            "layout": layout,
+            "runs": sum(c["runs"] for c in group),
+            **{s: sum(c["runs"] for c in group if c["duration_source"] == s) for s in SOURCES},
+            **{h: math.fsum(c[h] for c in group) for h in ("gpu_hours", "node_hours")},
+        }
+        for layout, group in groups.items()
+    ]
+
+
+def run_rows(plan: Plan) -> list[dict[str, Any]]:
+    """The schedule: each run's priority, planned start and end, and nodes."""
     priority = run_priorities(plan)
-    runs = pd.DataFrame(
+    return [
         {
             "cell_id": p.key[0],
             "repeat": p.key[1],
@@ -169,24 +192,17 @@ def plan_tables(plan: Plan) -> dict[str, pd.DataFrame]:
             "nodes": ",".join(map(str, p.node_ids)),
         }
         for p in plan.schedule.placements
-    )
-    return {"layouts": layouts, "cells": cells, "runs": runs}
+    ]
 
 
-def _layouts(cells: pd.DataFrame) -> pd.DataFrame:
-    cells = cells.assign(**{s: (cells["duration_source"] == s) * cells["runs"] for s in SOURCES})
-    order = cells.sort_values(["devices", "nodes"])["layout"].unique()
-    sums = ["runs", *SOURCES, "gpu_hours", "node_hours"]
-    layouts = cells.groupby("layout")[sums].sum().reindex(order).reset_index()
-    total = pd.DataFrame([{"layout": "total", **layouts[sums].sum().to_dict()}])
-    layouts = pd.concat([layouts, total], ignore_index=True)
-    return layouts.astype({c: int for c in ["runs", *SOURCES]})
+def text_table(rows: list[dict[str, Any]], columns: list[str], floatfmt: str) -> str:
+    """Rows as a plain text table: text to the left, numbers to the right."""
+    return tabulate([[r[c] for c in columns] for r in rows], columns, "plain", floatfmt=floatfmt)
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:
     """The plan as plain data (JSON-ready), for the report to state the plan that was followed."""
     schedule, bounds = plan.schedule, plan.schedule.bounds
-    tables = plan_tables(plan)
     return {
         "suite": plan.suite,
         "site": {**plan.site.__dict__, "origin": plan.site_origin},
@@ -197,8 +213,8 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "gap": plan.gap,
         "solver": schedule.solver.__dict__,
         "scaling_rule": SCALING_RULE,
-        "layouts": tables["layouts"].to_dict(orient="records"),
-        "cells": tables["cells"].to_dict(orient="records"),
+        "layouts": layout_rows(plan),
+        "cells": cell_rows(plan),
     }
 
 
@@ -208,14 +224,14 @@ def _hours(seconds: float) -> str:
 
 def plan_text(plan: Plan, cells: bool = True) -> str:
     """The plan as the dry run's log shows it."""
-    tables = plan_tables(plan)
     schedule, bounds = plan.schedule, plan.schedule.bounds
+    layouts = ["layout", "runs", *SOURCES, "gpu_hours", "node_hours"]
     lines = [
         f"plan of {plan.suite}: {len(plan.cells)} cells x {plan.repeats} repeats = "
         f"{len(schedule.placements)} runs on {plan.site}",
         f"  site: {plan.site_origin}",
         "",
-        tables["layouts"].to_string(index=False, float_format=lambda v: f"{v:.2f}"),
+        text_table(layout_rows(plan), layouts, ".2f"),
         "",
         f"makespan, planned: {_hours(plan.makespan_s)}",
         f"  sequential bound (one run after another): {_hours(bounds.sequential_s)} "
@@ -235,18 +251,8 @@ def plan_text(plan: Plan, cells: bool = True) -> str:
     ]
     if cells:
         columns = ["cell_id", "wall_s", "duration_source", "basis"]
-        frame = tables["cells"][columns]
-        left = {c: _left(frame[c]) for c in ("cell_id", "duration_source", "basis")}
-        table = frame.to_string(
-            index=False, justify="left", formatters=left, float_format=lambda v: f"{v:.0f}"
-        )
-        lines += ["", table]
+        lines += ["", text_table(cell_rows(plan), columns, ".0f")]
     return "\n".join(lines)
-
-
-def _left(column: pd.Series) -> Any:
-    width = int(column.astype(str).str.len().max())
-    return lambda value: f"{value:<{width}}"
 
 
 def _solver_line(plan: Plan) -> str:
