@@ -169,8 +169,17 @@ class Campaign:
         that redoes it even without Snakemake's records (dlperf.launch.record.redo_inputs)."""
         spec = self.cell(cell_id)
         search = [str(self.results.max_batch(cell_id).result)] if searched(spec) else []
+        if cell_id not in self.cells_on_disk:
+            return self.environment_pins(cell_id) + search  # no record, no stamp: nothing to redo
         redo = redo_inputs(self.results.run(cell_id, repeat), self.measure_digest(cell_id))
         return self.environment_pins(cell_id) + search + redo
+
+    @functools.cached_property
+    def cells_on_disk(self) -> set[str]:
+        """The cells with runs or redo stamps when the workflow started. A cell that gets its
+        first run later has no record of another measure to redo, nor a stamp: what this tells
+        stays true for the whole workflow."""
+        return self.results.cells_on_disk()
 
     def environment_pins(self, cell_id: str) -> list[str]:
         """The pinned requirements of the cell's own environment, if it has one
@@ -231,6 +240,8 @@ class Campaign:
         """
         changed: list[list[Any]] = []
         for cell_id, repeat in runs:
+            if cell_id not in self.cells_on_disk:
+                continue  # no run yet (or none when the workflow started: its logs are new)
             run = self.results.run(cell_id, repeat)
             try:
                 manifest = os.stat(run.manifest)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 RESULTS = Path("results")
+RUNS = "runs"  # results/runs/CELL/rN: each run's raw logs and manifest
+REDO = ".redo"  # results/.redo/CELL/rN: the stamp that redoes a run (RunPaths.redo)
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class RunPaths:
     # cached, and built in one call: the workflow asks for 5,000 runs' paths on every dry run
     @cached_property
     def dir(self) -> Path:
-        return Path(self.root, "runs", self.cell_id, f"r{self.repeat}")
+        return Path(self.root, RUNS, self.cell_id, f"r{self.repeat}")
 
     @cached_property
     def manifest(self) -> Path:
@@ -54,7 +57,7 @@ class RunPaths:
     def redo(self) -> Path:
         """A stamp touched when the run's record is of another measure than the suite's: an
         input of the run newer than its manifest, so it is redone (dlperf.launch.record)."""
-        return Path(self.root, ".redo", self.cell_id, f"r{self.repeat}")
+        return Path(self.root, REDO, self.cell_id, f"r{self.repeat}")
 
     def task_outcome(self, task: int) -> Path:
         return self.dir / f"task{task}.json"
@@ -100,7 +103,7 @@ class MaxBatchPaths:
     def redo(self) -> Path:
         """A stamp touched when the result was searched with other params than the suite's: an
         input of the search newer than its result, so it is redone (dlperf.util.stamp_inputs)."""
-        return self.root / ".redo" / "maxbatch" / self.cell_id
+        return self.root / REDO / "maxbatch" / self.cell_id
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class ResultPaths:
     def remake(self, rule: str) -> Path:
         """A stamp touched when the rule's output stands but was made with other params: an
         input newer than the output, so it is remade (dlperf.util.stamp_inputs)."""
-        return self.root / ".redo" / "rules" / rule
+        return self.root / REDO / "rules" / rule
 
     def made(self, rule: str, digest: str) -> Path:
         """An empty file saying the rule's outputs were made with the params of this digest
@@ -156,9 +159,20 @@ class ResultPaths:
     def run(self, cell_id: str, repeat: int) -> RunPaths:
         return RunPaths(cell_id, repeat, self.root)
 
+    def cells_on_disk(self) -> set[str]:
+        """The cells with a folder of runs or of redo stamps: one listing of each, where asking
+        each of 5,000 runs would be two stats a run on every dry run."""
+        cells: set[str] = set()
+        for folder in (self.root / RUNS, self.root / REDO):
+            try:
+                cells.update(entry.name for entry in os.scandir(folder) if entry.is_dir())
+            except (FileNotFoundError, NotADirectoryError):
+                pass
+        return cells
+
     def run_manifests(self) -> list[Path]:
         """The manifests of every run in the folder, sorted (cell, then repeat as text)."""
-        return sorted(self.root.glob("runs/*/r*/manifest.json"))  # RunPaths.manifest's shape
+        return sorted(self.root.glob(f"{RUNS}/*/r*/manifest.json"))  # RunPaths.manifest's shape
 
     def max_batch(self, cell_id: str) -> MaxBatchPaths:
         return MaxBatchPaths(cell_id, self.root)
