@@ -763,10 +763,6 @@ def test_parse_fixture_logs(name: str, model: str, tmp_path: Path):
         pytest.skip(f"no fixture log in tests/fixtures/logs/{source}/ (the parser engineer's)")
     fixture = fixtures[0]
     cell = fixture_cell(adapter, model, fixture)
-    if name == "oneflow_gpt":
-        pytest.skip(
-            "OneFlow-GPT's own log format has no fixture; the Megatron fixture is Megatron's"
-        )
     logs = run_folder(fixture, cell, tmp_path)
     result = adapter.parse(logs, cell, adapter.resolved_options({}))
     assert result.records, (name, model, fixture)

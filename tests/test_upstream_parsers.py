@@ -145,6 +145,27 @@ CASES = [
         (r"time: [\d.]+ s/iter", "time: nan s/iter"),
         r"(?<!\w)time: \d",
     ),
+    # Real lines: Oneflow-Inc/DLPerf OneFlow/LanguageModeling/GPT/README.md, the output it shows
+    # of a 4n8g pretrain (tensor 4 x pipeline 4 x data 2, micro batch 8, 32 accumulated: 512
+    # samples a step), verbatim. Window = steps 21..80: rows 30..80, 5120 samples each, timed by
+    # their printed throughput
+    Case(
+        "oneflow_gpt",
+        ("4n8g_gpt_b8_fp16_1.log",),
+        RunFacts(8, 32, 4, 2048),
+        Window(20, 60),
+        Method.PRINTED_RATES,
+        10,
+        (-1,),
+        6
+        * 5120
+        / sum(
+            5120 / t for t in (39.01045, 39.01279, 38.99669, 39.00954, 39.04432, 39.05294)
+        ),  # fmt: skip
+        6 * 5120,
+        (r"\| (\d+\.\d+)", "| nan"),
+        r"\| \d+\.\d",
+    ),
     # iterations 6..25 (the window crosses midnight): 10 even of 0.55 s, 10 odd of 0.5 s
     Case(
         "dle_pytorch_rn50",
@@ -650,7 +671,7 @@ ids = [case.name for case in CASES]
 
 def test_every_parser_is_bound_to_an_adapter_and_has_a_fixture_case():
     assert set(PARSERS) == {case.parser or case.name for case in CASES}
-    assert len(PARSERS) == 35
+    assert len(PARSERS) == 36
     exported = {name for name in dlperf.parse.upstream.__all__ if name.startswith("parse_")}
     assert {f"parse_{name}" for name in PARSERS} == exported  # no parser left unbound
     for name in PARSERS:  # the package's docstring says each one's method
@@ -887,6 +908,85 @@ def test_no_progress_lines_is_an_error(tmp_path: Path):
 
 
 # ------------------------------------------------------------------------ source particularities
+
+# Real lines: the OneFlow-GPT log in the docstring of Oneflow-Inc/DLPerf's
+# OneFlow/LanguageModeling/GPT/extract_gpt_result.py (1n8g, tensor parallel 8, micro batch 32,
+# log_interval 1; the title's first column `step`, util.py from ed0d22c on), its nvidia-smi
+# report after the rows
+ONEFLOW_GPT_EVERY_STEP = """\
+num_nodes ....................................... 1
+num_gpus_per_node ............................... 8
+data_parallel_size .............................. 1
+tensor_model_parallel_size ...................... 8
+pipeline_model_parallel_size .................... 1
+global_batch_size ............................... 32
+micro_batch_size ................................ 32
+num_accumulation_steps .......................... 1
+num_layers ...................................... 16
+hidden_size ..................................... 2304
+num_attention_heads ............................. 16
+seq_length ...................................... 2048
+log_interval .................................... 1
+Training...
+| step     | micro_batches   | samples         | throughput | latency    | loss       |
+| -------- | --------------- | --------------- | ---------- | ---------- | ---------- |
+| 1        | 1               | 32              | 3.65895    | 8.74569    | 11.27187   |
+| 2        | 2               | 64              | 5.92391    | 5.40183    | 22.54614   |
+| 3        | 3               | 96              | 33.08657   | 0.96716    | 33.82825   |
+| 4        | 4               | 128             | 32.91274   | 0.97227    | 45.10602   |
+| 5        | 5               | 160             | 33.05942   | 0.96795    | 56.36795   |
+| 6        | 6               | 192             | 32.97452   | 0.97045    | 67.64371   |
+| 7        | 7               | 224             | 32.75634   | 0.97691    | 78.92993   |
+| 8        | 8               | 256             | 33.13264   | 0.96581    | 90.20315   |
+| 9        | 9               | 288             | 33.01570   | 0.96924    | 101.47802  |
+utilization.gpu [%], memory.used [MiB]
+100 %, 13858 MiB
+100 %, 13994 MiB
+"""
+EVERY_STEP_RATES = (33.08657, 32.91274, 33.05942, 32.97452, 32.75634, 33.13264, 33.01570)
+
+
+def test_oneflow_gpt_every_step_and_the_step_title(tmp_path: Path):
+    log = tmp_path / "node0.log"
+    log.write_text(ONEFLOW_GPT_EVERY_STEP)
+    result = PARSERS["oneflow_gpt"]([log], RunFacts(32, 8, 1, 2048))
+    assert [(r.step, r.steps, r.samples) for r in result.records] == [
+        (i, 1, 32) for i in range(1, 10)
+    ]
+    tp = run_throughput(result, Window(2, 7))  # steps 3..9: past the two compiling steps
+    assert tp.throughput_samples_per_s == pytest.approx(7 / sum(1 / t for t in EVERY_STEP_RATES))
+    # tensor parallel 8: one data-parallel rank, so 32 samples a step, not 32 x 8 devices
+    assert "global batch (samples per step) = 32 but the run facts say 256" in str(result.notes)
+
+
+def test_oneflow_gpt_normal_format_reads_as_the_table(tmp_path: Path):
+    """`--metric-print-format normal` (util.py's step_print, as written there: no public log of
+    it) gives the same records as the table."""
+    rows = re.findall(
+        r"^\| (\d+) +\| (\d+) +\| (\d+) +\| (\S+) +\| (\S+) +\| (\S+) +\|$",
+        ONEFLOW_GPT_EVERY_STEP,
+        re.M,
+    )
+    normal = "".join(
+        f"step={s},micro_batches={m},samples={n},throughput={t},latency={lat},loss={loss},\n"
+        for s, m, n, t, lat, loss in rows
+    )
+    table, plain = tmp_path / "table.log", tmp_path / "normal.log"
+    table.write_text(ONEFLOW_GPT_EVERY_STEP)
+    plain.write_text(ONEFLOW_GPT_EVERY_STEP.split("Training...")[0] + normal)
+    facts = RunFacts(32, 8, 1, 2048)
+    read = [PARSERS["oneflow_gpt"]([path], facts).records for path in (table, plain)]
+    assert [(r.step, r.samples, r.rate) for r in read[0]] == [
+        (r.step, r.samples, r.rate) for r in read[1]
+    ]
+
+
+def test_oneflow_gpt_samples_that_do_not_advance_are_named(tmp_path: Path):
+    log = tmp_path / "node0.log"
+    log.write_text(ONEFLOW_GPT_EVERY_STEP.replace("| 96  ", "| 64  "))
+    with pytest.raises(ParseError, match="samples 64 do not advance") as err:
+        PARSERS["oneflow_gpt"]([log], RunFacts(32, 8, 1, 2048))
+    assert err.value.line == 19
 
 
 def test_mean_of_printed_rates_is_biased_high_when_step_times_vary(tmp_path: Path):
@@ -1542,6 +1642,7 @@ STATES_BATCH = [
     ("oneflow_wdl", 1),
     ("oneflow_wdl_current", 5),
     ("oneflow_cnn_current", 38),
+    ("oneflow_gpt", 33),  # micro_batch_size
     ("dle_pytorch_rn50", 1),
     ("dle_pytorch_rn50_current", 4),
     ("dle_pytorch_bert", 1),
@@ -1568,6 +1669,7 @@ STATES_DEVICES = [
     ("oneflow_wdl_current", 5),
     ("oneflow_cnn_current", 24),
     ("libai", 4),
+    ("oneflow_gpt", 39),  # num_gpus_per_node
     ("dle_mxnet_rn50_current", 1),
     ("paddle_cv", 2),
     ("mindspore", 1),

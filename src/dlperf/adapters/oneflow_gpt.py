@@ -11,7 +11,7 @@ from dlperf.adapters.oneflow import ONEFLOW_BENCHMARK
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.flops import FlopsFormula, megatron_formula
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import Parser, parse_libai, parse_megatron
+from dlperf.parse.upstream import Parser, parse_libai, parse_oneflow_gpt
 
 LIBAI = "Oneflow-Inc/libai"
 # LiBai v0.3.0 (2024-01-15), its newest release tag; main (9dcbe3b, October 2024) changed none of
@@ -36,10 +36,9 @@ GPT_OPTIONS: dict[str, Any] = {
 class OneFlowGPT(UpstreamAdapter):
     """OneFlow-GPT (OneFlow-Benchmark LanguageModeling/GPT, DLPerf's GPT special case).
 
-    Runs as `python -m oneflow_gpt.training` from the GPT folder. Its log is handed to the
-    Megatron-LM parser; OneFlow-GPT prints its metrics in its own layout (DLPerf ran it with
-    `--metric-print-format table`), so whether that parser reads it is unverified: the adapter
-    asks for the line format (`normal`, option metric_print_format) as the closest to Megatron's.
+    Runs as `python -m oneflow_gpt.training` from the GPT folder. Its metric rows are its own
+    (oneflow_gpt/util.py), read by parse_oneflow_gpt; the adapter asks for the table format, as
+    DLPerf ran it (option metric_print_format), whose rows DLPerf's own GPT logs show.
     """
 
     name: ClassVar[str] = "oneflow_gpt"
@@ -49,7 +48,7 @@ class OneFlowGPT(UpstreamAdapter):
         "gpt": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/GPT")
     }
     entry: ClassVar[dict[str, str]] = {"gpt": "oneflow_gpt/training.py"}
-    parsers: ClassVar[dict[str, Parser]] = {"gpt": parse_megatron}
+    parsers: ClassVar[dict[str, Parser]] = {"gpt": parse_oneflow_gpt}
     environment: ClassVar[str] = "envs/oneflow_gpt.yaml"
     features: ClassVar[tuple[str, ...]] = (
         "tensor/pipeline/data parallel",
@@ -62,7 +61,7 @@ class OneFlowGPT(UpstreamAdapter):
     options: ClassVar[dict[str, Any]] = upstream_options(
         **GPT_OPTIONS,
         vocab_size=50257,
-        metric_print_format="normal",
+        metric_print_format="table",
     )
 
     releases: ClassVar[dict[str, Release]] = {

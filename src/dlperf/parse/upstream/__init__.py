@@ -19,6 +19,8 @@ Per source, the method and what one record covers (J: job-wide, rank -1; R: one 
   since the previous line
 - oneflow_face: printed rates (the job's samples/s since the previous line); J, the iterations
   since the previous line
+- oneflow_gpt: printed rates (the job's samples/s since the previous row, its samples the advance
+  of the `samples` column); J, the steps since the previous row (table or normal format)
 - libai: step times (the advance of the running mean s/iter x the timed iterations); J (rank 0
   prints), the iterations since the previous line
 - dle_pytorch_rn50, dle_pytorch_bert, dle_tf1_rn50, dle_tf1_bert: timestamps (dllogger); J, the
@@ -99,6 +101,7 @@ from dlperf.parse.upstream.oneflow import (
     parse_oneflow_wdl,
     parse_oneflow_wdl_current,
 )
+from dlperf.parse.upstream.oneflow_gpt import parse_oneflow_gpt
 from dlperf.parse.upstream.paddle import (
     parse_paddle_cv,
     parse_paddle_nlp_bert,
@@ -139,6 +142,7 @@ __all__ = [
     "parse_oneflow_cnn",
     "parse_oneflow_cnn_current",
     "parse_oneflow_face",
+    "parse_oneflow_gpt",
     "parse_oneflow_wdl",
     "parse_oneflow_wdl_current",
     "parse_paddle_cv",
