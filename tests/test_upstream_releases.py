@@ -1326,7 +1326,7 @@ def test_oneflow_gpt_current_release_facts():
     )
     assert adapter.script("gpt", options) == LIBAI_SCRIPT
     assert adapter.parser_of("gpt", options).__name__ == "parse_libai"
-    assert adapter.parser_of("gpt", adapter.resolved_options({})).__name__ == "parse_megatron"
+    assert adapter.parser_of("gpt", adapter.resolved_options({})).__name__ == "parse_oneflow_gpt"
     assert "LiBai v0.3.0" in adapter.version_of(options)
     adapter.check_case(case("oneflow_gpt", "gpt", **CURRENT))
 

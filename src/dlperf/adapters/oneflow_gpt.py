@@ -47,6 +47,11 @@ class OneFlowGPT(UpstreamAdapter):
     models: ClassVar[dict[str, ModelSource]] = {
         "gpt": ModelSource(ONEFLOW_BENCHMARK, "LanguageModeling/GPT")
     }
+    unverified: ClassVar[str] = (
+        "not run: no GPU here; flags read from oneflow_gpt/config.py (master, for OneFlow 0.4.0's "
+        "single_client API; DLPerf's 8da0250 has every one too); the parser reads the metric rows "
+        "of DLPerf's own OneFlow-GPT logs"
+    )
     entry: ClassVar[dict[str, str]] = {"gpt": "oneflow_gpt/training.py"}
     parsers: ClassVar[dict[str, Parser]] = {"gpt": parse_oneflow_gpt}
     environment: ClassVar[str] = "envs/oneflow_gpt.yaml"
