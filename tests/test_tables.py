@@ -360,6 +360,23 @@ def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tm
     assert [round(run.wall_s, 6) for run in read_runs(tmp_path)] == [9.78, 10.75]
 
 
+def test_the_planner_reads_a_runs_table_as_utf8_whatever_the_locale(tmp_path):
+    """The runs table is UTF-8 (a status detail may quote a log line); read with the csv module,
+    it was read in the locale's encoding, and a byte-order mark hid its first column."""
+    from dlperf.paths import ResultPaths
+    from dlperf.plan.durations import read_runs
+
+    path = ResultPaths(tmp_path).runs
+    path.parent.mkdir(parents=True)
+    path.write_bytes(
+        "\ufeffcell_id\tstatus\tstatus_detail\tsubmitted_at\tnoticed_at\n"
+        f"{CELL.id}\tparse_error\tline 3: « 吞吐量 »\t100.0\t112.5\n".encode()
+    )
+    assert [(r.cell_id, r.status, r.wall_s) for r in read_runs(tmp_path)] == [
+        (CELL.id, "parse_error", 12.5)
+    ]
+
+
 def test_a_rank_log_copied_over_another_is_a_parse_error_naming_it(tmp_path):
     """Issue 20.1: `cp rank0.log rank1.log` gave an ok run at half the real throughput."""
     manifest = write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(0)})

@@ -981,6 +981,22 @@ def test_oneflow_gpt_normal_format_reads_as_the_table(tmp_path: Path):
     ]
 
 
+def test_oneflow_gpt_resumed_run_states_its_own_batch(tmp_path: Path):
+    """util.py counts steps from the checkpoint's iteration but samples from 0: a run resumed at
+    step 1005 printed `samples 160` at step 1010 (read once as a global batch of 0)."""
+    log = tmp_path / "node0.log"
+    log.write_text(
+        "".join(
+            f"step={step},micro_batches={step - 1005},samples={32 * (step - 1005)},"
+            f"throughput=33.0,latency=0.97,loss=7.0,\n"
+            for step in (1010, 1020, 1030)
+        )
+    )
+    result = PARSERS["oneflow_gpt"]([log], RunFacts(32, 1, 1, 2048))
+    assert [r.samples for r in result.records] == [160, 320, 320]
+    assert not any("global batch" in note for note in result.notes), result.notes
+
+
 def test_oneflow_gpt_samples_that_do_not_advance_are_named(tmp_path: Path):
     log = tmp_path / "node0.log"
     log.write_text(ONEFLOW_GPT_EVERY_STEP.replace("| 96  ", "| 64  "))

@@ -61,7 +61,7 @@ def read_runs(results: Path) -> list[TimedRun]:
     if not path.is_file():
         return []
     try:
-        with path.open(newline="") as f:
+        with path.open(newline="", encoding="utf-8-sig") as f:  # as pandas wrote it
             rows = list(csv.DictReader(f, delimiter="\t"))
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise PlanError(f"{path}: cannot read the runs table: {err}") from None

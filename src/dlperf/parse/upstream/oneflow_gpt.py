@@ -43,11 +43,13 @@ def parse_oneflow_gpt(logs: list[Path], facts: RunFacts) -> ParseResult:
     (harmonic: time = samples / rate). `latency` is left alone: it divides by log_interval even
     for a last row that covers fewer steps. A record covers the steps since the previous row and
     the samples they added; the first row's span starts when the metric was created, before the
-    job was compiled: the window's warm-up skips it. The nvidia-smi report and the title rows
-    between them are skipped."""
+    job was compiled, and the row after step 10 holds the nvidia-smi report util.py runs in step
+    10's callback: a warm-up of 20 steps (DLPerf's, and the window's default) skips both. The
+    report's lines and the title rows between the metric rows are skipped."""
     notes = [
         "timed by the printed job-wide `throughput` (samples since the previous row over their "
-        "time); the first row's span includes the job's compilation"
+        "time); the first row's span includes the job's compilation, the row after step 10 the "
+        "nvidia-smi report run in step 10's callback"
     ]
 
     def read(line: Line) -> Row:
@@ -76,10 +78,11 @@ def parse_oneflow_gpt(logs: list[Path], facts: RunFacts) -> ParseResult:
                     row.line.lineno,
                 )
             previous = int(row.info["samples"])
-        first = kept[0]
+        # a row after the first: a resumed run's first row may cover fewer steps than it counts
+        usual = kept[1] if len(kept) > 1 else kept[0]
         prefer_log(
             "global batch (samples per step)",
-            round(first.info["samples"] / int(first.counter or 1)),
+            round(float(usual.samples or 0) / (usual.steps or 1)),
             facts.global_batch,
             notes,
         )
