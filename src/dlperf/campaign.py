@@ -240,8 +240,6 @@ class Campaign:
         """
         changed: list[list[Any]] = []
         for cell_id, repeat in runs:
-            if cell_id not in self.cells_on_disk:
-                continue  # no run yet (or none when the workflow started: its logs are new)
             run = self.results.run(cell_id, repeat)
             try:
                 manifest = os.stat(run.manifest)
