@@ -362,7 +362,8 @@ def test_stored_tables_keep_every_digit_and_the_planner_reads_their_durations(tm
 
 def test_the_planner_reads_a_runs_table_as_utf8_whatever_the_locale(tmp_path):
     """The runs table is UTF-8 (a status detail may quote a log line); read with the csv module,
-    it was read in the locale's encoding, and a byte-order mark hid its first column."""
+    it was read in the locale's encoding, and a byte-order mark hid its first column. Times are
+    epoch seconds or ISO; a run without a positive wall time is not timed."""
     from dlperf.paths import ResultPaths
     from dlperf.plan.durations import read_runs
 
@@ -370,10 +371,15 @@ def test_the_planner_reads_a_runs_table_as_utf8_whatever_the_locale(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_bytes(
         "\ufeffcell_id\tstatus\tstatus_detail\tsubmitted_at\tnoticed_at\n"
-        f"{CELL.id}\tparse_error\tline 3: « 吞吐量 »\t100.0\t112.5\n".encode()
+        f"{CELL.id}\tparse_error\tline 3: « 吞吐量 »\t100.0\t112.5\n"
+        # ISO times (naive ones are UTC), and rows without a wall time, which are left out
+        f"{CELL.id}\tok\t\t2026-11-25T10:00:00\t2026-11-25T10:01:30+00:00\n"
+        f"{CELL.id}\tok\t\t\t112.5\n"
+        f"{CELL.id}\tok\t\t120.0\t110.0\n".encode()
     )
     assert [(r.cell_id, r.status, r.wall_s) for r in read_runs(tmp_path)] == [
-        (CELL.id, "parse_error", 12.5)
+        (CELL.id, "parse_error", 12.5),
+        (CELL.id, "ok", 90.0),
     ]
 
 

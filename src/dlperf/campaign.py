@@ -13,10 +13,10 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import dlperf
 from dlperf.adapters import Launcher, get_adapter
@@ -35,6 +35,7 @@ from dlperf.util import json_digest, stamp_inputs
 # it); the plan rule makes the same plan with the same limit, so the report states the one
 # followed.
 PLAN_TIME_LIMIT_S = 2.0
+T = TypeVar("T")
 # processes the tables rule reads runs with at most: a Slurm login node, where it runs, is shared
 TABLES_READERS = 4
 TABLES_KEYS = ("window", "repeats", "variance", "adaptive_repeats")
@@ -62,11 +63,7 @@ class Campaign:
     cells: dict[str, CellSpec] = field(init=False)
     allocations: dict[str, Allocation] = field(init=False)
     results: ResultPaths = field(default_factory=ResultPaths)
-    _measures: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
-    _digests: dict[str, str] = field(default_factory=dict, init=False, repr=False)
-    _measure_json: dict[str, str] = field(default_factory=dict, init=False, repr=False)
-    _pins: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
-    _rule_params: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
+    _once: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False)
     _newest_change_ns: int = field(default=0, init=False, repr=False)  # of the runs' files
 
     def __post_init__(self) -> None:
@@ -144,24 +141,23 @@ class Campaign:
         except KeyError:
             raise ValueError(f"cell {cell_id} is not in the configured matrix") from None
 
+    def once(self, what: str, key: str, make: Callable[[], T]) -> T:
+        """`make()`, computed once per (what, key): 5,000 jobs ask for 1,000 cells' values."""
+        if (what, key) not in self._once:
+            self._once[what, key] = make()
+        return cast(T, self._once[what, key])
+
     def measure(self, cell_id: str) -> dict[str, Any]:
-        """What a run measures (dlperf.launch.record.measure_of); computed once per cell (5,000
-        jobs ask)."""
-        if cell_id not in self._measures:
-            self._measures[cell_id] = measure_of(self.cell(cell_id), self.config)
-        return self._measures[cell_id]
+        """What a run measures (dlperf.launch.record.measure_of)."""
+        return self.once("measure", cell_id, lambda: measure_of(self.cell(cell_id), self.config))
 
     def measure_digest(self, cell_id: str) -> str:
-        """dlperf.launch.record.measure_digest of the cell's measure, once per cell."""
-        if cell_id not in self._digests:
-            self._digests[cell_id] = measure_digest(self.measure(cell_id))
-        return self._digests[cell_id]
+        """dlperf.launch.record.measure_digest of the cell's measure."""
+        return self.once("digest", cell_id, lambda: measure_digest(self.measure(cell_id)))
 
     def measure_json(self, cell_id: str) -> str:
         """The run rule's param: a change reruns that cell's runs and nothing else."""
-        if cell_id not in self._measure_json:
-            self._measure_json[cell_id] = json.dumps(self.measure(cell_id), sort_keys=True)
-        return self._measure_json[cell_id]
+        return self.once("json", cell_id, lambda: json.dumps(self.measure(cell_id), sort_keys=True))
 
     def run_inputs(self, cell_id: str, repeat: int) -> list[str]:
         """A run's inputs: its environment's pins (a changed pin reruns that framework's cells),
@@ -185,10 +181,12 @@ class Campaign:
         """The pinned requirements of the cell's own environment, if it has one
         (dlperf.environments): changing a pin reruns that framework's cells and nothing else."""
         framework = self.cell(cell_id).cell.framework
-        if framework not in self._pins:
+
+        def pins() -> list[str]:
             requirements = getattr(get_adapter(framework), "requirements", None)
-            self._pins[framework] = [str(self.basedir / requirements)] if requirements else []
-        return self._pins[framework]
+            return [str(self.basedir / requirements)] if requirements else []
+
+        return self.once("pins", framework, pins)
 
     def search_json(self, cell_id: str) -> str:
         """The find_max_batch rule's param: what the search depends on."""
@@ -318,17 +316,15 @@ class Campaign:
     def rule_params(self, rule: str) -> dict[str, str]:
         """The `params:` of a rule after the runs (tables, report, plan), computed once: the rule
         and its marker (made_marker) read the same values."""
-        if rule not in self._rule_params:
-            makers = {
-                "tables": lambda: {
-                    "settings": self.tables_params(),
-                    "edited_logs": self.tables_edited_logs(),
-                },
-                "report": lambda: {"settings": self.report_params()},
-                "plan": lambda: {"settings": self.plan_params()},
-            }
-            self._rule_params[rule] = makers[rule]()
-        return self._rule_params[rule]
+        makers = {
+            "tables": lambda: {
+                "settings": self.tables_params(),
+                "edited_logs": self.tables_edited_logs(),
+            },
+            "report": lambda: {"settings": self.report_params()},
+            "plan": lambda: {"settings": self.plan_params()},
+        }
+        return self.once("rule_params", rule, makers[rule])
 
     def _rule_output(self, rule: str) -> Path:
         return {

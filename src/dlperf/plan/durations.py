@@ -91,8 +91,9 @@ def _number(text: str | None) -> float | None:
 
 def _seconds(text: str | None) -> float | None:
     """Epoch seconds, or an ISO time (a table may have them); None when empty or unreadable."""
-    if _number(text) is not None or not text:
-        return _number(text)
+    number = _number(text)
+    if number is not None or not text:
+        return number
     try:
         stamp = datetime.fromisoformat(text)
     except ValueError:

@@ -9,7 +9,7 @@ from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable
 from dlperf.parse.upstream.ranks import RunFacts, global_result
 from dlperf.parse.upstream.rows import Row, collect, prefer_log
-from dlperf.parse.upstream.stated import checker, stated
+from dlperf.parse.upstream.stated import argument, checker, stated
 
 # Megatron-LM's training_log (megatron/training/training.py; megatron/training.py before
 # core_v0.6.0), printed by the last rank. What comes before `iteration` tells the version:
@@ -31,8 +31,8 @@ MEGATRON_STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{6})?\]\s*")
 # (tensor/pipeline parallel: not per device x world), read from the progress lines
 MEGATRON_STATED = (
     stated(r"^using world size: (\d+)\b", "world size", "world"),
-    stated(r"^world_size \.+ (\d+)$", "world_size", "world"),
-    stated(r"^micro_batch_size \.+ (\d+)$", "micro_batch_size", "per_device"),
+    argument("world_size", "world"),
+    argument("micro_batch_size", "per_device"),
 )
 MEGATRON_TFLOPS_LABEL = "throughput per GPU (TFLOP/s/GPU):"
 MEGATRON_TFLOPS = re.compile(rf"\bthroughput per GPU \(TFLOP/s/GPU\):\s*({NUM})\s*\|")

@@ -19,7 +19,7 @@ from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable
 from dlperf.parse.upstream.ranks import RunFacts, global_result, per_rank_result
 from dlperf.parse.upstream.rows import Row, collect, header_values, logged_int, match, prefer_log
-from dlperf.parse.upstream.stated import Stated, checker, stated
+from dlperf.parse.upstream.stated import Stated, argument, checker, stated
 
 CNN_CLAIM = re.compile(r"^train: epoch \d")
 CNN = re.compile(rf"^train: epoch (\d+), iter (\d+), .*samples/s: ({NUM})\s+({NUM})$")
@@ -81,14 +81,14 @@ HEADER_STATED = (
 )
 HEADER_GLOBAL = stated(r"^batch_size = (\d+)$", "batch_size (global batch)", "global")
 WDL_CURRENT_STATED = (
-    stated(r"^batch_size \.+ (\d+)$", "batch_size (global batch)", "global"),
-    stated(r"^batch_size_per_proc \.+ (\d+)$", "batch_size_per_proc", "per_device"),
+    argument("batch_size", "global", "batch_size (global batch)"),
+    argument("batch_size_per_proc", "per_device"),
 )
 CNN_CURRENT_STATED = (
-    stated(r"^train_batch_size \.+ (\d+)$", "train_batch_size", "per_device"),
-    stated(r"^train_global_batch_size \.+ (\d+)$", "train_global_batch_size", "global"),
-    stated(r"^num_devices_per_node \.+ (\d+)$", "num_devices_per_node", "per_node"),
-    stated(r"^num_nodes \.+ (\d+)$", "num_nodes", "nodes"),
+    argument("train_batch_size", "per_device"),
+    argument("train_global_batch_size", "global"),
+    argument("num_devices_per_node", "per_node"),
+    argument("num_nodes", "nodes"),
 )
 LIBAI_STATED = (stated(r"\bWorld size: (\d+)$", "World size", "world"),)
 

@@ -18,7 +18,7 @@ from dlperf.parse.records import Method, ParseError, ParseResult
 from dlperf.parse.upstream.lines import NUM, Line, Unreadable
 from dlperf.parse.upstream.ranks import RunFacts, global_result
 from dlperf.parse.upstream.rows import Row, collect, prefer_log
-from dlperf.parse.upstream.stated import checker, stated
+from dlperf.parse.upstream.stated import argument, checker
 
 GPT_CLAIM = re.compile(r"^(?:\|\s*\d|(?:step|batches)=\d)")
 GPT_TABLE = re.compile(rf"^\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*({NUM})\s*\|\s*({NUM})\s*\|")
@@ -29,9 +29,9 @@ GPT_NORMAL = re.compile(
 # config.py's print_args (`  key ..... value`): the micro batch is per data-parallel rank; the
 # global batch (micro x data parallel x accumulation) is read from the samples column instead
 GPT_STATED = (
-    stated(r"^micro_batch_size \.+ (\d+)$", "micro_batch_size", "per_device"),
-    stated(r"^num_gpus_per_node \.+ (\d+)$", "num_gpus_per_node", "per_node"),
-    stated(r"^num_nodes \.+ (\d+)$", "num_nodes", "nodes"),
+    argument("micro_batch_size", "per_device"),
+    argument("num_gpus_per_node", "per_node"),
+    argument("num_nodes", "nodes"),
 )
 
 

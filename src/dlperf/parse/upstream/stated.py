@@ -51,6 +51,12 @@ def stated(pattern: str, name: str, fact: str | tuple[str, ...]) -> Stated:
     return Stated(re.compile(pattern), name, fact)
 
 
+def argument(key: str, fact: str | tuple[str, ...], name: str = "") -> Stated:
+    """An argument dump's `  key ........ value` line (Megatron-LM's and OneFlow-GPT's
+    print_args, the OneFlow models' config.py), the value an integer."""
+    return stated(rf"^{key} \.+ (\d+)$", name or key, fact)
+
+
 def check_value(
     name: str, value: int, fact: str | tuple[str, ...], facts: RunFacts, path: str, lineno: int
 ) -> None:
