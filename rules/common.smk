@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from dlperf.campaign import Campaign, rule_code
+from dlperf.campaign import Campaign, job_function, rule_code
 from dlperf.errors import ConfigError
 from dlperf.matrix import CELL_ID_RE
 from dlperf.paths import RUN_LOG_PATTERN, RUN_MANIFEST_PATTERN
@@ -39,15 +39,18 @@ def cell_spec(wildcards):
         raise WorkflowError(str(err)) from None
 
 
+@job_function
 def run_priority(wildcards):
     """Earlier in the plan, higher: repeat k of every cell before repeat k+1 of any."""
     return _PLAN.priorities.get((wildcards.cell, int(wildcards.repeat)), 0)
 
 
+@job_function
 def measure_params(wildcards):
     return CAMPAIGN.measure_json(cell_spec(wildcards).id)
 
 
+@job_function
 def run_inputs(wildcards):
     """One input function, not three: Snakemake calls each once per job (5,000 jobs)."""
     return CAMPAIGN.run_inputs(cell_spec(wildcards).id, int(wildcards.repeat))

@@ -13,19 +13,23 @@ from dlperf.paths import (
 )
 
 
+@job_function
 def search_inputs(wildcards):
     return CAMPAIGN.search_inputs(cell_spec(wildcards).id)
 
 
+@job_function
 def max_batch_params(wildcards):
     """What a `max` cell's search depends on (dlperf.plan.maxbatch.search_params)."""
     return CAMPAIGN.search_json(cell_spec(wildcards).id)
 
 
+@job_function
 def decision_inputs(wildcards):
     return CAMPAIGN.cell_manifests(wildcards.cell, int(wildcards.runs))
 
 
+@job_function
 def decided_runs(wildcards):
     """Walk the cell's decisions: each one that asks for another run adds it and the next."""
     runs, top = config["repeats"], config["adaptive_repeats"]["max"]
@@ -45,5 +49,6 @@ def decided_runs(wildcards):
     return CAMPAIGN.cell_manifests(wildcards.cell, runs) | {"decisions": decisions}
 
 
+@job_function
 def adaptive_params(wildcards):
     return CAMPAIGN.adaptive_params(wildcards.cell, int(wildcards.runs))

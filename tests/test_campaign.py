@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlperf.campaign import PLAN_TIME_LIMIT_S, Campaign, rule_code
+from dlperf.campaign import PLAN_TIME_LIMIT_S, Campaign, job_function, rule_code
 from dlperf.errors import ConfigError
 from dlperf.launch.record import measure_of
 
@@ -199,3 +201,20 @@ def test_the_workflows_start_up_imports_no_pandas():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_job_function_states_its_signature_once_and_every_rules_function_does():
+    """Snakemake reads an input, params or priority function's signature on every call
+    (inspect.signature); a stated one is read back, not rebuilt (README figures: the dry run)."""
+
+    @job_function
+    def inputs(wildcards, attempt=1):
+        return [wildcards, attempt]
+
+    assert inspect.signature(inputs) is inputs.__signature__
+    assert list(inspect.signature(inputs).parameters) == ["wildcards", "attempt"]
+    assert inputs("w") == ["w", 1]
+    rules = "\n".join(p.read_text() for p in sorted((ROOT / "rules").glob("*.smk")))
+    handed = set(re.findall(r"^def (\w+)\(wildcards\)", rules, re.M)) - {"cell_spec"}
+    stated = set(re.findall(r"^@job_function\ndef (\w+)\(", rules, re.M))
+    assert handed and handed == stated

@@ -98,6 +98,20 @@ def test_list_schedule_backfills_without_delaying_the_waiting_wide_run():
     assert starts == {"long": 0, "wide": 2 * HOUR_S, "short": 0, "late": 3 * HOUR_S}
 
 
+def test_a_shape_that_finds_no_gpus_does_not_stop_a_smaller_one_behind_it():
+    """Within one event the scheduler skips a shape that found no GPUs (starting jobs only
+    takes GPUs); another shape behind it still backfills."""
+    site = Site(nodes=1, gpus_per_node=8, exclusive=False)
+    jobs = [
+        Job(("six", 1), 1, 6, HOUR_S),
+        Job(("four", 1), 1, 4, HOUR_S),  # 2 GPUs free: reserved at 1 h
+        Job(("four", 2), 1, 4, HOUR_S),  # the same shape: not asked again
+        Job(("two", 1), 1, 2, HOUR_S),  # fits beside the six, ends by 1 h: backfilled
+    ]
+    starts = {p.key: p.start_s for p in list_schedule(jobs, site)}
+    assert starts == {("six", 1): 0, ("four", 1): HOUR_S, ("four", 2): HOUR_S, ("two", 1): 0}
+
+
 # ------------------------------------------------------------------------ durations
 
 

@@ -10,6 +10,7 @@ of the rules (a param changes exactly when what its output shows would).
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import sys
@@ -283,7 +284,9 @@ class Campaign:
         return min(cores, TABLES_READERS)
 
     def tables_edited_logs(self) -> str:
-        return json.dumps(self.edited_logs(self.every_run()))
+        """Made when the workflow starts: only the cells with runs on disk can have logs."""
+        on_disk = self.cells_on_disk
+        return json.dumps(self.edited_logs(run for run in self.every_run() if run[0] in on_disk))
 
     def adaptive_params(self, cell_id: str, runs: int) -> str:
         """A repeat decision's settings, and its runs' task logs edited since they ran."""
@@ -386,6 +389,16 @@ RULE_CODE = {
     "plan": (*_CORE_CODE, "plan"),
     "report": (*_CORE_CODE, "plan", "report"),
 }
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def job_function(function: F) -> F:
+    """An input, params or priority function, its signature stated once: Snakemake inspects a
+    function's signature on every call, a few times a job (a tenth of a 5,000-job dry run)."""
+    function.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    return function
 
 
 def rule_code(rule: str) -> list[str]:
