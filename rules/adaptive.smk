@@ -7,7 +7,7 @@
 checkpoint repeat_decision:
     input:
         unpack(decision_inputs),
-        code=rule_code("repeat_decision"),
+        code=CAMPAIGN.code_inputs("repeat_decision"),
     output:
         REPEAT_DECISION_PATTERN,
     log:
@@ -25,6 +25,7 @@ checkpoint repeat_decision:
 rule adaptive_runs:
     input:
         unpack(decided_runs),
+        code=CAMPAIGN.code_inputs("adaptive_runs"),
     output:
         ADAPTIVE_RUNS_PATTERN,
     log:

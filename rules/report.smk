@@ -6,7 +6,7 @@
 
 rule plan:
     input:
-        code=rule_code("plan"),
+        code=CAMPAIGN.code_inputs("plan"),
         remake=CAMPAIGN.remake_inputs("plan"),
     output:
         plan=str(RESULTS.tables / "plan.json"),
@@ -30,7 +30,7 @@ rule report:
         steps=str(RESULTS.steps),
         plan=str(RESULTS.tables / "plan.json"),
         baselines=[b["path"] for b in config["baselines"]],
-        code=rule_code("report"),
+        code=CAMPAIGN.code_inputs("report"),
         remake=CAMPAIGN.remake_inputs("report"),
     output:
         reports=[

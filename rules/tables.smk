@@ -8,7 +8,7 @@ rule tables:
     input:
         manifests=CAMPAIGN.all_manifests(),
         adaptive=CAMPAIGN.adaptive_run_lists(),  # runs beyond `repeats` (rules/adaptive.smk)
-        code=rule_code("tables"),
+        code=CAMPAIGN.code_inputs("tables"),
         remake=CAMPAIGN.remake_inputs("tables"),  # made with other params (dlperf.campaign)
     output:
         steps=str(RESULTS.steps),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlperf.campaign import PLAN_TIME_LIMIT_S, Campaign, job_function, rule_code
+from dlperf.campaign import PLAN_TIME_LIMIT_S, RULE_CODE, Campaign, job_function, rule_code
 from dlperf.errors import ConfigError
 from dlperf.launch.record import measure_of
 
@@ -178,6 +178,7 @@ def test_jobs_inherit_the_harness_and_the_workflow_folder(tmp_path, monkeypatch)
     [
         ("tables", "dlperf.workflow"),
         ("repeat_decision", "dlperf.measure.repeats"),
+        ("adaptive_runs", "dlperf.measure.repeats"),
         ("plan", "dlperf.plan.rule"),
         ("report", "dlperf.report.rule"),
     ],
@@ -190,6 +191,21 @@ def test_a_rules_code_input_holds_every_module_its_script_imports(rule, module):
     listed = {Path(f) for f in rule_code(rule)}
     missing = sorted(str(f) for f in code_files(module).values() if f not in listed)
     assert not missing
+
+
+def test_a_rules_code_input_starts_with_its_own_script(tmp_path, monkeypatch):
+    """Snakemake's code trigger is off (it would redo every run for a harness edit): a rule's
+    script is an input instead, so editing it remakes what the rule made."""
+    monkeypatch.chdir(tmp_path)
+    c = campaign(tmp_path)
+    profile = yaml.safe_load((ROOT / "profiles/default/config.yaml").read_text())
+    assert "code" not in profile["rerun-triggers"]
+    for rule in RULE_CODE:
+        script, *code = c.code_inputs(rule)
+        assert script == str(ROOT / "workflow" / "scripts" / f"{rule}.py")
+        assert Path(script).is_file() and code == rule_code(rule)
+    scripts = {p.stem for p in (ROOT / "workflow" / "scripts").glob("*.py")}
+    assert scripts == set(RULE_CODE)
 
 
 def test_the_workflows_start_up_imports_no_pandas():

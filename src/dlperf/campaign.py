@@ -308,6 +308,12 @@ class Campaign:
         }
         return json.dumps(settings, sort_keys=True, default=str)
 
+    def code_inputs(self, rule: str) -> list[str]:
+        """A rule's `code` input: its script (workflow/scripts/RULE.py) and the dlperf code it
+        runs (rule_code). Snakemake's own code trigger is off (profiles/default), so these are
+        what remakes the rule's outputs after an edit."""
+        return [str(self.basedir / "workflow" / "scripts" / f"{rule}.py"), *rule_code(rule)]
+
     # ------------------------------------------------------------------------------ outputs
 
     def report_outputs(self) -> list[str]:
@@ -386,6 +392,7 @@ _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py
 RULE_CODE = {
     "tables": (*_CORE_CODE, "workflow.py"),
     "repeat_decision": _CORE_CODE,
+    "adaptive_runs": _CORE_CODE,
     "plan": (*_CORE_CODE, "plan"),
     "report": (*_CORE_CODE, "plan", "report"),
 }
