@@ -1,7 +1,8 @@
 # Fan-out: one job per (cell, repeat). Each submits one submitit job (local or Slurm), waits for
 # it and writes every task's log and, last, the run's manifest: its only output, so a run that
-# never finished is redone (the logs are watched by the tables' edited_logs param). A shell rule,
-# so that editing the harness code never marks measured runs as changed.
+# never finished is redone (the logs are watched by the tables' edited_logs param). What a run
+# measures is its params; this line and the harness code are not (profiles/default: no code
+# trigger), so editing them never redoes a measured run. The repeat is the manifest folder's.
 
 
 rule run_cell:
@@ -18,5 +19,5 @@ rule run_cell:
     params:
         measure=measure_params,
     shell:
-        "python -m dlperf run-cell --measure {params.measure:q} --repeat {wildcards.repeat}"
-        " --manifest {output:q} > {log:q} 2>&1"
+        "python -m dlperf run-cell --measure {params.measure:q} --manifest {output:q}"
+        " > {log:q} 2>&1"

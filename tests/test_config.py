@@ -218,6 +218,15 @@ def test_cli_refuses_out_of_range_arguments_with_exit_2(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_run_cell_takes_its_repeat_from_the_manifest_folder_and_refuses_another(tmp_path, capsys):
+    """The manifest path names the cell and the repeat (dlperf.paths): no second copy of either."""
+    from dlperf.cli import main
+
+    argv = ["run-cell", "--measure", "{}", "--harness", "{}", "--manifest"]
+    assert main([*argv, str(tmp_path / "manifest.json")]) == 2
+    assert f"{tmp_path / 'manifest.json'}: not in a run's folder" in capsys.readouterr().err
+
+
 def test_a_binary_suite_or_table_is_an_error_naming_the_file(tmp_path, capsys):
     """Issue 20.9: `check`, `plan` and `report` ended in a traceback on a binary file."""
     from dlperf.cli import main

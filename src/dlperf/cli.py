@@ -27,13 +27,14 @@ def main(argv: list[str] | None = None) -> int:
 
     run = sub.add_parser("run-cell", help="submit one run, wait for it, write its manifest")
     run.add_argument("--measure", required=True, help="JSON: what is measured (the rule's params)")
-    run.add_argument("--repeat", type=int, required=True)
     run.add_argument(
         "--harness",
         default=os.environ.get("DLPERF_HARNESS"),
         help="JSON: backend, site, time limits (default: $DLPERF_HARNESS, set by the workflow)",
     )
-    run.add_argument("--manifest", type=Path, required=True)
+    run.add_argument(
+        "--manifest", type=Path, required=True, help="results/runs/CELL/rREPEAT/manifest.json"
+    )
 
     check = sub.add_parser("check", help="validate a suite config and print its plan")
     check.add_argument("config", type=Path, help="the suite file")
@@ -162,13 +163,18 @@ def _folder(text: str) -> Path:
 def _run_cell(args: argparse.Namespace) -> int:
     from dlperf.launch.spec import Harness
     from dlperf.launch.submit import run_cell
+    from dlperf.paths import RunPaths
 
     if not args.harness:
         raise ConfigError("run-cell needs --harness or DLPERF_HARNESS (backend, site, time limits)")
+    try:
+        repeat = RunPaths.of_manifest(args.manifest).repeat  # run_cell checks the cell too
+    except ValueError as err:
+        raise ConfigError(f"run-cell --manifest {err}") from None
     record = run_cell(
-        json.loads(args.measure), args.repeat, Harness(**json.loads(args.harness)), args.manifest
+        json.loads(args.measure), repeat, Harness(**json.loads(args.harness)), args.manifest
     )
-    logging.info("%s r%d: %s %s", record.cell_id, args.repeat, record.status, record.status_detail)
+    logging.info("%s r%d: %s %s", record.cell_id, repeat, record.status, record.status_detail)
     return 0
 
 
