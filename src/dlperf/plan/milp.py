@@ -72,13 +72,15 @@ def configurations(widths: Sequence[int], site: Site, pool_used: bool) -> list[C
 # ------------------------------------------------------------------------------ bounds
 
 
-def bounds(jobs: Sequence[Job], site: Site, round_jobs: Sequence[Job], rounds: int) -> Bounds:
-    area = sum(j.held_gpus(site) * j.wall_s for j in jobs) / site.gpus
+def bounds(round_jobs: Sequence[Job], rounds: int, site: Site) -> Bounds:
+    """The bounds of `rounds` repeats of `round_jobs` (summed run by run, in campaign order)."""
+    every = [j for _ in range(rounds) for j in round_jobs]  # no copies: 5,000 runs, 1,000 jobs
+    area = sum(j.held_gpus(site) * j.wall_s for j in every) / site.gpus
     lp = configuration_lp(round_jobs, site)
     return Bounds(
-        sequential_s=sum(j.wall_s for j in jobs),
+        sequential_s=sum(j.wall_s for j in every),
         area_s=area,
-        longest_s=max((j.wall_s for j in jobs), default=0.0),
+        longest_s=max((j.wall_s for j in every), default=0.0),
         configuration_lp_s=None if lp is None else lp * rounds,
     )
 

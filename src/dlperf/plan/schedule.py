@@ -164,10 +164,7 @@ def schedule_campaign(
     if milp_order is None:
         note = (note + "; " if note else "") + "no MILP solution: the list schedule alone"
     solver = SolverReport(**{**solver.__dict__, "order": name, "note": note})
-    all_jobs = [_repeat(j, r) for r in range(1, rounds + 1) for j in round_jobs]
-    return Schedule(
-        tuple(placements), makespan_s, bounds(all_jobs, site, round_jobs, rounds), solver
-    )
+    return Schedule(tuple(placements), makespan_s, bounds(round_jobs, rounds, site), solver)
 
 
 def _repeat(job: Job, repeat: int) -> Job:
