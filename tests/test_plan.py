@@ -11,6 +11,7 @@ import yaml
 from dlperf.cli import main
 from dlperf.config import validate
 from dlperf.plan import milp
+from dlperf.plan.durations import read_runs
 from dlperf.plan.jobs import Job, PlanError, Site
 from dlperf.plan.plan import layout_rows, make_plan, plan_dict, plan_text, run_priorities
 from dlperf.plan.schedule import list_schedule, schedule_campaign
@@ -121,6 +122,17 @@ def write_runs(results: Path, rows: list[dict]) -> None:
     header = ["cell_id", "status", "submitted_at", "noticed_at", "workload_wall_s"]
     lines = ["\t".join(header)] + ["\t".join(str(r[h]) for h in header) for r in rows]
     path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_runs_table_with_rows_but_no_wall_times_is_an_error_naming_it(tmp_path):
+    """Not silently 'no runs measured': its rows would plan every cell at the time limit."""
+    path = tmp_path / "tables" / "runs.tsv"
+    path.parent.mkdir()
+    path.write_text("cell\tthroughput\npytorch.resnet50.fp32.noxla.b2.1n1g\t10\n")
+    with pytest.raises(PlanError, match=rf"{path}: rows without the column\(s\) cell_id, status"):
+        read_runs(tmp_path)
+    path.write_text("\n")  # the tables of a suite with no runs yet
+    assert read_runs(tmp_path) == []
 
 
 def test_duration_sources_measured_scaled_limit(tmp_path):

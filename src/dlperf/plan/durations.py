@@ -54,6 +54,9 @@ class TimedRun:
     workload_wall_s: float | None
 
 
+TIMED_COLUMNS = ("cell_id", "status", "submitted_at", "noticed_at")  # a run's wall time and whose
+
+
 def read_runs(results: Path) -> list[TimedRun]:
     """Earlier runs with a wall time; none when there is no runs table. Read with the csv
     module, not pandas: every dry run plans, and pandas would double dlperf's start-up."""
@@ -65,6 +68,9 @@ def read_runs(results: Path) -> list[TimedRun]:
             rows = list(csv.DictReader(f, delimiter="\t"))
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise PlanError(f"{path}: cannot read the runs table: {err}") from None
+    missing = [c for c in TIMED_COLUMNS if rows and c not in rows[0]]
+    if missing:  # rows, but not a runs table's: no duration would be measured, silently
+        raise PlanError(f"{path}: rows without the column(s) {', '.join(missing)}")
     runs = []
     for row in rows:
         submitted, noticed = _seconds(row.get("submitted_at")), _seconds(row.get("noticed_at"))
