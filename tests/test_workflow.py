@@ -187,8 +187,9 @@ def test_switching_backend_and_time_limit_reruns_no_run(done):
 
 def test_editing_harness_code_reruns_no_measured_run(done):
     """Real edits (Snakemake 9 ignores a bare touch when the checksum is unchanged), the run
-    rule's shell line and dlperf's own environment among them: Snakemake's code and
-    software-environment triggers would redo every run for those (profiles/default)."""
+    rule's shell line among them: Snakemake's code trigger redid every run for it (off in
+    profiles/default). dlperf's own environment file too, though its software-env trigger only
+    fires under --sdm conda, which this machine does not run."""
     edited = [
         ROOT / "src/dlperf/launch/submit.py",
         ROOT / "src/dlperf/parse/builtin.py",
