@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -316,6 +316,10 @@ class Suite:
 
     def cell_specs(self) -> list[CellSpec]:
         """All cells, in config order; a cell named twice is an error naming both cases."""
+        return list(self._cell_specs)
+
+    @cached_property
+    def _cell_specs(self) -> tuple[CellSpec, ...]:  # the workflow's start-up asks four times
         seen: dict[str, int] = {}
         specs = []
         for i, case in enumerate(self.config["cases"]):
@@ -328,7 +332,7 @@ class Suite:
                     )
                 seen[spec.id] = i
                 specs.append(spec)
-        return specs
+        return tuple(specs)
 
     def plan_summary(self) -> str:
         """Runs per layout, e.g. `168 cells x 7 repeats = 1176 runs (1n1g: 294, 1n8g: 294, ...)`."""
