@@ -30,3 +30,10 @@ rule all:
     default_target: True
     input:
         CAMPAIGN.final_outputs(),
+
+
+# The campaign, its plan and the rules live as long as the process: the garbage collector need not
+# rescan them on each of the full collections Snakemake's thousands of jobs set off.
+import gc
+
+gc.freeze()
