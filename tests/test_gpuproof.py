@@ -19,10 +19,51 @@ def test_the_gpu_suite_plans_every_case(tmp_path: Path) -> None:
         tmp_path, "--config", f"suite={ROOT / 'config' / 'gpu.yaml'}", "device=auto"
     )
     cells = {w.split("cell=")[1].split(",")[0] for w in jobs["run_cell"]}
-    assert len(jobs["run_cell"]) == 13 * 3
+    assert len(jobs["run_cell"]) == 14 * 3
     assert "pytorch.resnet50.amp.noxla.b256.1n1g" in cells
     assert "jax.bert_base.amp.xla.b64.1n1g" in cells
+    assert "pytorch.gpt.amp.xla.b4-llama1b.1n1g" in cells
     assert jobs["find_max_batch"] == ["cell=pytorch.bert_base.amp.noxla.bmax.1n1g"]
+
+
+def _gpt_case() -> dict:
+    suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
+    [case] = [c for c in suite["cases"] if c["model"] == "gpt"]
+    return dict(case)
+
+
+def test_the_gpu_suites_gpt_case_is_llama_1b_at_sequence_2048() -> None:
+    """Llama 3.2 1B's shapes, built on the meta device from the case's own model_config: 1.236 B
+    parameters; no plain loop is run for it; the tiny suite keeps it a Llama."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    case = _gpt_case()
+    given = dict(case["options"]["model_config"])
+    config = AutoConfig.for_model(given.pop("model_type"), **given)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    assert sum(p.numel() for p in model.parameters()) == pytest.approx(1.2358e9, rel=1e-4)
+    assert case["options"]["seq_len"] == 2048 and case["xla"] == [True]
+    assert not kit.is_reference_case(case)
+    [tiny] = kit.tiny_suite({"cases": [case]})["cases"]
+    assert tiny["options"]["model_config"]["model_type"] == "llama"
+    assert tiny["options"]["seq_len"] == 32 and tiny["batch_size"] == [4]
+
+
+def test_the_targets_hold_gpt_mfu_to_torchtitans() -> None:
+    """The best GPT AMP cell's MFU against 33% (torchtitan's low end on H100s)."""
+    proof = {
+        "cases": [
+            {"cells": {"pytorch.gpt.amp.xla.b4-llama1b.1n1g": {"mfu_pct": 36.5}}},
+            {"cells": {"pytorch.gpt.amp.noxla.b4-llama1b.1n1g": {"mfu_pct": 28.0}}},
+            {"cells": {"pytorch.bert_base.amp.noxla.b64.1n1g": {"mfu_pct": 20.0}}},
+        ]
+    }
+    by_what = {t["what"].split(" AMP")[0]: t for t in summary.targets(proof)}
+    assert by_what["GPT (Llama)"]["measured"] == 36.5 and by_what["GPT (Llama)"]["met"] is True
+    assert by_what["BERT-base"]["measured"] == 20.0 and by_what["BERT-base"]["met"] is False
+    assert by_what["ResNet-50"]["measured"] is None and by_what["ResNet-50"]["met"] is None
 
 
 def _step(step: int, end: float, device_s: float) -> str:

@@ -59,6 +59,18 @@ TINY_OPTIONS = {
             "vocab_size": 4096,
         },
     },
+    "gpt": {
+        "seq_len": 32,
+        "model_config": {
+            "model_type": "llama",
+            "hidden_size": 64,
+            "intermediate_size": 172,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "vocab_size": 1024,
+        },
+    },
 }
 
 
@@ -205,9 +217,13 @@ def missing_packages(case: dict[str, Any]) -> list[str]:
 
 
 def is_reference_case(case: dict[str, Any]) -> bool:
-    """A built-in PyTorch case of one numeric batch size, eager: its plain loop is comparable."""
+    """A built-in PyTorch case of one numeric batch size, eager, of a model with a plain loop:
+    the loop is comparable."""
+    from dlperf.gpuproof.reference import MODELS  # here: that module imports torch
+
     return (
         case["framework"] == "pytorch"
+        and case["model"] in MODELS
         and not any(case.get("xla", [False]))
         and all(isinstance(b, int) for b in case["batch_size"])
     )

@@ -21,10 +21,12 @@ from typing import Any
 import torch
 from torch import nn
 
+MODELS = ("resnet50", "bert_base")  # the models with a plain loop here
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", choices=["resnet50", "bert_base"], required=True)
+    p.add_argument("--model", choices=MODELS, required=True)
     p.add_argument("--batch-size", type=int, required=True)
     p.add_argument("--precision", choices=["fp32", "amp"], default="amp")
     p.add_argument("--warmup", type=int, default=20)
