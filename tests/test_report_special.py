@@ -156,3 +156,28 @@ def test_the_searched_option_is_found_beside_a_variant_of_the_case():
     row["cell_id"] = row["cell_id"].replace("-num_classes_max", "-noclip_num_classes_max")
     (face,) = special_tables(pd.DataFrame([row]).reindex(columns=CELL_TABLE_COLUMNS), label)
     assert face.option == "num_classes" and face.rows[0].values[0].first == "2,000,000"
+
+
+def test_the_special_plots_carry_the_tables_numbers_and_are_linked(tmp_path):
+    """W&D: latency and memory against the swept vocabulary (an OOM is no point); GPT: TFLOP/s
+    per configuration with its MFU; each plot written per language and linked under its table;
+    InsightFace's largest-value table has none."""
+    wdl, face, gpt = special_tables(_cells(), label)
+    assert [r.x for r in wdl.rows] == [3200000.0, 6400000.0]
+    assert wdl.rows[0].values[0].plotted == (20.5, 1000.0)
+    nan = wdl.rows[1].values[1].plotted
+    assert nan[0] != nan[0] and nan[1] != nan[1]  # the OOM cell
+    assert [v.plotted for r in gpt.rows for v in r.values] == [(1.234, 41.26), (1.1, 37.0)]
+    table = tmp_path / "cells.tsv"
+    write_table(_cells(), table)
+    report_from_tables([table], tmp_path / "out", generated_at="2026-11-24T00:00:00+00:00")
+    plots = tmp_path / "out" / "plots"
+    for lang in ("en", "zh"):
+        assert (plots / f"special0.{lang}.png").stat().st_size > 1000  # W&D
+        assert not (plots / f"special1.{lang}.png").exists()  # InsightFace: a table only
+        assert (plots / f"special2.{lang}.png").stat().st_size > 1000  # GPT
+    en = (tmp_path / "out" / "report.en.md").read_text()
+    assert "![The table above, plotted](plots/special0.en.png)" in en
+    assert "![The table above, plotted](plots/special2.en.png)" in en
+    html = (tmp_path / "out" / "report.zh.html").read_text()
+    assert html.count('<img alt="上表的图示" src="data:image/png;base64,') == 2

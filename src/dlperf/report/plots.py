@@ -1,4 +1,6 @@
-"""Throughput and speedup plots of one results table (seaborn, PNG), labelled in one language."""
+"""Throughput and speedup plots of one results table, and the special cases' plots (W&D latency
+and memory against the vocabulary, GPT's achieved TFLOP/s per configuration); seaborn, PNG,
+labelled in one language."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from matplotlib.figure import Figure
 
 from dlperf.report.i18n import Text
 from dlperf.report.model import Group
+from dlperf.report.special import Table
 from dlperf.util import atomic_path
 
 log = logging.getLogger(__name__)
@@ -38,6 +41,7 @@ class PlotLabels:
     ideal: str = ""
     ceiling: str = "{column}"  # the communication ceiling's legend entry, per column
     note: str = ""  # what the error bars or lines are, printed under the axes
+    y2: str = ""  # a second panel's y axis (W&D: memory beside latency)
 
 
 def _known_family(families: tuple[str, ...]) -> tuple[str, str] | None:
@@ -204,6 +208,76 @@ def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Pat
                     label=labels.ceiling.format(column=label),
                 )
         ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y, xticks=devices)
+        ax.legend(title=labels.legend, fontsize="small")
+        _note(fig, labels.note)
+        return _save(fig, path)
+
+
+def wide_deep_plot(
+    table: Table, columns: list[str], labels: PlotLabels, lang: str, path: Path
+) -> Path | None:
+    """Two panels against the swept vocabulary size (log scale): latency per iteration and
+    memory, a line per column (`columns`: its labels in words); an OOM or missing cell is no
+    point."""
+    points = [
+        (columns[i], row.x, *value.plotted)
+        for row in table.rows
+        for i, value in enumerate(row.values)
+        if row.x == row.x and value.plotted[0] == value.plotted[0]
+    ]
+    if not points:
+        return None
+    frame = pd.DataFrame(points, columns=["column", "x", "latency", "memory"])
+    palette = dict(zip(columns, sns.color_palette(n_colors=len(columns)), strict=True))
+    with mpl.rc_context(_rc(lang)):
+        sns.set_style("whitegrid", rc=_rc(lang))
+        fig = Figure(figsize=(10, 4.4))
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.17, top=0.88, wspace=0.25)
+        panels = fig.subplots(1, 2)
+        for ax, y, ylabel in zip(panels, ("latency", "memory"), (labels.y, labels.y2), strict=True):
+            for label, mine in frame.groupby("column", sort=False):
+                mine = mine.sort_values("x")
+                ax.plot(mine["x"], mine[y], marker="o", color=palette[str(label)], label=label)
+            ax.set_xscale("log", base=2)
+            ticks = sorted(set(frame["x"]))
+            ax.set_xticks(ticks, [f"{x / 1e6:g}M" for x in ticks], fontsize="small")
+            ax.minorticks_off()
+            ax.set(xlabel=labels.x, ylabel=ylabel)
+        panels[0].legend(title=labels.legend, fontsize="small")
+        fig.suptitle(labels.title)
+        _note(fig, labels.note)
+        return _save(fig, path)
+
+
+def gpt_plot(
+    table: Table, columns: list[str], labels: PlotLabels, lang: str, path: Path
+) -> Path | None:
+    """Bars: one group per configuration, one bar per column, y = achieved TFLOP/s per device,
+    each bar labelled with its MFU %."""
+    rows = [row for row in table.rows if any(v.plotted[0] == v.plotted[0] for v in row.values)]
+    if not rows:
+        return None
+    width = 0.8 / len(columns)
+    palette = dict(zip(columns, sns.color_palette(n_colors=len(columns)), strict=True))
+    with mpl.rc_context(_rc(lang)):
+        sns.set_style("whitegrid", rc=_rc(lang))
+        fig = _figure()
+        ax = fig.subplots()
+        top = 0.0
+        for i, label in enumerate(columns):
+            xs, heights, mfus = [], [], []
+            for position, row in enumerate(rows):
+                tflops, mfu = row.values[i].plotted
+                if tflops == tflops:
+                    xs.append(position - 0.4 + width * (i + 0.5))
+                    heights.append(tflops)
+                    mfus.append("" if mfu != mfu else f"{mfu:.1f}%")
+            bars = ax.bar(xs, heights, width=width, color=palette[label], label=label)
+            ax.bar_label(bars, mfus, fontsize="x-small")
+            top = max([top, *heights])
+        ax.set_ylim(0, 1.3 * top)  # room above the bars for their labels and the legend
+        ax.set_xticks(range(len(rows)), [row.label for row in rows], fontsize="small")
+        ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y)
         ax.legend(title=labels.legend, fontsize="small")
         _note(fig, labels.note)
         return _save(fig, path)

@@ -33,6 +33,7 @@ from dlperf.report.model import ABSENT, Group, ReportData
 from dlperf.report.names import framework_name
 from dlperf.report.planinfo import plan_info
 from dlperf.report.provenance import read_manifests
+from dlperf.report.special import Table as SpecialTable
 from dlperf.util import atomic_write_text
 from dlperf.vocabulary import PRECISION_NAMES
 from dlperf.vocabulary import display_name as model_name
@@ -241,7 +242,44 @@ def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[s
             if path is not None:
                 files[kind] = path
         out[group.slug] = files
+    for index, table in enumerate(data.special):
+        path = _special_plot(table, t, lang, plots_dir / f"special{index}.{lang}.png")
+        if path is not None:
+            out[special_slug(index)] = {"special": path}
     return out
+
+
+def special_slug(index: int) -> str:
+    """The plots' key of the special-case table at `index` of data.special."""
+    return f"special{index}"
+
+
+def _special_plot(table: SpecialTable, t: Translator, lang: str, path: Path) -> Path | None:
+    """W&D: latency and memory against the vocabulary; GPT: TFLOP/s per configuration; the
+    largest-value tables have no plot."""
+    from dlperf.report import plots
+
+    columns = [t.say(c) for c in table.columns]
+    if table.model == "wide_deep":
+        labels = plots.PlotLabels(
+            title=t("special.wide_deep_title", precision=table.precision, layout=table.layout,
+                    batch_size=table.batch_size),
+            x=t("special.vocab"),
+            y=t("plot.latency_ms"),
+            y2=t("plot.memory_mib"),
+            legend=t("plot.legend"),
+        )  # fmt: skip
+        return plots.wide_deep_plot(table, columns, labels, lang, path)
+    if table.model == "gpt":
+        labels = plots.PlotLabels(
+            title=t("special.gpt_title", precision=table.precision),
+            x=t("special.configuration"),
+            y=t("plot.tflops"),
+            legend=t("plot.legend"),
+            note=t("plot.gpt_note"),
+        )
+        return plots.gpt_plot(table, columns, labels, lang, path)
+    return None
 
 
 def in_words(group: Group, t: Translator) -> Group:
@@ -418,4 +456,5 @@ def render_text(
         ),
         code_list=lambda items: Md(", ".join(code_span(i) for i in items)),
         notes=lambda numbers: Md("".join(f" [{n}]" for n in numbers)),
+        special_slug=special_slug,
     )

@@ -29,6 +29,7 @@ from dlperf.status import Status
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
 ABSENT = "absent"
+NAN = float("nan")
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Value:
     first: str  # W&D: latency ms; InsightFace: the largest value; GPT: achieved TFLOP/s
     second: str  # W&D: memory MiB; InsightFace: ""; GPT: MFU %
     third: str = ""  # GPT: sequences/s (what a published table without TFLOP/s prints)
+    plotted: tuple[float, float] = (NAN, NAN)  # first and second as numbers (nan: none), plotted
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Row:
     label: str  # W&D: the swept values (vocab_size=3200000); GPT: layout, batch, variant
     values: tuple[Value, ...]  # one per column
     ratio: str = ""  # W&D: memory of the first column over the second's (n/a without both)
+    x: float = NAN  # W&D: the swept value, where it is one number (the plot's x)
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,8 @@ def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
         for setting in settings:
             by_column = {r["_column"]: r for r in members if _setting(r) == setting}
             values = tuple(_wide_deep_value(by_column.get(c)) for c in columns)
-            table_rows.append(
-                Row(_setting_label(setting), values, _memory_ratio(by_column, columns))
-            )
+            ratio = _memory_ratio(by_column, columns)
+            table_rows.append(Row(_setting_label(setting), values, ratio, _swept_number(setting)))
         tables.append(
             Table(
                 "wide_deep",
@@ -104,7 +106,13 @@ def _wide_deep_value(row: dict[str, Any] | None) -> Value:
     if latency_ms != latency_ms:  # nan: measured, from the window's throughput
         samples_per_iteration = _number(row.get("batch_size_resolved")) * _number(row["devices"])
         latency_ms = 1000 * samples_per_iteration / _number(row["throughput_median"])
-    return Value(Status.OK, fmt.milliseconds(latency_ms), fmt.integer(row.get("peak_mem_mib")))
+    memory_mib = _number(row.get("peak_mem_mib"))
+    return Value(
+        Status.OK,
+        fmt.milliseconds(latency_ms),
+        fmt.integer(row.get("peak_mem_mib")),
+        plotted=(latency_ms, memory_mib),
+    )
 
 
 def _memory_ratio(by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ...]) -> str:
@@ -194,6 +202,7 @@ def _gpt_value(row: dict[str, Any] | None) -> Value:
         fmt.throughput(row.get("achieved_tflops")),
         f"{_number(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
         fmt.throughput(row.get("throughput_median")),
+        plotted=(_number(row.get("achieved_tflops")), _number(mfu)),
     )
 
 
@@ -205,6 +214,14 @@ def _setting(row: dict[str, Any]) -> str:
 def _setting_order(setting: str) -> tuple[Any, ...]:
     values = json.loads(setting) if setting else {}
     return tuple((k, v if isinstance(v, int | float) else str(v)) for k, v in values.items())
+
+
+def _swept_number(setting: str) -> float:
+    """The swept value of a one-option setting, where it is a number (else nan)."""
+    values = list((json.loads(setting) if setting else {}).values())
+    if len(values) == 1 and isinstance(values[0], int | float) and not isinstance(values[0], bool):
+        return float(values[0])
+    return NAN
 
 
 def _setting_label(setting: str) -> str:
