@@ -17,6 +17,7 @@ from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
+from dlperf.vocabulary import LANGUAGE_MODELS
 
 # The type an option's default implies (bool before int: True is an int in Python).
 _DEFAULT_TYPES: tuple[tuple[type | tuple[type, ...], dict[str, Any]], ...] = (
@@ -196,6 +197,13 @@ class Adapter(ABC):
 
     def is_oom(self, text: str) -> bool:
         return any(re.search(p, text) for p in self.oom_patterns)
+
+    def tokens_per_sample(self, cell: Cell, options: dict[str, Any]) -> int | None:
+        """A language model's tokens per sample (its sequence length: tokens/s = samples/s x
+        this); None for other models."""
+        if cell.model not in LANGUAGE_MODELS or "seq_len" not in options:
+            return None
+        return int(options["seq_len"])
 
     def describe(self) -> dict[str, Any]:
         """The adapter as a row of the report's frameworks table."""

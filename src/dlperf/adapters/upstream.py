@@ -262,6 +262,12 @@ class UpstreamAdapter(Adapter):
             )
         return None
 
+    def tokens_per_sample(self, cell: Cell, options: dict[str, Any]) -> int | None:
+        """The option seq_len where the source takes one, else the sequence its scripts train."""
+        if cell.model not in LANGUAGE_MODELS:
+            return None
+        return int(options.get("seq_len") or self.seq_len)
+
     def batch_size(self, cell: Cell, options: dict[str, Any]) -> int:
         """Samples per device of this cell (`max` resolved from option max_batch_size)."""
         if cell.batch_size == "max":

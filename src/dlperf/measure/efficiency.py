@@ -43,8 +43,10 @@ RUN_FIGURE_COLUMNS = [
     "comm_bytes",
     "explain_s",  # what the count, calibration and probe cost the run (their lines' `seconds`)
     "explain_trace",
+    "tokens_per_sample",  # a language model's sequence (its adapter's): tokens/s = samples/s x it
 ]
 CELL_FIGURE_COLUMNS = [
+    "tokens_per_sample",
     "achieved_tflops",
     "mfu_pct",
     "peak_tflops",

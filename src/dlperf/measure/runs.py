@@ -168,6 +168,8 @@ def _run_row(
                 parse_facts(logs), result, records, window, cell.layout.devices, formula
             )
             figures["reported_tflops_per_device"] = _reported(parsed, window, "tflops_per_device")
+            tokens = adapter.tokens_per_sample(cell, record.options)
+            figures["tokens_per_sample"] = float("nan") if tokens is None else tokens
         except (ParseError, OSError) as err:
             row |= {"status": Status.PARSE_ERROR, "status_detail": str(err)}
             records, result = [], None  # nothing of a run that failed a check is a measurement
