@@ -332,12 +332,13 @@ def _environment(fmt: str = "html") -> jinja2.Environment:
     env.filters["md"] = md_cell
     env.filters["code"] = code_span
     env.filters["fenced"] = fenced
-    env.globals["Status"] = Status  # the templates' status words: Status.OK, never "ok"
+    env.globals["Status"] = Status  # templates compare with Status.OK, never a spelled word
     return env
 
 
 def cell_text(cell: Any, t: Translator) -> str:
-    """A results-table cell without its footnote marks: "123.4 (1.85)", "OOM", "-", "failed"."""
+    """A results-table cell without its footnote marks: "123.4 (1.85)", "-", or its status in words
+    ("OOM")."""
     if cell.status == Status.OK:
         return f"{cell.throughput} ({cell.speedup})"
     if cell.status in (ABSENT, Status.MISSING):
