@@ -40,6 +40,7 @@ from dlperf.launch.facts import node_facts
 from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
 from dlperf.paths import RUN_MANIFEST_PATTERN
+from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
 REPO = Path(dlperf.__file__).resolve().parents[2]
@@ -257,7 +258,7 @@ def run_reference(
     earlier = _reference_result(log)
     if earlier:  # this command ran it before, in this work folder: going on, not redoing
         clock.say(f"reference loop: {model} {precision} b{batch}: kept from {log}")
-        return {"status": "ok", "log": log.name} | earlier
+        return {"status": Status.OK, "log": log.name} | earlier
     clock.say(f"reference loop: {model} {precision} b{batch}")
     try:
         with open(log, "w") as out:
@@ -265,13 +266,17 @@ def run_reference(
                 command, stdout=out, stderr=subprocess.STDOUT, timeout=REFERENCE_TIMEOUT_S
             )
     except subprocess.TimeoutExpired:
-        return {"status": "timeout", "detail": f"over {REFERENCE_TIMEOUT_S:.0f}s", "log": log.name}
+        return {
+            "status": Status.TIMEOUT,
+            "detail": f"over {REFERENCE_TIMEOUT_S:.0f}s",
+            "log": log.name,
+        }
     result = _reference_result(log)
     if finished.returncode != 0 or not result:
         tail = log.read_text().strip().splitlines()[-1:] or ["no output"]
-        return {"status": "failed", "detail": tail[0][:300], "log": log.name}
+        return {"status": Status.FAILED, "detail": tail[0][:300], "log": log.name}
     clock.say(f"reference loop: {result['throughput_samples_per_s']:.1f} samples/s")
-    return {"status": "ok", "log": log.name} | result
+    return {"status": Status.OK, "log": log.name} | result
 
 
 def _reference_result(log: Path) -> dict[str, Any] | None:

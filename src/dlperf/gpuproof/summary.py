@@ -95,7 +95,7 @@ def build(
     for stage in stages:
         entry: dict[str, Any] = {
             "number": stage.number,
-            "cells": {cell: cells.get(cell, {"status": "missing"}) for cell in stage.cells},
+            "cells": {cell: cells.get(cell, {"status": Status.MISSING}) for cell in stage.cells},
             "state": stage.state,
             "detail": stage.detail,
             "seconds": round(stage.seconds, 1),
@@ -147,7 +147,7 @@ def _versions(paths: ResultPaths, cells: list[str]) -> dict[str, str]:
 
 
 def _vs_reference(reference: dict[str, Any], cells: dict[str, Any]) -> dict[str, Any]:
-    if reference.get("status") != "ok":
+    if reference.get("status") != Status.OK:
         return {"ratio": None, "detail": f"reference {reference.get('status')}"}
     for cell, row in cells.items():
         median = row.get("throughput_median")
@@ -193,7 +193,7 @@ def device_clock_checks(
 def _search(paths: ResultPaths, cell: str) -> dict[str, Any]:
     path = paths.max_batch(cell).result
     if not path.exists():
-        return {"status": "missing"}
+        return {"status": Status.MISSING}
     found = json.loads(path.read_text())
     return {
         "status": found["status"],
@@ -338,7 +338,7 @@ def markdown(proof: dict[str, Any]) -> str:
     ] or ["- nothing: every case ran"]
     for case in proof["cases"]:
         reference = case.get("reference")
-        if reference and reference.get("status") != "ok":
+        if reference and reference.get("status") != Status.OK:
             lines.append(
                 f"- plain loop of case {case['number']}: {reference['status']}, {reference.get('detail')}"
             )

@@ -22,6 +22,7 @@ from dlperf.measure import ceiling
 from dlperf.measure.stats import RunThroughput, Window, window_records
 from dlperf.parse.facts import Fact, RunFacts
 from dlperf.parse.records import StepRecord
+from dlperf.status import Status
 
 NAN = math.nan
 RUN_FIGURE_COLUMNS = [
@@ -228,7 +229,7 @@ def add_ceiling(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     cells = cells.copy()
     by_id = cells.set_index("cell_id")
     bytes_of = (
-        runs[runs["status"] == "ok"].groupby("cell_id")["comm_bytes"].median()
+        runs[runs["status"] == Status.OK].groupby("cell_id")["comm_bytes"].median()
         if "comm_bytes" in runs and len(runs)
         else pd.Series(dtype=float)
     )

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from dlperf.measure.stats import median_ci_ranks, spread
+from dlperf.status import Status
 
 MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): MAD -> standard deviation for normal data
 MIN_REL_SCALE = 0.01  # the scale is never below 1 % of the median (see the module's rules)
@@ -110,7 +111,7 @@ def is_unstable(cv: float, threshold: float = DEFAULT_CV_THRESHOLD) -> bool:
 
 
 def _ok_values(runs: pd.DataFrame) -> pd.Series:
-    ok = runs[runs["status"] == "ok"]
+    ok = runs[runs["status"] == Status.OK]
     return pd.to_numeric(ok["throughput_samples_per_s"], errors="coerce")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from dlperf.matrix import CellSpec
 from dlperf.paths import ResultPaths
 from dlperf.plan.jobs import PlanError
+from dlperf.status import Status
 
 SCALING_RULE = (
     "scaled wall = reference start-up + reference workload time x (batch per device / "
@@ -149,7 +150,7 @@ def _measured(runs: list[TimedRun]) -> dict[str, _Measured]:
         by_cell.setdefault(run.cell_id, []).append(run)
     found = {}
     for cell_id, group in by_cell.items():
-        rows = [r for r in group if r.status == "ok"] or group
+        rows = [r for r in group if r.status == Status.OK] or group
         workload = [r.workload_wall_s for r in rows if r.workload_wall_s is not None]
         found[cell_id] = _Measured(
             statistics.median(r.wall_s for r in rows),

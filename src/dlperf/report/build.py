@@ -107,14 +107,14 @@ def explained(cells: pd.DataFrame, runs: pd.DataFrame) -> Explained:
 
 
 def _summary(measured: pd.DataFrame, runs: pd.DataFrame, order: Order, limits: Limits) -> Summary:
-    counts = measured["status"].replace("", "missing").value_counts().to_dict()
+    counts = measured["status"].replace("", Status.MISSING).value_counts().to_dict()
     statuses = tuple((s, int(counts[s])) for s in sort_statuses(counts))
     methods = sorted({m for value in measured["method"] for m in fmt.text(value).split(",") if m})
     frameworks = sorted(set(measured["framework"]), key=order.framework)
     return Summary(
         cells=len(measured),
         runs=len(runs),
-        runs_ok=int((runs["status"] == "ok").sum()) if len(runs) else 0,
+        runs_ok=int((runs["status"] == Status.OK).sum()) if len(runs) else 0,
         frameworks=tuple(dict.fromkeys(framework_name(f) for f in frameworks)),
         models=tuple(display_name(m) for m in sorted(set(measured["model"]), key=order.model)),
         statuses=statuses,
@@ -216,7 +216,7 @@ def _run_entries(runs: pd.DataFrame, limits: Limits) -> list[RunEntry]:
 
 def _run_entry(run: dict[str, Any], limits: Limits) -> RunEntry:
     first, last = run.get("window_first_step"), run.get("window_last_step")
-    ok = run["status"] == "ok"
+    ok = run["status"] == Status.OK
     return RunEntry(
         cell_id=run["cell_id"],
         repeat=fmt.integer(run["repeat"]),

@@ -25,11 +25,12 @@ from dlperf.report.reasons import (
 )
 from dlperf.status import Status
 
-# The order the section lists them in: no figure at all first, then figures to doubt.
+# The order the section lists them in: no figure at all first, then figures to doubt. A cell
+# skipped or missing has the caveat of that status's name.
 KINDS = (
     "runs_failed",
-    "skipped",
-    "missing",
+    Status.SKIPPED,
+    Status.MISSING,
     "unstable",
     "outliers",
     "no_speedup_baseline",
@@ -73,7 +74,7 @@ def _from_runs(runs: pd.DataFrame, limits: Limits) -> list[Caveat]:
         by_reason: dict[Text, list[dict[str, Any]]] = {}
         for row in by_repeat(group):
             by_reason.setdefault(run_reason(row, limits), []).append(row)
-        kind = "skipped" if status == Status.SKIPPED else "runs_failed"
+        kind = Status.SKIPPED if status == Status.SKIPPED else "runs_failed"
         for reason, rows in by_reason.items():
             out.append(Caveat(kind, str(cell_id), MEASURED, str(status), _repeats(rows), reason))
     if "outlier" in runs.columns:
@@ -104,12 +105,13 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
     }
     statuses = {(r["cell_id"], r["source"]): r["status"] for r in cells.to_dict("records")}
     for record in cells.to_dict("records"):
-        cell_id, source, status = record["cell_id"], record["source"], record["status"] or "missing"
+        cell_id, source = record["cell_id"], record["source"]
+        status = record["status"] or Status.MISSING
         reason = recorded(fmt.text(record.get("note")) or fmt.text(record.get("statuses")))
-        if status in ("missing", "") and source == MEASURED:
-            out.append(Caveat("missing", cell_id, source, "missing", (), ""))
+        if status in (Status.MISSING, "") and source == MEASURED:
+            out.append(Caveat(Status.MISSING, cell_id, source, Status.MISSING, (), ""))
         elif status in (*_FAILED, Status.SKIPPED) and cell_id not in has_runs:
-            kind = "skipped" if status == Status.SKIPPED else "runs_failed"
+            kind = Status.SKIPPED if status == Status.SKIPPED else "runs_failed"
             out.append(Caveat(kind, cell_id, source, status, (), reason))
         if record.get("unstable") is True:
             flags = cell_flags(record, runs_of(record), limits)
@@ -127,7 +129,7 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
             and not fmt.is_number(record["speedup"])
         ):
             base = Cell.parse(cell_id).baseline.id
-            base_status = statuses.get((base, source)) or "missing"
+            base_status = statuses.get((base, source)) or Status.MISSING
             if (base, source) not in ok_figures:
                 out.append(Caveat("no_speedup_baseline", cell_id, source, base_status, (), base))
     return out + _shared_cores(cells)

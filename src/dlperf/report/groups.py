@@ -122,7 +122,7 @@ class GroupBuilder:
                 if record is None:
                     continue
                 details.append(self._detail(column, record, extra))
-                if record["status"] == "ok" and fmt.is_number(record["throughput_median"]):
+                if record["status"] == Status.OK and fmt.is_number(record["throughput_median"]):
                     points.append(_point(column, record))
         return Group(
             slug=_slug(model, precision, str(table_batch)),
@@ -164,7 +164,7 @@ class GroupBuilder:
     def _detail(self, column: Column, record: dict[str, Any], figures: tuple[str, ...]) -> Detail:
         counts = [record[k] for k in ("runs_ok", "runs_done", "runs_planned")]
         runs = "/".join(fmt.integer(c) for c in counts) if all(map(fmt.is_number, counts)) else "-"
-        status = record["status"] or "missing"
+        status = record["status"] or Status.MISSING
         if status != Status.OK:
             # no figure for a cell without one, as its table shows (a published table may give a
             # failed cell's number): its status says why
@@ -264,7 +264,7 @@ class _Notes:
     def cell(self, record: dict[str, Any] | None) -> TableCell:
         if record is None:
             return TableCell("", ABSENT, "", "", ())
-        status = record["status"] or "missing"
+        status = record["status"] or Status.MISSING
         numbers = []
         if status in NOTED_STATUSES:
             reason = self._reason(record)
@@ -277,7 +277,7 @@ class _Notes:
                 if record["cell_id"] not in self.pattern_cells[pattern]:  # a baseline's same id
                     self.pattern_cells[pattern].append(record["cell_id"])
                 numbers.append(self.by_pattern[pattern])
-        ok = status == "ok"
+        ok = status == Status.OK
         return TableCell(
             cell_id=record["cell_id"],
             status=status,
@@ -304,7 +304,7 @@ class _Notes:
         if record["source"] != MEASURED or not self.runs_of.by_id:
             return recorded(record.get("statuses"))
         runs = self.runs_of(record)
-        return runs_reasons(runs[runs["status"] != "ok"], self.limits)
+        return runs_reasons(runs[runs["status"] != Status.OK], self.limits)
 
     def footnotes(self) -> tuple[Footnote, ...]:
         out = []

@@ -11,6 +11,7 @@ import pandas as pd
 from dlperf.report import fmt
 from dlperf.report.figures import HEADLINE_FIGURES, figure_keys, format_figure
 from dlperf.report.model import Group, Headline, HeadlineRow
+from dlperf.status import Status
 
 
 def headline(groups: Sequence[Group], cells: pd.DataFrame) -> Headline:
@@ -20,14 +21,14 @@ def headline(groups: Sequence[Group], cells: pd.DataFrame) -> Headline:
         for j, column in enumerate(group.columns):
             # rows are sorted by devices: the largest with a figure, else the largest there is
             present = [row for row in group.rows if row.cells[j].cell_id]
-            ok = [row for row in present if row.cells[j].status == "ok"]
+            ok = [row for row in present if row.cells[j].status == Status.OK]
             if present:
                 largest = (ok or present)[-1]
                 picked.append((group, j, by_id[(largest.cells[j].cell_id, column.source)]))
     keys = figure_keys(pd.DataFrame([p[2] for p in picked]), HEADLINE_FIGURES) if picked else ()
     rows = []
     for group, j, record in picked:
-        ok = record["status"] == "ok"
+        ok = record["status"] == Status.OK
         rows.append(
             HeadlineRow(
                 group_slug=group.slug,
@@ -37,7 +38,7 @@ def headline(groups: Sequence[Group], cells: pd.DataFrame) -> Headline:
                 column=group.columns[j].label,
                 layout=record["layout"],
                 devices=int(record["devices"]),
-                status=record["status"] or "missing",
+                status=record["status"] or Status.MISSING,
                 throughput=fmt.throughput(record["throughput_median"]) if ok else "",
                 speedup=fmt.speedup(record["speedup"]) if ok else "",
                 efficiency=fmt.percent(record["efficiency"]) if ok else "",

@@ -24,6 +24,7 @@ from dlperf.measure.stats import (
 )
 from dlperf.parse.records import Method, ParseError, StepRecord
 from dlperf.report import fmt
+from dlperf.status import Status
 
 PERCENTILES = (50, 75, 90, 95)
 NO_DDP = "noddp"
@@ -77,7 +78,7 @@ def _none(value: Any) -> Any:
 def _row(
     cell: dict[str, Any], runs: pd.DataFrame, steps: pd.DataFrame, window: Window
 ) -> LatencyRow | None:
-    ok = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["status"] == "ok")]
+    ok = runs[(runs["cell_id"] == cell["cell_id"]) & (runs["status"] == Status.OK)]
     pooled: list[tuple[float, float]] = []
     used = 0
     for run in ok.to_dict("records"):
@@ -111,7 +112,7 @@ def latency_tables(
     """One table per framework, model, precision, xla, batch size (and variant other than noddp)."""
     if not len(steps) or not len(runs):
         return []
-    measured = cells[(cells["source"] == "measured") & (cells["status"] == "ok")].copy()
+    measured = cells[(cells["source"] == "measured") & (cells["status"] == Status.OK)].copy()
     measured["table_variant"] = measured["variant"].replace(NO_DDP, "default")
     keys = ["framework", "model", "precision", "xla", "batch_size", "table_variant"]
     tables = []

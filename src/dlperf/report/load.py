@@ -368,7 +368,7 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
         figures = frame["throughput_median"]
         if "latency_ms" in frame.columns:
             figures = figures.where(figures.map(fmt.is_number), frame["latency_ms"])
-        frame["status"] = ["ok" if fmt.is_number(v) else "missing" for v in figures]
+        frame["status"] = [Status.OK if fmt.is_number(v) else Status.MISSING for v in figures]
     if "note" in frame.columns and "batch_size_resolved" not in frame.columns:
         frame["batch_size_resolved"] = [_noted_batch(n) for n in frame["note"]]
     frame["source"] = name

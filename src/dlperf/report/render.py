@@ -34,6 +34,7 @@ from dlperf.report.names import framework_name
 from dlperf.report.planinfo import plan_info
 from dlperf.report.provenance import read_manifests
 from dlperf.report.special import Table as SpecialTable
+from dlperf.status import Status
 from dlperf.util import atomic_write_text
 from dlperf.vocabulary import PRECISION_NAMES
 from dlperf.vocabulary import display_name as model_name
@@ -331,14 +332,16 @@ def _environment(fmt: str = "html") -> jinja2.Environment:
     env.filters["md"] = md_cell
     env.filters["code"] = code_span
     env.filters["fenced"] = fenced
+    env.globals["Status"] = Status  # templates compare with Status.OK, never a spelled word
     return env
 
 
 def cell_text(cell: Any, t: Translator) -> str:
-    """A results-table cell without its footnote marks: "123.4 (1.85)", "OOM", "-", "failed"."""
-    if cell.status == "ok":
+    """A results-table cell without its footnote marks: "123.4 (1.85)", "-", or its status in words
+    ("OOM")."""
+    if cell.status == Status.OK:
         return f"{cell.throughput} ({cell.speedup})"
-    if cell.status in (ABSENT, "missing"):
+    if cell.status in (ABSENT, Status.MISSING):
         return "-"
     return t(f"status.{cell.status}")
 
