@@ -996,3 +996,19 @@ def test_hugectr_vocabulary_and_embedding_width_as_dlperf_set_them(
                 sweep={"vocab_size": [3200000]},
             )
         )
+
+
+@pytest.mark.parametrize(
+    ("framework", "model", "options", "tokens"),
+    [
+        ("pytorch", "gpt", {"seq_len": 2048}, 2048),  # the built-in's option
+        ("pytorch", "bert_base", {}, 128),  # its default
+        ("pytorch", "resnet50", {}, None),  # not a language model
+        ("megatron", "gpt", {}, 2048),  # an upstream source's seq_len option
+        ("ngc_pytorch", "bert_base", {}, 128),  # the sequence its scripts train
+    ],
+)
+def test_tokens_per_sample_is_a_language_models_sequence(framework, model, options, tokens):
+    adapter = get_adapter(framework)
+    cell = Cell(framework, model, "amp", False, 8, Layout(1, 1), "default")
+    assert adapter.tokens_per_sample(cell, adapter.resolved_options(options)) == tokens

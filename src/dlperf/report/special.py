@@ -5,8 +5,8 @@
   OneFlow over HugeCTR);
 - InsightFace: per layout, the largest num_classes each framework trains (the value a
   `sweep: {num_classes: [max]}` search found), "OOM" where even the search's start ran out;
-- GPT: per configuration (layout, batch size, variant), each framework's sequences/s, achieved
-  TFLOP/s per device and MFU.
+- GPT: per configuration (layout, batch size, variant), each framework's sequences/s, tokens/s,
+  achieved TFLOP/s per device and MFU.
 
 Latency per iteration is a published table's own figure (column latency_ms), or the measured
 window's mean: the job's samples per iteration (batch per device x devices) over the cell's median
@@ -38,6 +38,7 @@ class Value:
     first: str  # W&D: latency ms; InsightFace: the largest value; GPT: achieved TFLOP/s
     second: str  # W&D: memory MiB; InsightFace: ""; GPT: MFU %
     third: str = ""  # GPT: sequences/s (what a published table without TFLOP/s prints)
+    fourth: str = ""  # GPT: tokens/s (sequences/s x tokens per sequence)
     plotted: tuple[float, float] = (NAN, NAN)  # first and second as numbers (nan: none), plotted
 
 
@@ -202,6 +203,9 @@ def _gpt_value(row: dict[str, Any] | None) -> Value:
         fmt.throughput(row.get("achieved_tflops")),
         f"{_number(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
         fmt.throughput(row.get("throughput_median")),
+        fmt.throughput(
+            _number(row.get("throughput_median")) * _number(row.get("tokens_per_sample"))
+        ),
         plotted=(_number(row.get("achieved_tflops")), _number(mfu)),
     )
 
