@@ -25,7 +25,7 @@ from dlperf.measure.tables import CELL_TABLE_COLUMNS, cells_table, planned_cells
 from dlperf.plan.rule import write_plan
 from dlperf.report import fmt, plots
 from dlperf.report import names as report_names
-from dlperf.report.i18n import catalog, languages, placeholders
+from dlperf.report.i18n import Phrase, Translator, catalog, english, languages, placeholders
 from dlperf.report.load import load_baseline
 from dlperf.report.render import load_report_data, make_plots, parse_target, render_reports
 
@@ -116,7 +116,7 @@ NODE_B = NODE_A | {"host": "node-b", "gpus": [], "cuda_driver_version": None, "t
 
 FAKE_ADAPTER = {
     "framework": "pytorch",
-    "display_name": "PyTorch (dlperf built-in)",
+    "display_name": Phrase.of("adapter.builtin", framework="PyTorch"),
     "version": "2.13.0",
     "launcher": "per_device",
     "environment": "envs/pytorch.yaml",
@@ -667,12 +667,15 @@ def test_the_report_says_what_a_framework_lacks_and_where_a_release_ran(tmp_path
     render_reports(config, cells, runs, outputs, generated_at=GENERATED_AT)
     en, zh = (path.read_text() for path in outputs)
     mxnet, tf2 = get_adapter("mxnet"), get_adapter("tensorflow2")
-    gpt = mxnet.lacks["gpt"]
-    ran = str(tf2.evidence_of("current"))
-    assert ran.startswith("runs in CI")
-    assert f"- {mxnet.display_name} does not run GPT: {gpt}" in en
-    assert f"- {tf2.display_name}, release `current`: {ran}" in en
-    assert f"不运行 GPT：原文“{gpt}”" in zh and f"的版本 `current`：原文“{ran}”" in zh
+    zh_says = Translator("zh").say
+    gpt, ran = mxnet.lacks["gpt"], tf2.evidence_of("current")
+    assert english(ran.phrase()).startswith("runs in CI: tests/")
+    assert f"- {english(mxnet.title())} does not run GPT: {english(gpt)}" in en
+    assert f"- {tf2.display_name}, release `current`: {english(ran.phrase())}" in en
+    # dlperf's own words in Chinese; the release's note, recorded text, marked as such
+    assert f"MXNet（dlperf 内置，GluonCV/GluonNLP 模型） 不运行 GPT：{zh_says(gpt)}" in zh
+    assert f"的版本 `current`：在 CI 中运行：原文“{ran.on}”" in zh
+    assert "GluonNLP 0.10 的库中没有" in zh_says(gpt)
     assert "does not run ResNet" not in en  # pytorch runs every model of the suite
 
 
@@ -958,7 +961,7 @@ def test_chinese_reads_as_chinese(rendered: dict[str, str]) -> None:
     english_words = re.compile(
         r"\b(?:the|of|and|per|runs?|cells?|layout|throughput|speedup|status|median)\b", re.I
     )
-    lines = zh.replace("PyTorch (dlperf built-in)", "PyTorch").splitlines()
+    lines = zh.splitlines()
     headers = [line for i, line in enumerate(lines[:-1]) if lines[i + 1].startswith("| ---")]
     for line in [line for line in lines if line.startswith("#")] + headers:
         if not line.startswith("# "):  # the title is the suite's own
@@ -1127,11 +1130,21 @@ def test_solver_status_in_words() -> None:
     assert zh.say(solver_text(MILP_METHOD, "No Solution Found")) == "分阶段 MILP，No Solution Found"
 
 
+def test_the_chinese_golden_has_none_of_dlperfs_own_english_sentences() -> None:
+    """Issue 16: the sentences dlperf writes (a built-in workload's name, its adapters' reasons)
+    come from the catalogs, so the Chinese golden has none of their English, which the English
+    golden keeps."""
+    en, zh = ((GOLDEN / f"report.{lang}.md").read_text(encoding="utf-8") for lang in ("en", "zh"))
+    assert "PyTorch (dlperf built-in)" in en and "PyTorch（dlperf 内置）" in zh
+    for sentence in ("dlperf built-in",):
+        assert sentence not in zh, sentence
+
+
 def test_chinese_report_words_what_dlperf_composes(rendered: dict[str, str]) -> None:
     """Issue 16: flags, outliers, the harness's verdicts and the solver's status are Chinese in
     report.zh; evidence (an error, a skip reason) stays verbatim, marked as the original text."""
     zh = rendered["report.zh.md"]
-    for english in (
+    for sentence in (
         "ran past the time limit",
         "out of memory (see log)",
         "below the median",
@@ -1139,7 +1152,7 @@ def test_chinese_report_words_what_dlperf_composes(rendered: dict[str, str]) -> 
         "optimal within",
         "phase MILP",
     ):
-        assert english not in zh, english
+        assert sentence not in zh, sentence
     assert "| 变异系数 2.7%，高于 2.0%；r3 离群 |" in zh
     assert "| MAD z = 4.2（低于中位数） |" in zh
     assert "失败：r1、r2、r3：原文“exit code 1: RuntimeError: boom”" in zh

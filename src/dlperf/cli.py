@@ -279,15 +279,16 @@ def _report(tables: list[Path], out: Path, name: str | None) -> int:
 def _adapters() -> int:
     from dlperf.adapters import REGISTRY
     from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
+    from dlperf.report.i18n import english
     from dlperf.vocabulary import MODELS
 
     for name, cls in REGISTRY.items():
         adapter = cls()
-        print(f"{name}: {adapter.display_name} [{adapter.launcher}] {adapter.version}")
+        print(f"{name}: {english(adapter.title())} [{adapter.launcher}] {adapter.version}")
         print(f"  models: {', '.join(adapter.models)}; environment: {adapter.environment}")
         for model in (m for m in MODELS if m not in adapter.models):
             if model in adapter.lacks:
-                print(f"  no {model}: {adapter.why_not(model)}")
+                print(f"  no {model}: {english(adapter.why_not(model))}")
         if isinstance(adapter, UpstreamAdapter):
             for release in (DEFAULT_RELEASE, *adapter.releases):
                 print(f"  release {release}: {adapter.evidence_of(release)}")

@@ -17,6 +17,7 @@ from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
+from dlperf.report.i18n import Phrase, Text, english
 from dlperf.vocabulary import LANGUAGE_MODELS
 
 # The type an option's default implies (bool before int: True is an int in Python).
@@ -72,13 +73,13 @@ class Adapter(ABC):
     """
 
     name: ClassVar[str]  # registry key; the `framework` of a case
-    display_name: ClassVar[str]  # column header in the report
+    display_name: ClassVar[str]  # the source's name (title(): the report's column header)
     version: ClassVar[str]  # upstream tag or framework version benchmarked
     launcher: ClassVar[Launcher]
     models: ClassVar[dict[str, ModelSource]]
     # model -> why this adapter does not run it, for a model of dlperf.vocabulary it lacks (an
     # upstream source that has no such benchmark needs no entry)
-    lacks: ClassVar[dict[str, str]] = {}
+    lacks: ClassVar[dict[str, Phrase]] = {}
     environment: ClassVar[str]  # an envs/ file, or a container image
     features: ClassVar[tuple[str, ...]] = ()  # DALI, Horovod, XLA, APEX...
     options: ClassVar[dict[str, Any]] = {}
@@ -101,8 +102,9 @@ class Adapter(ABC):
     def check_case(self, case: dict[str, Any]) -> None:
         """Raise ConfigError (message starts with the key path) for what this source cannot run."""
         if case["model"] not in self.models:
+            why = english(self.why_not(case["model"]))
             raise ConfigError(
-                f".model: {self.name} does not run {case['model']}: {self.why_not(case['model'])} "
+                f".model: {self.name} does not run {case['model']}: {why} "
                 f"(it runs: {', '.join(self.models)})"
             )
         blocks = [("options", case.get("options", {}))]
@@ -186,9 +188,15 @@ class Adapter(ABC):
         """Per-step records from this run's task logs (one per rank, or per node for PER_NODE).
         A parser may stop reading a rank's steps once it has `keep_iterations` (the window's)."""
 
-    def why_not(self, model: str) -> str:
-        """Why this adapter does not run `model`."""
-        return self.lacks.get(model) or f"{self.display_name} has no {model} benchmark"
+    def title(self) -> Text:
+        """What the report and `dlperf adapters` call this source (a built-in workload's says so)."""
+        return self.display_name
+
+    def why_not(self, model: str) -> Phrase:
+        """Why this adapter does not run `model` (i18n.english(...) words it in English)."""
+        return self.lacks.get(model) or Phrase.of(
+            "adapter.no_benchmark", framework=self.title(), model=model
+        )
 
     def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
         """Training FLOPs per sample by dlperf's formula for a run whose logs state none (an
@@ -209,7 +217,7 @@ class Adapter(ABC):
         """The adapter as a row of the report's frameworks table."""
         return {
             "framework": self.name,
-            "display_name": self.display_name,
+            "display_name": self.title(),
             "version": self.version,
             "launcher": str(self.launcher),
             "environment": self.environment,

@@ -11,6 +11,8 @@ from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.records import ParseError, ParseResult
+from dlperf.report.i18n import Phrase, Text
+from dlperf.vocabulary import display_name
 from dlperf.workloads import code_digest
 from dlperf.workloads.options import OPTIONS, command_flags
 
@@ -28,11 +30,9 @@ def has_cuda_hint() -> bool:
 
 
 # What the workloads without the special-case models say of them (dlperf adapters, the report)
-SPECIAL_CASES_LACKED: dict[str, str] = {
-    "wide_deep": "not written yet: dlperf's Wide & Deep is a PyTorch recipe and a Keras model "
-    "(JAX, TensorFlow)",
-    "insightface": "not written yet: dlperf's InsightFace is a PyTorch recipe and a Keras model "
-    "(JAX, TensorFlow)",
+SPECIAL_CASES_LACKED: dict[str, Phrase] = {
+    model: Phrase.of("adapter.lacks_not_written", model=display_name(model))
+    for model in ("wide_deep", "insightface")
 }
 # The tiny configuration of the workloads whose model_config takes transformers' names and
 # translates them to their library's (PaddlePaddle's PaddleNLP, MindSpore's MindFormers)
@@ -61,6 +61,8 @@ class BuiltinWorkload(Adapter):
     # The pinned pip requirements (envs/*.txt) of the workload's own virtual environment, built by
     # the workflow the first time a cell needs it; None: it runs in dlperf's own environment.
     requirements: ClassVar[str | None] = None
+    # The models' library in the report's name of the workload ("" for none): KerasHub models
+    models_library: ClassVar[str] = ""
     amp_on_cpu_note: ClassVar[str]  # why amp is skipped on a CPU without bf16 units
     options: ClassVar[dict[str, Any]] = {o.name: o.default for o in OPTIONS}
     option_types: ClassVar[dict[str, dict[str, Any]]] = {o.name: o.schema for o in OPTIONS}
@@ -71,6 +73,13 @@ class BuiltinWorkload(Adapter):
     # (tests/test_workload_contract.py) runs every model of every built-in adapter at it, and the
     # framework's own tests read it from here.
     tiny: ClassVar[dict[str, dict[str, Any]]]
+
+    def title(self) -> Text:
+        if self.models_library:
+            return Phrase.of(
+                "adapter.builtin_models", framework=self.display_name, models=self.models_library
+            )
+        return Phrase.of("adapter.builtin", framework=self.display_name)
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)

@@ -13,6 +13,7 @@ from dlperf.adapters.base import Adapter, ModelSource
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
+from dlperf.report.i18n import Phrase
 
 XLA_ONLY = (
     "JAX compiles the whole training step with XLA (jax.jit); it has no xla-off mode to measure "
@@ -76,12 +77,13 @@ KERAS_HUB_TINY: dict[str, dict[str, Any]] = {
     },
 }  # fmt: skip
 # What the Keras workloads (JAX and TensorFlow) do not run, and why (dlperf adapters says it).
-KERAS_LACKS: dict[str, str] = {}
+KERAS_LACKS: dict[str, Phrase] = {}
 
 
 class JaxBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "jax"
-    display_name: ClassVar[str] = "JAX (dlperf built-in, KerasHub models)"
+    display_name: ClassVar[str] = "JAX"
+    models_library: ClassVar[str] = "KerasHub"
     version: ClassVar[str] = (
         "dlperf workload; jax 0.10 + keras 3.15 (JAX backend) + keras-hub 0.32 models"
     )
@@ -91,7 +93,7 @@ class JaxBuiltin(BuiltinWorkload):
     )
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
-    lacks: ClassVar[dict[str, str]] = KERAS_LACKS
+    lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS
     environment: ClassVar[str] = "envs/jax.txt"
     requirements: ClassVar[str | None] = "envs/jax.txt"
     features: ClassVar[tuple[str, ...]] = (

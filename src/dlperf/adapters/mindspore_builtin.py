@@ -16,11 +16,13 @@ from dlperf.adapters.builtin import (
     TINY_IN_TRANSFORMERS_NAMES,
     BuiltinWorkload,
 )
+from dlperf.report.i18n import Phrase
 
 
 class MindSporeBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "mindspore_builtin"
-    display_name: ClassVar[str] = "MindSpore 2 (dlperf built-in, MindCV/MindFormers models)"
+    display_name: ClassVar[str] = "MindSpore 2"
+    models_library: ClassVar[str] = "MindCV/MindFormers"
     version: ClassVar[str] = (
         "dlperf workload; mindspore 2.7.2 + mindcv 0.3.0 + mindformers 1.3.2 models"
     )
@@ -52,7 +54,7 @@ class MindSporeBuiltin(BuiltinWorkload):
             "PyPI mindformers 1.3.2",
         ),
     }
-    lacks: ClassVar[dict[str, str]] = SPECIAL_CASES_LACKED
+    lacks: ClassVar[dict[str, Phrase]] = SPECIAL_CASES_LACKED
     tiny: ClassVar[dict[str, dict[str, Any]]] = TINY_IN_TRANSFORMERS_NAMES
     features: ClassVar[tuple[str, ...]] = (
         "GRAPH_MODE as XLA (PYNATIVE_MODE without)",

@@ -11,11 +11,13 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import SPECIAL_CASES_LACKED, BuiltinWorkload
+from dlperf.report.i18n import Phrase
 
 
 class MXNetBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "mxnet"
-    display_name: ClassVar[str] = "MXNet (dlperf built-in, GluonCV/GluonNLP models)"
+    display_name: ClassVar[str] = "MXNet"
+    models_library: ClassVar[str] = "GluonCV/GluonNLP"
     version: ClassVar[str] = (
         "dlperf workload; mxnet 1.9.1 + gluoncv 0.10.5.post0 + gluonnlp 0.10.0 models"
     )
@@ -35,11 +37,8 @@ class MXNetBuiltin(BuiltinWorkload):
             "v0.10.0",
         ),
     }
-    lacks: ClassVar[dict[str, str]] = {
-        "gpt": "GluonNLP 0.10's library has no decoder-only LM to train: gluonnlp.model holds "
-        "RNN language models (AWD-LSTM, StandardRNN, BigRNN) and the encoder-decoder Transformer "
-        "(its TransformerDecoder attends to an encoder's memory); its GPT-2 is example code, "
-        "scripts/text_generation/model/gpt.py, outside the installed package",
+    lacks: ClassVar[dict[str, Phrase]] = {
+        "gpt": Phrase.of("adapter.lacks_gluonnlp_gpt"),
         **SPECIAL_CASES_LACKED,
     }
     # threads left at 0 (cores / ranks), which the tests check MXNet's workload derives

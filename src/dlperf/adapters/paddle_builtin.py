@@ -11,11 +11,12 @@ from dlperf.adapters.builtin import (
     TINY_IN_TRANSFORMERS_NAMES,
     BuiltinWorkload,
 )
+from dlperf.report.i18n import Phrase
 
 
 class PaddleBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "paddlepaddle"
-    display_name: ClassVar[str] = "PaddlePaddle (dlperf built-in)"
+    display_name: ClassVar[str] = "PaddlePaddle"
     version: ClassVar[str] = "dlperf workload; paddlepaddle 3.3.1 + paddlenlp 2.8.1 models"
     module: ClassVar[str] = "dlperf.workloads.paddle_train"
     requirements: ClassVar[str | None] = "envs/paddlepaddle.txt"
@@ -42,7 +43,7 @@ class PaddleBuiltin(BuiltinWorkload):
             "v2.8.1",
         ),
     }
-    lacks: ClassVar[dict[str, str]] = SPECIAL_CASES_LACKED
+    lacks: ClassVar[dict[str, Phrase]] = SPECIAL_CASES_LACKED
     tiny: ClassVar[dict[str, dict[str, Any]]] = TINY_IN_TRANSFORMERS_NAMES
     features: ClassVar[tuple[str, ...]] = (
         "paddle.jit.to_static as XLA",

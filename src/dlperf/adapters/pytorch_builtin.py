@@ -10,7 +10,7 @@ from dlperf.adapters.builtin import BuiltinWorkload
 
 class PyTorchBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "pytorch"
-    display_name: ClassVar[str] = "PyTorch (dlperf built-in)"
+    display_name: ClassVar[str] = "PyTorch"
     version: ClassVar[str] = "dlperf workload; models from transformers configs"
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(

@@ -14,11 +14,13 @@ from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS, KERAS_HUB_TINY, KERAS_LACKS
+from dlperf.report.i18n import Phrase
 
 
 class TensorFlowBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "tensorflow"
-    display_name: ClassVar[str] = "TensorFlow 2 (dlperf built-in, KerasHub models)"
+    display_name: ClassVar[str] = "TensorFlow 2"
+    models_library: ClassVar[str] = "KerasHub"
     version: ClassVar[str] = (
         "dlperf workload; tensorflow 2.21 + keras 3.15 (TensorFlow backend) + keras-hub 0.32 models"
     )
@@ -28,7 +30,7 @@ class TensorFlowBuiltin(BuiltinWorkload):
     )
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
-    lacks: ClassVar[dict[str, str]] = KERAS_LACKS
+    lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS
     environment: ClassVar[str] = "envs/tensorflow.txt"
     requirements: ClassVar[str | None] = "envs/tensorflow.txt"
     features: ClassVar[tuple[str, ...]] = (

@@ -41,6 +41,7 @@ from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream import Parser, RunFacts
 from dlperf.parse.upstream.rows import rows_for
+from dlperf.report.i18n import Phrase, Text, english, recorded
 from dlperf.vocabulary import LANGUAGE_MODELS, PRECISIONS
 
 ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -57,14 +58,19 @@ class Ran(StrEnum):
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a release's adapter has been proven on (`dlperf adapters` and the report say it)."""
+    """What a release's adapter has been proven on (`dlperf adapters` and the report say it).
+    `on` is the release's own note, shown as recorded text; "" says the catalog's default (its
+    command and log lines were read from its code)."""
 
     ran: Ran = Ran.NEVER
-    on: str = "it needs a GPU or a container; its command and log lines were read from its code"
+    on: str = ""
+
+    def phrase(self) -> Phrase:
+        on: Text = recorded(self.on) if self.on else Phrase.of("adapter.evidence_read")
+        return Phrase.of(f"adapter.evidence_{self.ran}", on=on)
 
     def __str__(self) -> str:
-        how = {Ran.CI: "runs in CI", Ran.ONCE: "ran once by hand", Ran.NEVER: "never run here"}
-        return f"{how[self.ran]}: {self.on}"
+        return english(self.phrase())
 
 
 @dataclass(frozen=True)
@@ -214,7 +220,9 @@ class UpstreamAdapter(Adapter):
     def describe(self) -> dict[str, Any]:
         """The adapter's row, with what each release has been proven on (Evidence)."""
         releases = (DEFAULT_RELEASE, *self.releases)
-        return super().describe() | {"evidence": {r: str(self.evidence_of(r)) for r in releases}}
+        return super().describe() | {
+            "evidence": {r: self.evidence_of(r).phrase() for r in releases}
+        }
 
     def launch_of(self, options: Mapping[str, Any]) -> str:
         release = self.release(options)

@@ -104,3 +104,15 @@ class Translator:
             joined = self(text.sep).join(self.say(item) for item in text.items)
             return Md(joined) if self.markdown else joined
         return escape(text) if self.markdown else text
+
+
+def recorded(text: str) -> Text:
+    """Text kept as it was written (a framework's error, a release's note), marked as such in
+    every language (key reason.recorded); '' for none."""
+    return Phrase.of("reason.recorded", text=text) if text else ""
+
+
+def english(text: Text) -> str:
+    """A phrase in English, as dlperf's own messages outside the report say it (the CLI, an
+    error, a run's recorded detail): the wording lives in locales/en.yaml only."""
+    return Translator("en").say(text)

@@ -159,16 +159,16 @@ class RunEntry:
 @dataclass(frozen=True)
 class FrameworkRow:
     framework: str
-    display_name: str
+    display_name: Text
     version: str
     launcher: str
     environment: str
     features: tuple[str, ...]
     models: tuple[tuple[str, str], ...]  # (model name, source)
     # (model name, why) for the suite's models this framework does not run (its adapter's lacks)
-    lacking: tuple[tuple[str, str], ...] = ()
+    lacking: tuple[tuple[str, Text], ...] = ()
     # (release, where it has run for real) for each upstream release the suite's cases use
-    ran: tuple[tuple[str, str], ...] = ()
+    ran: tuple[tuple[str, Text], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ class Summary:
     cells: int
     runs: int
     runs_ok: int
-    frameworks: tuple[str, ...]
+    frameworks: tuple[Text, ...]
     models: tuple[str, ...]
     statuses: tuple[tuple[str, int], ...]  # cell status -> count, worst first after ok
     methods: tuple[str, ...]

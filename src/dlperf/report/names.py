@@ -15,7 +15,7 @@ def framework_info(name: str) -> dict[str, Any] | None:
     return REGISTRY[name]().describe() if name in REGISTRY else None
 
 
-def framework_name(framework: str) -> str:
+def framework_name(framework: str) -> Text:
     info = framework_info(framework)
     return info["display_name"] if info else framework
 

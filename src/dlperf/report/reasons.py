@@ -21,6 +21,7 @@ import pandas as pd
 from dlperf.measure.variance import VarianceSettings, outlier_scores
 from dlperf.report import fmt
 from dlperf.report.i18n import Phrase, Series, Text
+from dlperf.report.i18n import recorded as as_recorded
 from dlperf.report.load import MEASURED
 from dlperf.status import Status
 
@@ -51,8 +52,7 @@ def _number(value: Any) -> float:
 def recorded(text: Any) -> Text:
     """Text a record holds as evidence (an error, a skip reason, a published remark), verbatim
     and marked as such; '' for none."""
-    text = fmt.shorten(fmt.text(text))
-    return Phrase.of("reason.recorded", text=text) if text else ""
+    return as_recorded(fmt.shorten(fmt.text(text)))
 
 
 def repeat_name(repeat: Any) -> str:

@@ -208,7 +208,7 @@ def group_title(group: Group, t: Translator) -> str:
 def latency_title(table: LatencyTable, t: Translator) -> str:
     title = t(
         "latency.title",
-        framework=framework_name(table.framework),
+        framework=t.say(framework_name(table.framework)),
         model=model_name(table.model),
         precision=PRECISION_NAMES.get(table.precision, table.precision),
         batch_size=table.batch_size,
