@@ -1,0 +1,54 @@
+"""The suite schema's defaults, read from the schema that owns them (schemas/config.schema.yaml).
+
+A validated suite has every default filled in already (dlperf.config): code handed one indexes
+it directly. This is for code that may be handed a dict the schema never filled (a caller's
+partial settings, a suite file read as it is written) and needs a key's default.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+SCHEMA_FILE = "schemas/config.schema.yaml"  # in the dlperf package
+
+
+@cache
+def schema_data() -> dict[str, Any]:
+    """The schema file as written, parsed once per process (callers copy before they change it)."""
+    text = resources.files("dlperf").joinpath(SCHEMA_FILE).read_text()
+    # libyaml's loader where PyYAML has it: 2 ms, not 17, on every start of the workflow
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def suite_default(*keys: str) -> Any:
+    """The default of a suite key, by its path: suite_default("variance", "max_cv_pct") is 5.
+
+    A key the schema gives no default is a KeyError naming it: the caller asked for a fact the
+    schema does not own.
+    """
+    data = schema_data()
+    node = data
+    for i, key in enumerate(keys):
+        while "$ref" in node:  # "#/$defs/site"
+            node = _resolve(data, node["$ref"])
+        try:
+            node = node["properties"][key]
+        except KeyError:
+            raise KeyError(f"the suite schema has no key {'.'.join(keys[: i + 1])}") from None
+    if "default" not in node and "$ref" in node:
+        node = _resolve(data, node["$ref"])
+    if "default" not in node:
+        raise KeyError(f"the suite schema gives {'.'.join(keys)} no default")
+    return copy.deepcopy(node["default"])
+
+
+def _resolve(data: dict[str, Any], ref: str) -> dict[str, Any]:
+    node = data
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[part]
+    return node
