@@ -53,11 +53,12 @@ def site_of(
     gpus_per_node: int | None = None,
     exclusive: bool | None = None,
 ) -> tuple[Site, str]:
-    """The campaign's cluster: flags, else the config's `site`, else what the suite needs."""
-    site = config.get("site", {})
+    """The campaign's cluster: flags, else the validated config's `site`, else what the suite
+    needs."""
+    site = config["site"]
     origin = []
     if nodes is None:
-        nodes = int(site.get("nodes", 0))
+        nodes = int(site["nodes"])
         if nodes <= 0:
             nodes = max(s.cell.layout.nodes for s in specs)
             origin.append(f"nodes: {nodes}, the widest layout's (site.nodes unset)")
@@ -66,7 +67,7 @@ def site_of(
     else:
         origin.append(f"nodes: {nodes} from --nodes")
     if gpus_per_node is None:
-        gpus_per_node = int(site.get("gpus_per_node_max", 8))
+        gpus_per_node = int(site["gpus_per_node_max"])
         key = "site.gpus_per_node_max"
         if gpus_per_node <= 0:
             gpus_per_node = max(s.cell.layout.gpus_per_node for s in specs)
@@ -75,7 +76,7 @@ def site_of(
     else:
         origin.append(f"GPUs per node: {gpus_per_node} from --gpus-per-node")
     if exclusive is None:
-        exclusive = bool(site.get("exclusive", False))
+        exclusive = bool(site["exclusive"])
         origin.append(f"{'exclusive' if exclusive else 'shared'} from site.exclusive")
     else:
         origin.append(f"{'exclusive' if exclusive else 'shared'} from the flag")
