@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from dlperf.errors import ConfigError
+from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     share = plan.add_mutually_exclusive_group()
     share.add_argument("--shared", dest="exclusive", action="store_false", default=None)
     share.add_argument("--exclusive", dest="exclusive", action="store_true", default=None)
-    plan.add_argument("--time-limit-s", type=_above(0), default=4.0, help="solver time limit")
+    plan.add_argument(
+        "--time-limit-s",
+        type=_above(0),
+        default=DEFAULT_TIME_LIMIT_S,
+        help="solver time limit",
+    )
     plan.add_argument("--runs", action="store_true", help="also print every run's planned start")
 
     diff = sub.add_parser(

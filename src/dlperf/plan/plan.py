@@ -17,10 +17,8 @@ from tabulate import tabulate
 from dlperf.config import Suite
 from dlperf.matrix import CellSpec
 from dlperf.plan.durations import SCALING_RULE, SOURCES, CellDuration, cell_durations, read_runs
-from dlperf.plan.jobs import Job, PlanError, Schedule, Site
+from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S, Job, PlanError, Schedule, Site
 from dlperf.plan.schedule import check_fits, schedule_campaign
-
-DEFAULT_TIME_LIMIT_S = 4.0
 
 
 @dataclass(frozen=True)
