@@ -74,8 +74,9 @@ class BuiltinWorkload(Adapter):
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)
-        sharding = {case.get("options", {}).get("sharding", "ddp")}
-        sharding |= {o.get("sharding", "ddp") for o in case.get("precision_options", {}).values()}
+        ddp = self.options["sharding"]  # the option's default (dlperf.workloads.options)
+        sharding = {case.get("options", {}).get("sharding", ddp)}
+        sharding |= {o.get("sharding", ddp) for o in case.get("precision_options", {}).values()}
         sharding |= set(case.get("sweep", {}).get("sharding", []))
         if "fsdp" in sharding and case["model"] not in self.sharded_models:
             has = ", ".join(sorted(self.sharded_models)) or "no model"
