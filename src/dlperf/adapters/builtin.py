@@ -59,7 +59,8 @@ class BuiltinWorkload(Adapter):
     epoch_step_stamps: ClassVar[bool] = True  # workloads.common.step_clock
     module: ClassVar[str]  # e.g. dlperf.workloads.torch_train
     # The pinned pip requirements (envs/*.txt) of the workload's own virtual environment, built by
-    # the workflow the first time a cell needs it; None: it runs in dlperf's own environment.
+    # the workflow the first time a cell needs it, and so its `environment` too (set from it by
+    # __init_subclass__); None: it runs in dlperf's own environment, which it names.
     requirements: ClassVar[str | None] = None
     amp_on_cpu_note: ClassVar[str]  # why amp is skipped on a CPU without bf16 units
     options: ClassVar[dict[str, Any]] = {o.name: o.default for o in OPTIONS}
@@ -71,6 +72,17 @@ class BuiltinWorkload(Adapter):
     # (tests/test_workload_contract.py) runs every model of every built-in adapter at it, and the
     # framework's own tests read it from here.
     tiny: ClassVar[dict[str, dict[str, Any]]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A workload with requirements of its own has them as its environment: stated once."""
+        super().__init_subclass__(**kwargs)
+        if cls.requirements:
+            if "environment" in vars(cls):
+                raise TypeError(
+                    f"{cls.__name__}: its environment is its requirements ({cls.requirements}); "
+                    "state requirements only"
+                )
+            cls.environment = cls.requirements
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)

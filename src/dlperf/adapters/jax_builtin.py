@@ -92,7 +92,6 @@ class JaxBuiltin(BuiltinWorkload):
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, str]] = KERAS_LACKS
-    environment: ClassVar[str] = "envs/jax.txt"
     requirements: ClassVar[str | None] = "envs/jax.txt"
     features: ClassVar[tuple[str, ...]] = (
         "XLA (jax.jit, always)",

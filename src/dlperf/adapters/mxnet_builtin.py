@@ -53,7 +53,6 @@ class MXNetBuiltin(BuiltinWorkload):
             },
         },
     }  # fmt: skip
-    environment: ClassVar[str] = "envs/mxnet.txt"
     requirements: ClassVar[str | None] = "envs/mxnet.txt"
     features: ClassVar[tuple[str, ...]] = (
         "hybridize() as XLA",
