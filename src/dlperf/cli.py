@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from dlperf.errors import ConfigError
+from dlperf.paths import RESULTS
 from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S
 
 
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument(
         "--results",
         type=_folder,
-        default=Path("results"),
+        default=RESULTS,
         help="earlier results for run durations (default: results, if there)",
     )
     plan.add_argument("--nodes", type=int, help="nodes for the campaign (default: site.nodes)")

@@ -39,7 +39,7 @@ from dlperf.gpuproof.summary import Stage
 from dlperf.launch.facts import node_facts
 from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
-from dlperf.paths import RUN_MANIFEST_PATTERN
+from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN, RUNS, ResultPaths
 from dlperf.util import atomic_write_json
 
 REPO = Path(dlperf.__file__).resolve().parents[2]
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         suite_file = write_suite(base, [s.case for s in done], work)
         code, _ = snakemake(work, suite_file, [], clock.left() + REPORT_RESERVE_S / 2)
         report_state = "made" if code == 0 else f"Snakemake exit {code}: see snakemake.log"
-    proof = summary.build(work / "results", stages, facts, base, report_state)
+    proof = summary.build(work / RESULTS, stages, facts, base, report_state)
     atomic_write_json(work / "proof.json", proof)
     (work / "proof.md").write_text(summary.markdown(proof))
     files = pack(work, args.out.resolve())
@@ -206,7 +206,7 @@ def run_stage(
         stage.state, stage.detail = "failed", f"Snakemake exit {code} (see snakemake.log)"
     else:
         stage.state = "done"
-    statuses = summary.run_statuses(work / "results", stage.cells)
+    statuses = summary.run_statuses(work / RESULTS, stage.cells)
     clock.say(f"{label}: {stage.state} in {stage.seconds:.0f}s; runs {statuses or 'none'}")
 
 
@@ -327,7 +327,7 @@ def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> 
             return process.returncode, True
 
 
-PACKED_REPORTS = ("report.en.html", "report.zh.html", "report.en.md")
+PACKED_REPORTS = (("en", "html"), ("zh", "html"), ("en", "md"))  # (language, format)
 
 
 def pack(work: Path, out: Path) -> list[Path]:
@@ -337,16 +337,16 @@ def pack(work: Path, out: Path) -> list[Path]:
     files = []
     for name in ("proof.md", "proof.json"):
         files.append(_copy(work / name, out / name))
-    for name in PACKED_REPORTS:
-        path = work / "results" / "report" / name
+    results = ResultPaths(work / RESULTS)
+    for lang, fmt in PACKED_REPORTS:
+        path = results.report(lang, fmt)
         if path.exists():
-            files.append(_copy(path, out / name))
-    results = work / "results"
+            files.append(_copy(path, out / path.name))
     files.append(
         _tar(
             out / "tables.tar.gz",
             work,
-            [results / "tables", results / "json", work / "suite.yaml"],
+            [results.tables, results.json, work / "suite.yaml"],
         )
     )
     files.append(
@@ -354,9 +354,9 @@ def pack(work: Path, out: Path) -> list[Path]:
             out / "logs.tar.gz",
             work,
             [
-                results / "runs",
-                results / "maxbatch",
-                results / "logs",
+                results.root / RUNS,
+                results.root / "maxbatch",
+                results.root / "logs",
                 work / "logs",
                 work / "snakemake.log",
             ],

@@ -16,6 +16,7 @@ from tabulate import tabulate
 
 from dlperf.config import Suite
 from dlperf.matrix import CellSpec
+from dlperf.paths import RESULTS
 from dlperf.plan.durations import SCALING_RULE, SOURCES, CellDuration, cell_durations, read_runs
 from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S, Job, PlanError, Schedule, Site
 from dlperf.plan.schedule import check_fits, schedule_campaign
@@ -109,7 +110,7 @@ def _check_site(specs: list[CellSpec], site: Site, origin: str) -> None:
 
 def make_plan(
     config: dict[str, Any],
-    results: Path = Path("results"),
+    results: Path = RESULTS,
     *,
     nodes: int | None = None,
     gpus_per_node: int | None = None,
