@@ -116,6 +116,7 @@ def test_a_default_is_read_from_the_schema_that_fills_it(root):
     assert suite_default("variance", "max_cv_pct") == filled["variance"]["max_cv_pct"] == 5
     assert suite_default("site", "environments", "root") == ".dlperf/envs"
     assert suite_default("site", "nodes") == filled["site"]["nodes"] == 0
+    assert suite_default("cases", "precision") == filled["cases"][0]["precision"] == ["fp32"]
     with pytest.raises(KeyError, match="adaptive_repeats.max no default"):
         suite_default("adaptive_repeats", "max")
     with pytest.raises(KeyError, match="no key variance.max_cv\\b"):

@@ -26,7 +26,8 @@ def schema_data() -> dict[str, Any]:
 
 
 def suite_default(*keys: str) -> Any:
-    """The default of a suite key, by its path: suite_default("variance", "max_cv_pct") is 5.
+    """The default of a suite key, by its path: suite_default("variance", "max_cv_pct") is 5;
+    a case's key is under "cases": suite_default("cases", "precision") is ["fp32"].
 
     A key the schema gives no default is a KeyError naming it: the caller asked for a fact the
     schema does not own.
@@ -34,21 +35,25 @@ def suite_default(*keys: str) -> Any:
     data = schema_data()
     node = data
     for i, key in enumerate(keys):
-        while "$ref" in node:  # "#/$defs/site"
-            node = _resolve(data, node["$ref"])
+        node = _resolve_node(data, node)
+        if "properties" not in node and "items" in node:  # a list's items: cases
+            node = _resolve_node(data, node["items"])
         try:
             node = node["properties"][key]
         except KeyError:
             raise KeyError(f"the suite schema has no key {'.'.join(keys[: i + 1])}") from None
-    if "default" not in node and "$ref" in node:
-        node = _resolve(data, node["$ref"])
+    if "default" not in node:
+        node = _resolve_node(data, node)
     if "default" not in node:
         raise KeyError(f"the suite schema gives {'.'.join(keys)} no default")
     return copy.deepcopy(node["default"])
 
 
-def _resolve(data: dict[str, Any], ref: str) -> dict[str, Any]:
-    node = data
-    for part in ref.removeprefix("#/").split("/"):
-        node = node[part]
+def _resolve_node(data: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """The schema a `$ref` ("#/$defs/site") points to; any other node as it is."""
+    while "$ref" in node:
+        target = data
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
     return node

@@ -33,9 +33,11 @@ from typing import Any
 import yaml
 
 import dlperf
+from dlperf.adapters import get_adapter
 from dlperf.config import Suite, load
+from dlperf.defaults import suite_default
 from dlperf.gpuproof import summary
-from dlperf.gpuproof.summary import Stage
+from dlperf.gpuproof.summary import Stage, suite_window
 from dlperf.launch.facts import node_facts
 from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
@@ -224,7 +226,7 @@ def is_reference_case(case: dict[str, Any]) -> bool:
     return (
         case["framework"] == "pytorch"
         and case["model"] in MODELS
-        and not any(case.get("xla", [False]))
+        and not any(case.get("xla", suite_default("cases", "xla")))
         and all(isinstance(b, int) for b in case["batch_size"])
     )
 
@@ -232,12 +234,12 @@ def is_reference_case(case: dict[str, Any]) -> bool:
 def run_reference(
     case: dict[str, Any], base: dict[str, Any], work: Path, clock: Clock
 ) -> dict[str, Any]:
-    """The plain loop at the case's first precision and batch size, with the suite's window."""
-    options = case.get("options", {})
-    window = base.get("window", {})
-    warmup, measure = window.get("warmup", 20), window.get("measure", 100)
+    """The plain loop at the case's first precision and batch size, with the suite's window.
+    The suite is as written (a key left out: the schema's default; an option: the adapter's)."""
+    options = get_adapter(case["framework"]).options | case.get("options", {})
+    warmup, measure = suite_window(base)
     model, batch = case["model"], case["batch_size"][0]
-    precision = case.get("precision", ["fp32"])[0]
+    precision = case.get("precision", suite_default("cases", "precision"))[0]
     command = [
         sys.executable, "-m", "dlperf.gpuproof.reference",
         "--model", model,
@@ -245,10 +247,10 @@ def run_reference(
         "--precision", precision,
         "--warmup", str(warmup),
         "--measure", str(measure),
-        "--image-size", str(options.get("image_size", 224)),
-        "--seq-len", str(options.get("seq_len", 128)),
-        "--max-predictions", str(options.get("max_predictions", 20)),
-        "--model-config", json.dumps(options.get("model_config", {})),
+        "--image-size", str(options["image_size"]),
+        "--seq-len", str(options["seq_len"]),
+        "--max-predictions", str(options["max_predictions"]),
+        "--model-config", json.dumps(options["model_config"]),
     ]  # fmt: skip
     # the log is kept for the next call: its name says exactly what it measured
     digest = hashlib.sha1(" ".join(command[3:]).encode()).hexdigest()[:10]
