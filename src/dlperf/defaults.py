@@ -8,6 +8,7 @@ partial settings, a suite file read as it is written) and needs a key's default.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -47,6 +48,12 @@ def suite_default(*keys: str) -> Any:
     if "default" not in node:
         raise KeyError(f"the suite schema gives {'.'.join(keys)} no default")
     return copy.deepcopy(node["default"])
+
+
+def case_setting(case: Mapping[str, Any], key: str) -> Any:
+    """A case's `key`, or the schema's default where the case leaves it out (adapters check
+    cases validated or not)."""
+    return case[key] if key in case else suite_default("cases", key)
 
 
 def _resolve_node(data: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource
 from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 
@@ -106,7 +107,7 @@ class JaxBuiltin(BuiltinWorkload):
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)
-        if True not in case.get("xla", [False]):
+        if True not in case_setting(case, "xla"):
             raise ConfigError(
                 f".xla: {self.name} runs only with xla on (the step is always jax.jit-compiled); "
                 "set xla: [true]"

@@ -35,7 +35,7 @@ import yaml
 import dlperf
 from dlperf.adapters import get_adapter
 from dlperf.config import Suite, load
-from dlperf.defaults import suite_default
+from dlperf.defaults import case_setting
 from dlperf.gpuproof import summary
 from dlperf.gpuproof.summary import Stage, suite_window
 from dlperf.launch.facts import node_facts
@@ -226,7 +226,7 @@ def is_reference_case(case: dict[str, Any]) -> bool:
     return (
         case["framework"] == "pytorch"
         and case["model"] in MODELS
-        and not any(case.get("xla", suite_default("cases", "xla")))
+        and not any(case_setting(case, "xla"))
         and all(isinstance(b, int) for b in case["batch_size"])
     )
 
@@ -239,7 +239,7 @@ def run_reference(
     options = get_adapter(case["framework"]).options | case.get("options", {})
     warmup, measure = suite_window(base)
     model, batch = case["model"], case["batch_size"][0]
-    precision = case.get("precision", suite_default("cases", "precision"))[0]
+    precision = case_setting(case, "precision")[0]
     command = [
         sys.executable, "-m", "dlperf.gpuproof.reference",
         "--model", model,
