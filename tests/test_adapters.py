@@ -212,6 +212,21 @@ def test_registry_keys_are_the_schema_frameworks():
     assert set(UPSTREAM) == frameworks - builtin  # every adapter is one or the other
 
 
+def test_a_built_in_workloads_requirements_are_its_environment_stated_once():
+    """Issue 16: an adapter with requirements of its own states them once; its environment is
+    them. The one without (PyTorch, in dlperf's environment) names its environment."""
+    builtin = {n: c for n, c in REGISTRY.items() if issubclass(c, BuiltinWorkload)}
+    own = {n: c for n, c in builtin.items() if c.requirements}
+    assert {"jax", "paddlepaddle", "mxnet", "mindspore_builtin", "tensorflow"} <= set(own)
+    assert all(c.environment == c.requirements for c in own.values())
+    assert builtin["pytorch"].requirements is None
+    assert builtin["pytorch"].environment == "envs/pytorch.yaml"
+    with pytest.raises(TypeError, match="state requirements only"):
+        type(
+            "Twice", (BuiltinWorkload,), {"requirements": "envs/x.txt", "environment": "envs/x.txt"}
+        )
+
+
 # ---------------------------------------------------------------------------------- commands
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlperf.campaign import PLAN_TIME_LIMIT_S, RULE_CODE, Campaign, job_function, rule_code
+from dlperf.campaign import RULE_CODE, Campaign, job_function, rule_code
 from dlperf.errors import ConfigError
 from dlperf.launch.record import measure_of
+from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = {
@@ -156,7 +157,7 @@ def test_the_plan_orders_every_run_and_its_param_states_its_limit(tmp_path, monk
     assert min(p for (_, r), p in plan.priorities.items() if r == 1) > max(
         p for (_, r), p in plan.priorities.items() if r == 2
     )
-    assert json.loads(c.plan_params())["time_limit_s"] == PLAN_TIME_LIMIT_S
+    assert json.loads(c.plan_params())["time_limit_s"] == WORKFLOW_TIME_LIMIT_S
 
 
 def test_a_missing_baseline_stops_before_anything_runs_naming_its_key(tmp_path, monkeypatch):

@@ -107,6 +107,22 @@ def test_schema_framework_enum_matches_registry(root):
     assert schema()["$defs"]["case"]["properties"]["framework"]["enum"] == list(REGISTRY)
 
 
+def test_a_default_is_read_from_the_schema_that_fills_it(root):
+    """Issue 16: code handed an unvalidated dict reads a default from the schema, the one owner;
+    it is the value validation fills in, through the site's $ref too."""
+    from dlperf.defaults import suite_default
+
+    filled = validate(minimal())
+    assert suite_default("variance", "max_cv_pct") == filled["variance"]["max_cv_pct"] == 5
+    assert suite_default("site", "environments", "root") == ".dlperf/envs"
+    assert suite_default("site", "nodes") == filled["site"]["nodes"] == 0
+    assert suite_default("cases", "precision") == filled["cases"][0]["precision"] == ["fp32"]
+    with pytest.raises(KeyError, match="adaptive_repeats.max no default"):
+        suite_default("adaptive_repeats", "max")
+    with pytest.raises(KeyError, match="no key variance.max_cv\\b"):
+        suite_default("variance", "max_cv")
+
+
 # --- errors say where: the file and line, or --config, and the key ------------------------------
 
 

@@ -27,15 +27,11 @@ from dlperf.launch.record import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
-from dlperf.plan.jobs import PlanError
+from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S, PlanError
 from dlperf.plan.maxbatch import recorded_search_digest, search_params, searched
 from dlperf.plan.plan import make_plan, plan_text, run_priorities
 from dlperf.util import json_digest, stamp_inputs
 
-# The solver's limit for the plan made when the workflow starts (every run and dry run waits for
-# it); the plan rule makes the same plan with the same limit, so the report states the one
-# followed.
-PLAN_TIME_LIMIT_S = 2.0
 T = TypeVar("T")
 # processes the tables rule reads runs with at most: a Slurm login node, where it runs, is shared
 TABLES_READERS = 4
@@ -118,7 +114,10 @@ class Campaign:
         """The campaign's plan (pulp), logged in every run and dry run."""
         try:
             plan = make_plan(
-                self.config, self.results.root, time_limit_s=PLAN_TIME_LIMIT_S, **self.plan_site()
+                self.config,
+                self.results.root,
+                time_limit_s=WORKFLOW_TIME_LIMIT_S,
+                **self.plan_site(),
             )
         except PlanError as err:
             return PlanOutcome({}, f"dlperf plan: no schedule: {err}", False)
@@ -304,7 +303,7 @@ class Campaign:
         settings = self._settings(PLAN_KEYS) | {
             "results": str(self.results.root),
             "plan_site": self.plan_site(),  # this machine, when local
-            "time_limit_s": PLAN_TIME_LIMIT_S,
+            "time_limit_s": WORKFLOW_TIME_LIMIT_S,
         }
         return json.dumps(settings, sort_keys=True, default=str)
 
@@ -386,9 +385,10 @@ class Campaign:
 # Editing any of it remakes what the rule made, and never reruns a run: an upgrade of dlperf that
 # judges runs differently (a new check of a record) rebuilds the tables that showed them.
 _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
-              "launch/record.py", "config.py", "layers.py", "schemas", "errors.py", "jsontypes.py",
-              "logline.py", "matrix.py", "paths.py", "status.py", "util.py", "vocabulary.py",
-              "flops.py", "peaks.py", "workloads/__init__.py", "workloads/options.py")  # fmt: skip
+              "launch/record.py", "config.py", "defaults.py", "layers.py", "schemas", "errors.py",
+              "jsontypes.py", "logline.py", "matrix.py", "paths.py", "status.py", "util.py",
+              "vocabulary.py", "flops.py", "peaks.py", "workloads/__init__.py",
+              "workloads/options.py")  # fmt: skip
 RULE_CODE = {
     "tables": (*_CORE_CODE, "workflow.py"),
     "repeat_decision": _CORE_CODE,

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 from dlperf.errors import ConfigError
+from dlperf.paths import RESULTS
+from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument(
         "--results",
         type=_folder,
-        default=Path("results"),
+        default=RESULTS,
         help="earlier results for run durations (default: results, if there)",
     )
     plan.add_argument("--nodes", type=int, help="nodes for the campaign (default: site.nodes)")
@@ -59,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     share = plan.add_mutually_exclusive_group()
     share.add_argument("--shared", dest="exclusive", action="store_false", default=None)
     share.add_argument("--exclusive", dest="exclusive", action="store_true", default=None)
-    plan.add_argument("--time-limit-s", type=_above(0), default=4.0, help="solver time limit")
+    plan.add_argument(
+        "--time-limit-s",
+        type=_above(0),
+        default=DEFAULT_TIME_LIMIT_S,
+        help="solver time limit",
+    )
     plan.add_argument("--runs", action="store_true", help="also print every run's planned start")
 
     diff = sub.add_parser(

@@ -14,14 +14,14 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
+from dlperf.defaults import SCHEMA_FILE, schema_data
 from dlperf.errors import ConfigError
 from dlperf.layers import Layer, key_path, read_layer
 from dlperf.matrix import CellSpec, expand_case, sweep_slug
@@ -32,18 +32,12 @@ DEFAULT_SUITE = "config/config.yaml"
 CLI = "--config"
 
 
-@cache
-def _schema_text() -> str:
-    return resources.files("dlperf").joinpath("schemas/config.schema.yaml").read_text()
-
-
 def schema() -> dict[str, Any]:
     """The suite schema, with the framework and model names taken from their registries."""
     from dlperf.adapters import REGISTRY
     from dlperf.vocabulary import DEVICES, MODELS, PRECISIONS
 
-    # libyaml's loader where PyYAML has it: 2 ms, not 17, on every start of the workflow
-    loaded = yaml.load(_schema_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loaded = copy.deepcopy(schema_data())  # parsed once (dlperf.defaults); filled here
     case = loaded["$defs"]["case"]["properties"]
     case["framework"]["enum"] = list(REGISTRY)
     case["model"]["enum"] = list(MODELS)
@@ -53,7 +47,7 @@ def schema() -> dict[str, Any]:
 
 
 def schema_path() -> Path:
-    return Path(str(resources.files("dlperf").joinpath("schemas/config.schema.yaml")))
+    return Path(str(resources.files("dlperf").joinpath(SCHEMA_FILE)))
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:

@@ -32,7 +32,6 @@ from typing import Any
 
 from dlperf.util import atomic_write_json
 
-DEFAULT_ROOT = ".dlperf/envs"
 RECORD = "dlperf-environment.json"  # written last: its presence means the environment is ready
 BUILD_TIMEOUT_S = 3600
 

@@ -65,12 +65,17 @@ class RunPaths:
     @property
     def json(self) -> Path:
         """The DDP-benchmark-style JSON of this run (derived; lives outside the raw folder)."""
-        return self.root / "json" / self.cell_id / f"r{self.repeat}.json"
+        return run_json(ResultPaths(self.root).json, self.cell_id, self.repeat)
 
     @property
     def submitter_log(self) -> Path:
         """The Snakemake job's log: what the submitter said while it waited."""
         return self.root / "logs" / "run_cell" / self.cell_id / f"r{self.repeat}.log"
+
+
+def run_json(folder: Path, cell_id: str, repeat: int) -> Path:
+    """A run's JSON in a folder of them (ResultPaths.json, or the tables rule's output)."""
+    return folder / cell_id / f"r{repeat}.json"
 
 
 @dataclass(frozen=True)

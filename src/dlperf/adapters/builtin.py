@@ -59,7 +59,8 @@ class BuiltinWorkload(Adapter):
     epoch_step_stamps: ClassVar[bool] = True  # workloads.common.step_clock
     module: ClassVar[str]  # e.g. dlperf.workloads.torch_train
     # The pinned pip requirements (envs/*.txt) of the workload's own virtual environment, built by
-    # the workflow the first time a cell needs it; None: it runs in dlperf's own environment.
+    # the workflow the first time a cell needs it, and so its `environment` too (set from it by
+    # __init_subclass__); None: it runs in dlperf's own environment, which it names.
     requirements: ClassVar[str | None] = None
     # The models' library in the report's name of the workload ("" for none): KerasHub models
     models_library: ClassVar[str] = ""
@@ -74,6 +75,17 @@ class BuiltinWorkload(Adapter):
     # framework's own tests read it from here.
     tiny: ClassVar[dict[str, dict[str, Any]]]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A workload with requirements of its own has them as its environment: stated once."""
+        super().__init_subclass__(**kwargs)
+        if cls.requirements:
+            if "environment" in vars(cls):
+                raise TypeError(
+                    f"{cls.__name__}: its environment is its requirements ({cls.requirements}); "
+                    "state requirements only"
+                )
+            cls.environment = cls.requirements
+
     def title(self) -> Text:
         if self.models_library:
             return Phrase.of(
@@ -83,8 +95,9 @@ class BuiltinWorkload(Adapter):
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)
-        sharding = {case.get("options", {}).get("sharding", "ddp")}
-        sharding |= {o.get("sharding", "ddp") for o in case.get("precision_options", {}).values()}
+        ddp = self.options["sharding"]  # the option's default (dlperf.workloads.options)
+        sharding = {case.get("options", {}).get("sharding", ddp)}
+        sharding |= {o.get("sharding", ddp) for o in case.get("precision_options", {}).values()}
         sharding |= set(case.get("sweep", {}).get("sharding", []))
         if "fsdp" in sharding and case["model"] not in self.sharded_models:
             has = ", ".join(sorted(self.sharded_models)) or "no model"

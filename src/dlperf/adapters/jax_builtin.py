@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource
 from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.report.i18n import Phrase
@@ -94,7 +95,6 @@ class JaxBuiltin(BuiltinWorkload):
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS
-    environment: ClassVar[str] = "envs/jax.txt"
     requirements: ClassVar[str | None] = "envs/jax.txt"
     features: ClassVar[tuple[str, ...]] = (
         "XLA (jax.jit, always)",
@@ -109,7 +109,7 @@ class JaxBuiltin(BuiltinWorkload):
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)
-        if True not in case.get("xla", [False]):
+        if True not in case_setting(case, "xla"):
             raise ConfigError(
                 f".xla: {self.name} runs only with xla on (the step is always jax.jit-compiled); "
                 "set xla: [true]"

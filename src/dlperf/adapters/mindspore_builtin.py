@@ -28,7 +28,6 @@ class MindSporeBuiltin(BuiltinWorkload):
     )
     module: ClassVar[str] = "dlperf.workloads.mindspore_train"
     requirements: ClassVar[str | None] = "envs/mindspore.txt"
-    environment: ClassVar[str] = "envs/mindspore.txt"
     amp_on_cpu_note: ClassVar[str] = (
         "measures no mixed-precision hardware (MindSpore's amp runs float16 there: its CPU "
         "Conv2D has no bfloat16 kernel)"

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.launchers import stop_after_prefix
 from dlperf.adapters.upstream import Release, UpstreamAdapter, flag_bool, upstream_options
+from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import (
@@ -103,7 +104,7 @@ class MindSpore(UpstreamAdapter):
         super().check_case(case)
         if case["model"] != "bert_base":
             return
-        for precision in case.get("precision", ["fp32"]):
+        for precision in case_setting(case, "precision"):
             options = {
                 **case.get("options", {}),
                 **case.get("precision_options", {}).get(precision, {}),
@@ -115,7 +116,7 @@ class MindSpore(UpstreamAdapter):
                     f".precision: {self.name} release current runs bert_base in amp only, not "
                     f"{precision} (run_pretrain.py computes in the yaml's float16; no flag sets it)"
                 )
-            if not all(case.get("xla", [False])):
+            if not all(case_setting(case, "xla")):
                 raise ConfigError(
                     f".xla: {self.name} release current runs bert_base with XLA on only: "
                     "run_pretrain.py turns graph kernel fusion on for every GPU run"

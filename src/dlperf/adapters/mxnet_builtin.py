@@ -52,7 +52,6 @@ class MXNetBuiltin(BuiltinWorkload):
             },
         },
     }  # fmt: skip
-    environment: ClassVar[str] = "envs/mxnet.txt"
     requirements: ClassVar[str | None] = "envs/mxnet.txt"
     features: ClassVar[tuple[str, ...]] = (
         "hybridize() as XLA",

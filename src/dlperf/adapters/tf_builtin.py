@@ -31,7 +31,6 @@ class TensorFlowBuiltin(BuiltinWorkload):
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS
-    environment: ClassVar[str] = "envs/tensorflow.txt"
     requirements: ClassVar[str | None] = "envs/tensorflow.txt"
     features: ClassVar[tuple[str, ...]] = (
         "tf.function(jit_compile=True) as XLA",

@@ -36,6 +36,7 @@ from dlperf.adapters.launchers import (
     stop_after_prefix,
     worker_logs,
 )
+from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
@@ -155,30 +156,30 @@ class UpstreamAdapter(Adapter):
                     f".options.release: {self.name} release {name} has no {model} benchmark "
                     f"(it has: {', '.join(release.models) or 'none'})"
                 )
-        if any(case.get("xla", [False])) and model not in self.xla_models:
+        if any(case_setting(case, "xla")) and model not in self.xla_models:
             can = ", ".join(sorted(self.xla_models)) or "none"
             raise ConfigError(
                 f".xla: {self.name} cannot run {model} with XLA on (models with XLA: {can})"
             )
         allowed = self.precisions.get(model, PRECISIONS)
-        for precision in case.get("precision", ["fp32"]):
+        for precision in case_setting(case, "precision"):
             if precision not in allowed:
                 raise ConfigError(
                     f".precision: {self.name} runs {model} in {', '.join(allowed)} only, not {precision}"
                 )
-        variant = case.get("variant", "default")
+        variant = case_setting(case, "variant")
         variants = self.allowed_variants(model)
         if variant not in variants:
             raise ConfigError(
                 f".variant: {self.name} runs {model} as variant {' or '.join(sorted(variants))}, not {variant!r}"
             )
-        for precision in case.get("precision", ["fp32"]):
+        for precision in case_setting(case, "precision"):
             options = self.resolved_options(
                 {**case.get("options", {}), **case.get("precision_options", {}).get(precision, {})}
             )
             check_common_options(options)
             if "max" in case["batch_size"]:
-                for xla in case.get("xla", [False]):
+                for xla in case_setting(case, "xla"):
                     resolve_max_batch(options["max_batch_size"], self.name, model, precision, xla)
 
     def option_schema(self, key: str) -> dict[str, Any]:

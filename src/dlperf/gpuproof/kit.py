@@ -33,13 +33,15 @@ from typing import Any
 import yaml
 
 import dlperf
+from dlperf.adapters import get_adapter
 from dlperf.config import Suite, load
+from dlperf.defaults import case_setting
 from dlperf.gpuproof import summary
-from dlperf.gpuproof.summary import Stage
+from dlperf.gpuproof.summary import Stage, suite_window
 from dlperf.launch.facts import node_facts
 from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
-from dlperf.paths import RUN_MANIFEST_PATTERN
+from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN, RUNS, ResultPaths
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         suite_file = write_suite(base, [s.case for s in done], work)
         code, _ = snakemake(work, suite_file, [], clock.left() + REPORT_RESERVE_S / 2)
         report_state = "made" if code == 0 else f"Snakemake exit {code}: see snakemake.log"
-    proof = summary.build(work / "results", stages, facts, base, report_state)
+    proof = summary.build(work / RESULTS, stages, facts, base, report_state)
     atomic_write_json(work / "proof.json", proof)
     (work / "proof.md").write_text(summary.markdown(proof))
     files = pack(work, args.out.resolve())
@@ -207,7 +209,7 @@ def run_stage(
         stage.state, stage.detail = "failed", f"Snakemake exit {code} (see snakemake.log)"
     else:
         stage.state = "done"
-    statuses = summary.run_statuses(work / "results", stage.cells)
+    statuses = summary.run_statuses(work / RESULTS, stage.cells)
     clock.say(f"{label}: {stage.state} in {stage.seconds:.0f}s; runs {statuses or 'none'}")
 
 
@@ -225,7 +227,7 @@ def is_reference_case(case: dict[str, Any]) -> bool:
     return (
         case["framework"] == "pytorch"
         and case["model"] in MODELS
-        and not any(case.get("xla", [False]))
+        and not any(case_setting(case, "xla"))
         and all(isinstance(b, int) for b in case["batch_size"])
     )
 
@@ -233,12 +235,12 @@ def is_reference_case(case: dict[str, Any]) -> bool:
 def run_reference(
     case: dict[str, Any], base: dict[str, Any], work: Path, clock: Clock
 ) -> dict[str, Any]:
-    """The plain loop at the case's first precision and batch size, with the suite's window."""
-    options = case.get("options", {})
-    window = base.get("window", {})
-    warmup, measure = window.get("warmup", 20), window.get("measure", 100)
+    """The plain loop at the case's first precision and batch size, with the suite's window.
+    The suite is as written (a key left out: the schema's default; an option: the adapter's)."""
+    options = get_adapter(case["framework"]).options | case.get("options", {})
+    warmup, measure = suite_window(base)
     model, batch = case["model"], case["batch_size"][0]
-    precision = case.get("precision", ["fp32"])[0]
+    precision = case_setting(case, "precision")[0]
     command = [
         sys.executable, "-m", "dlperf.gpuproof.reference",
         "--model", model,
@@ -246,10 +248,10 @@ def run_reference(
         "--precision", precision,
         "--warmup", str(warmup),
         "--measure", str(measure),
-        "--image-size", str(options.get("image_size", 224)),
-        "--seq-len", str(options.get("seq_len", 128)),
-        "--max-predictions", str(options.get("max_predictions", 20)),
-        "--model-config", json.dumps(options.get("model_config", {})),
+        "--image-size", str(options["image_size"]),
+        "--seq-len", str(options["seq_len"]),
+        "--max-predictions", str(options["max_predictions"]),
+        "--model-config", json.dumps(options["model_config"]),
     ]  # fmt: skip
     # the log is kept for the next call: its name says exactly what it measured
     digest = hashlib.sha1(" ".join(command[3:]).encode()).hexdigest()[:10]
@@ -332,7 +334,7 @@ def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> 
             return process.returncode, True
 
 
-PACKED_REPORTS = ("report.en.html", "report.zh.html", "report.en.md")
+PACKED_REPORTS = (("en", "html"), ("zh", "html"), ("en", "md"))  # (language, format)
 
 
 def pack(work: Path, out: Path) -> list[Path]:
@@ -342,16 +344,16 @@ def pack(work: Path, out: Path) -> list[Path]:
     files = []
     for name in ("proof.md", "proof.json"):
         files.append(_copy(work / name, out / name))
-    for name in PACKED_REPORTS:
-        path = work / "results" / "report" / name
+    results = ResultPaths(work / RESULTS)
+    for lang, fmt in PACKED_REPORTS:
+        path = results.report(lang, fmt)
         if path.exists():
-            files.append(_copy(path, out / name))
-    results = work / "results"
+            files.append(_copy(path, out / path.name))
     files.append(
         _tar(
             out / "tables.tar.gz",
             work,
-            [results / "tables", results / "json", work / "suite.yaml"],
+            [results.tables, results.json, work / "suite.yaml"],
         )
     )
     files.append(
@@ -359,9 +361,9 @@ def pack(work: Path, out: Path) -> list[Path]:
             out / "logs.tar.gz",
             work,
             [
-                results / "runs",
-                results / "maxbatch",
-                results / "logs",
+                results.root / RUNS,
+                results.root / "maxbatch",
+                results.root / "logs",
                 work / "logs",
                 work / "snakemake.log",
             ],

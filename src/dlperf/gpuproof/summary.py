@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf import logline
+from dlperf.defaults import suite_default
 from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell
 from dlperf.measure.efficiency import CELL_FIGURE_COLUMNS
@@ -72,6 +73,15 @@ def run_statuses(results: Path, cells: list[str]) -> str:
     return " ".join(f"{k}:{v}" for k, v in sorted(counts.items()))
 
 
+def suite_window(suite: dict[str, Any]) -> tuple[int, int]:
+    """(warmup, measure) steps of a suite as written: a key left out is the schema's default."""
+    window = suite.get("window", {})
+    warmup, measure = (
+        int(window.get(k, suite_default("window", k))) for k in ("warmup", "measure")
+    )
+    return warmup, measure
+
+
 def build(
     results: Path,
     stages: list[Stage],
@@ -81,8 +91,7 @@ def build(
 ) -> dict[str, Any]:
     paths = ResultPaths(results)
     cells = _cells(paths)
-    window = suite.get("window", {})
-    warmup, measure = int(window.get("warmup", 20)), int(window.get("measure", 100))
+    warmup, measure = suite_window(suite)
     proof: dict[str, Any] = {
         "suite": suite.get("name"),
         "window": {"warmup": warmup, "measure": measure},

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dlperf.matrix import Cell
-from dlperf.paths import RunPaths
+from dlperf.paths import RESULTS, RunPaths
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Harness:
     local_devices: int = (
         0  # devices the local backend may use: CPUs, or GPUs when it trains on them
     )
-    results_root: str = "results"
+    results_root: str = str(RESULTS)
 
 
 def harness_json(config: dict[str, Any]) -> str:
@@ -44,7 +44,7 @@ class RunSpec:
     time_limit_min: float
     backend: str
     allocation: dict[str, Any]
-    results_root: str = "results"
+    results_root: str = str(RESULTS)
     env: dict[str, str] = field(default_factory=dict)
     container: dict[str, Any] | None = None  # site.container (Slurm backend only)
     port: int | None = (

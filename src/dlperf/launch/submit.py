@@ -53,7 +53,7 @@ def build_spec(
         backend=harness.backend,
         allocation=allocation.as_dict(),
         results_root=harness.results_root,
-        env=dict(site.get("env", {})),
+        env=dict(site["env"]),
         container=site.get("container") if harness.backend == "slurm" else None,
         port=_free_port() if harness.backend == "local" else None,
         submitter_pid=os.getpid() if harness.backend == "local" else None,
@@ -90,23 +90,23 @@ def _slurm_params(site: dict[str, Any]) -> dict[str, Any]:
     for key in ("partition", "account", "qos", "constraint"):
         if site.get(key):
             params[f"slurm_{key}"] = site[key]
-    if site.get("mem_gb"):
+    if site["mem_gb"]:
         params["mem_gb"] = site["mem_gb"]
-    if site.get("setup"):
+    if site["setup"]:
         params["slurm_setup"] = list(site["setup"])
-    extra = dict(site.get("extra_args", {}))
+    extra = dict(site["extra_args"])
     if "requeue" not in extra and "no-requeue" not in extra:
         # a run Slurm requeued after a node failure would mix two attempts' outcome files:
         # the job ends as NODE_FAIL and the run is recorded as failed
         extra["no-requeue"] = True
-    if site.get("exclusive"):
+    if site["exclusive"]:
         extra["exclusive"] = True
     if extra:
         params["slurm_additional_parameters"] = extra
     container = site.get("container")
-    if container and container.get("runtime", "pyxis") == "pyxis":
+    if container and container["runtime"] == "pyxis":
         srun = [f"--container-image={container['image']}"]
-        if container.get("mounts"):
+        if container["mounts"]:
             srun.append("--container-mounts=" + ",".join(container["mounts"]))
         params["slurm_srun_args"] = srun
     return params
@@ -199,21 +199,17 @@ def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str
     requirements = getattr(adapter, "requirements", None)
     if not requirements:
         return spec, None
-    settings = harness.site.get("environments", {})
-    site_python = settings.get("python", {}).get(adapter.name)
+    settings = harness.site["environments"]
+    site_python = settings["python"].get(adapter.name)
     if site_python:
         record = environments.site_python_record(adapter.name, site_python)
     else:
         workflow_dir = Path(os.environ.get("DLPERF_WORKFLOW_DIR", "."))
-        env = environments.environment_for(
-            workflow_dir / requirements, Path(settings.get("root", environments.DEFAULT_ROOT))
-        )
+        env = environments.environment_for(workflow_dir / requirements, Path(settings["root"]))
         record = environments.ensure(env)
     # the workload imports dlperf's stdlib-only modules, and nothing else of dlperf's environment;
     # a site's interpreter keeps the PYTHONPATH the site set up for it (`module load` sets one)
-    pythonpath = str(
-        environments.dlperf_only_path(Path(settings.get("root", environments.DEFAULT_ROOT)))
-    )
+    pythonpath = str(environments.dlperf_only_path(Path(settings["root"])))
     inherited = os.environ.get("PYTHONPATH") if site_python else None
     env_vars = spec.env | {
         "PYTHONPATH": os.pathsep.join(

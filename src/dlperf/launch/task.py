@@ -184,9 +184,9 @@ def exit_text(code: int) -> str:
 
 def in_container(command: list[str], container: dict[str, Any] | None) -> list[str]:
     """Wrap a command for apptainer; pyxis containers are set on srun by the submitter instead."""
-    if not container or container.get("runtime", "pyxis") != "apptainer":
+    if not container or container["runtime"] != "apptainer":
         return command
-    binds = [f"--bind={mount}" for mount in container.get("mounts", [])]
+    binds = [f"--bind={mount}" for mount in container["mounts"]]
     return ["apptainer", "exec", "--nv", *binds, container["image"], *command]
 
 

@@ -45,7 +45,7 @@ def decide(
         return Decision(
             cell_id, runs, 0, False, "no ok run: more repeats give no figure", None, None
         )
-    advice = repeats_needed(ok, adaptive["ci_width_pct"] / 100, adaptive.get("level", 0.95), top)
+    advice = repeats_needed(ok, adaptive["ci_width_pct"] / 100, adaptive["level"], top)
     width = advice.rel_ci_width if math.isfinite(advice.rel_ci_width) else None
     level = advice.ci_level if math.isfinite(advice.ci_level) else None
     if runs >= top:

@@ -33,7 +33,7 @@ from dlperf.parse.checks import (
 )
 from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, ParseResult, StepRecord
-from dlperf.paths import RunPaths
+from dlperf.paths import RunPaths, run_json
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
@@ -291,7 +291,7 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
         if run.result
         else {},
     }
-    atomic_write_json(root / row["cell_id"] / f"r{row['repeat']}.json", data, indent=None)
+    atomic_write_json(run_json(root, row["cell_id"], row["repeat"]), data, indent=None)
 
 
 def _finite(value: Any) -> Any:

@@ -39,13 +39,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dlperf.defaults import suite_default
 from dlperf.measure.stats import median_ci_ranks, spread
 from dlperf.status import Status
 
 MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): MAD -> standard deviation for normal data
 MIN_REL_SCALE = 0.01  # the scale is never below 1 % of the median (see the module's rules)
-DEFAULT_K = 3.0
-DEFAULT_CV_THRESHOLD = 0.05
 MIN_RUNS_FOR_OUTLIERS = 3
 
 
@@ -53,19 +52,21 @@ MIN_RUNS_FOR_OUTLIERS = 3
 class VarianceSettings:
     """The suite's `variance` key: outlier limit in robust scales, CV above which a cell is unstable."""
 
-    outlier_mads: float = DEFAULT_K
-    max_cv: float = DEFAULT_CV_THRESHOLD  # a fraction (the config says percent)
+    outlier_mads: float
+    max_cv: float  # a fraction (the config says percent)
 
     @classmethod
     def from_config(cls, variance: dict[str, Any] | None) -> VarianceSettings:
+        """From a `variance` key, validated or not (None, or a key left out: the schema's default)."""
         variance = variance or {}
-        return cls(
-            float(variance.get("outlier_mads", DEFAULT_K)),
-            float(variance.get("max_cv_pct", DEFAULT_CV_THRESHOLD * 100)) / 100,
-        )
+
+        def setting(key: str) -> float:
+            return float(variance[key] if key in variance else suite_default("variance", key))
+
+        return cls(setting("outlier_mads"), setting("max_cv_pct") / 100)
 
 
-DEFAULT_VARIANCE = VarianceSettings()
+DEFAULT_VARIANCE = VarianceSettings.from_config(None)  # the schema's: 3 scales, CV 5 %
 
 
 def robust_scale(values: Sequence[float]) -> float:
@@ -79,7 +80,7 @@ def robust_scale(values: Sequence[float]) -> float:
     return max(MAD_SCALE * mad, MIN_REL_SCALE * abs(statistics.median(finite)))
 
 
-def outlier_mask(values: Sequence[float], k: float = DEFAULT_K) -> list[bool]:
+def outlier_mask(values: Sequence[float], k: float = DEFAULT_VARIANCE.outlier_mads) -> list[bool]:
     """True for each value more than k robust scales from the median (see the module's rules)."""
     values = [float(v) for v in values]
     finite = [v for v in values if math.isfinite(v)]
@@ -105,7 +106,7 @@ def robust_z(values: Sequence[float]) -> list[float]:
     return [(v - median) / scale if math.isfinite(v) else math.nan for v in values]
 
 
-def is_unstable(cv: float, threshold: float = DEFAULT_CV_THRESHOLD) -> bool:
+def is_unstable(cv: float, threshold: float = DEFAULT_VARIANCE.max_cv) -> bool:
     """CV above the threshold; a missing CV (nan: one run) is not instability."""
     return bool(math.isfinite(cv) and cv > threshold)
 
@@ -115,7 +116,7 @@ def _ok_values(runs: pd.DataFrame) -> pd.Series:
     return pd.to_numeric(ok["throughput_samples_per_s"], errors="coerce")
 
 
-def run_outliers(runs: pd.DataFrame, k: float = DEFAULT_K) -> pd.Series:
+def run_outliers(runs: pd.DataFrame, k: float = DEFAULT_VARIANCE.outlier_mads) -> pd.Series:
     """Per run row (same index as ``runs``): is it an outlier among its cell's ok runs?
 
     Needs columns cell_id, status, throughput_samples_per_s. Runs that are not ok are False.
@@ -141,7 +142,7 @@ def _number(value: float) -> str:
     return f"{value:.1f}"
 
 
-def outlier_details(runs: pd.DataFrame, k: float = DEFAULT_K) -> pd.DataFrame:
+def outlier_details(runs: pd.DataFrame, k: float = DEFAULT_VARIANCE.outlier_mads) -> pd.DataFrame:
     """Per run row: ``outlier`` (bool) and ``outlier_detail`` (why, or '' for a run that is not).
 
     E.g. "4.1 vs median 57.0 samples/s: 52.9 away > 3 x scale 0.57".
@@ -198,7 +199,9 @@ def _repeat(value: Any) -> str:
 
 
 def cell_variance(
-    runs: pd.DataFrame, k: float = DEFAULT_K, cv_threshold: float = DEFAULT_CV_THRESHOLD
+    runs: pd.DataFrame,
+    k: float = DEFAULT_VARIANCE.outlier_mads,
+    cv_threshold: float = DEFAULT_VARIANCE.max_cv,
 ) -> pd.DataFrame:
     """Per cell: outlier_runs (count), throughput_cv (as in the cells table) and unstable.
 

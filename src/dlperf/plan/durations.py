@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from dlperf.matrix import CellSpec
-from dlperf.paths import ResultPaths
+from dlperf.paths import RESULTS, ResultPaths
 from dlperf.plan.jobs import PlanError
 from dlperf.status import Status
 
@@ -118,9 +118,9 @@ def no_runs_note(results: Path) -> str | None:
     nearby = [
         folder
         for folder, table in [
-            (results.parent, results / "runs.tsv"),  # DIR is results/tables
+            (results.parent, results / ResultPaths(results).runs.name),  # DIR is results/tables
             (results.parent, ResultPaths(results.parent).runs),  # DIR is results/runs
-            (results / "results", ResultPaths(results / "results").runs),  # DIR holds results/
+            (results / RESULTS, ResultPaths(results / RESULTS).runs),  # DIR holds results/
         ]
         if table.is_file()
     ]

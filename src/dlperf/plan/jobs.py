@@ -7,6 +7,13 @@ from dataclasses import dataclass
 
 from dlperf.errors import ConfigError
 
+# The plan solver's time limit, in seconds. `dlperf plan` (its --time-limit-s, and make_plan's
+# default) may wait longer for a better order than the plan the workflow makes when it starts,
+# which every run and dry run waits for; the plan rule makes that same plan with the same limit,
+# so the report states the one followed.
+DEFAULT_TIME_LIMIT_S = 4.0
+WORKFLOW_TIME_LIMIT_S = 2.0
+
 
 class PlanError(ConfigError):
     """A plan that cannot be made; the message says what to change."""

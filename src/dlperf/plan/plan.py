@@ -16,11 +16,10 @@ from tabulate import tabulate
 
 from dlperf.config import Suite
 from dlperf.matrix import CellSpec
+from dlperf.paths import RESULTS
 from dlperf.plan.durations import SCALING_RULE, SOURCES, CellDuration, cell_durations, read_runs
-from dlperf.plan.jobs import Job, PlanError, Schedule, Site
+from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S, Job, PlanError, Schedule, Site
 from dlperf.plan.schedule import check_fits, schedule_campaign
-
-DEFAULT_TIME_LIMIT_S = 4.0
 
 
 @dataclass(frozen=True)
@@ -53,11 +52,12 @@ def site_of(
     gpus_per_node: int | None = None,
     exclusive: bool | None = None,
 ) -> tuple[Site, str]:
-    """The campaign's cluster: flags, else the config's `site`, else what the suite needs."""
-    site = config.get("site", {})
+    """The campaign's cluster: flags, else the validated config's `site`, else what the suite
+    needs."""
+    site = config["site"]
     origin = []
     if nodes is None:
-        nodes = int(site.get("nodes", 0))
+        nodes = int(site["nodes"])
         if nodes <= 0:
             nodes = max(s.cell.layout.nodes for s in specs)
             origin.append(f"nodes: {nodes}, the widest layout's (site.nodes unset)")
@@ -66,7 +66,7 @@ def site_of(
     else:
         origin.append(f"nodes: {nodes} from --nodes")
     if gpus_per_node is None:
-        gpus_per_node = int(site.get("gpus_per_node_max", 8))
+        gpus_per_node = int(site["gpus_per_node_max"])
         key = "site.gpus_per_node_max"
         if gpus_per_node <= 0:
             gpus_per_node = max(s.cell.layout.gpus_per_node for s in specs)
@@ -75,7 +75,7 @@ def site_of(
     else:
         origin.append(f"GPUs per node: {gpus_per_node} from --gpus-per-node")
     if exclusive is None:
-        exclusive = bool(site.get("exclusive", False))
+        exclusive = bool(site["exclusive"])
         origin.append(f"{'exclusive' if exclusive else 'shared'} from site.exclusive")
     else:
         origin.append(f"{'exclusive' if exclusive else 'shared'} from the flag")
@@ -110,7 +110,7 @@ def _check_site(specs: list[CellSpec], site: Site, origin: str) -> None:
 
 def make_plan(
     config: dict[str, Any],
-    results: Path = Path("results"),
+    results: Path = RESULTS,
     *,
     nodes: int | None = None,
     gpus_per_node: int | None = None,
