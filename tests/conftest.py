@@ -23,13 +23,28 @@ from workflow_helpers import ROOT, framework_python, free_port, workload_env
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.builtin import BuiltinWorkload
-from dlperf.matrix import Cell, Layout
+from dlperf.config import Suite, load
+from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.parse.records import StepRecord
 
 
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="module")
+def suite(request: pytest.FixtureRequest) -> Suite:
+    """The suite of the test module's SUITE_FILE (a config/*.yaml), loaded once a module."""
+    path = getattr(request.module, "SUITE_FILE", None)
+    assert path is not None, f"{request.module.__name__} names no SUITE_FILE for the suite fixture"
+    return Suite(load(path))
+
+
+@pytest.fixture(scope="module")
+def cells(suite: Suite) -> dict[str, CellSpec]:
+    """The suite's cell specs by cell id."""
+    return {spec.id: spec for spec in suite.cell_specs()}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
