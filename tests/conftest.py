@@ -54,6 +54,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     one worker (each run once a session), and so do the tests of the one Slurm test cluster.
     Groups holding integration or Slurm tests go first, so the long ones start at once and the
     many short ones fill in beside them."""
+    check_frameworks_are_integration(items)
     shared = {item.path for item in items if "workload_runs" in getattr(item, "fixturenames", ())}
     slurm = {item.path for item in items if item.get_closest_marker("slurm")}
 
@@ -73,6 +74,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         first.setdefault(groups[item.nodeid], index)
         item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     items.sort(key=lambda item: (groups[item.nodeid] not in heavy, first[groups[item.nodeid]]))
+
+
+def check_frameworks_are_integration(items: list[pytest.Item]) -> None:
+    """A test marked `frameworks` (another framework's own environment) is also `integration`:
+    the fast lane, -m "not integration", never builds an environment."""
+    stray = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("frameworks") and not item.get_closest_marker("integration")
+    ]
+    if stray:
+        raise pytest.UsageError(
+            f"{stray[0]} (and {len(stray) - 1} more) is marked frameworks but not integration: "
+            "add @pytest.mark.integration, or the fast lane would build its environment"
+        )
 
 
 @dataclass(frozen=True)

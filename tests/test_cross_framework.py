@@ -17,7 +17,7 @@ from dlperf.adapters import get_adapter
 from dlperf.adapters.builtin import TINY_IN_TRANSFORMERS_NAMES
 from dlperf.matrix import Cell, Layout
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.frameworks]
 # one BERT for every column, in transformers' names (which every built-in workload takes)
 TINY_BERT = TINY_IN_TRANSFORMERS_NAMES["bert_base"]
 

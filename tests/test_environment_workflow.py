@@ -10,7 +10,7 @@ from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
 from dlperf.adapters.builtin import TINY_IN_TRANSFORMERS_NAMES
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.frameworks]  # builds JAX's
 TINY_BERT = TINY_IN_TRANSFORMERS_NAMES["bert_base"]  # transformers' names: both workloads'
 
 

@@ -61,6 +61,7 @@ def seconds_by_hand(means: dict[int, float], first: int, last: int) -> float:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_paddleclas_trainer_runs_through_the_workflow(tmp_path: Path):
     python = environment_python(ROOT / "envs" / "paddleclas.txt")
     source_root = tmp_path / "src"

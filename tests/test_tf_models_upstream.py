@@ -365,6 +365,7 @@ def absl_seconds(stamp: str) -> float:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
 def test_the_orbit_trainer_runs_and_its_figure_is_the_log_lines(done: Path, model: str):
     cell_id = f"tensorflow2.{model}.fp32.noxla.b2.1n1g"
