@@ -23,13 +23,28 @@ from workflow_helpers import ROOT, framework_python, free_port, workload_env
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.builtin import BuiltinWorkload
-from dlperf.matrix import Cell, Layout
+from dlperf.config import Suite, load
+from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.parse.records import StepRecord
 
 
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="module")
+def suite(request: pytest.FixtureRequest) -> Suite:
+    """The suite of the test module's SUITE_FILE (a config/*.yaml), loaded once a module."""
+    path = getattr(request.module, "SUITE_FILE", None)
+    assert path is not None, f"{request.module.__name__} names no SUITE_FILE for the suite fixture"
+    return Suite(load(path))
+
+
+@pytest.fixture(scope="module")
+def cells(suite: Suite) -> dict[str, CellSpec]:
+    """The suite's cell specs by cell id."""
+    return {spec.id: spec for spec in suite.cell_specs()}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
@@ -39,6 +54,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     one worker (each run once a session), and so do the tests of the one Slurm test cluster.
     Groups holding integration or Slurm tests go first, so the long ones start at once and the
     many short ones fill in beside them."""
+    check_frameworks_are_integration(items)
     shared = {item.path for item in items if "workload_runs" in getattr(item, "fixturenames", ())}
     slurm = {item.path for item in items if item.get_closest_marker("slurm")}
 
@@ -58,6 +74,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         first.setdefault(groups[item.nodeid], index)
         item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
     items.sort(key=lambda item: (groups[item.nodeid] not in heavy, first[groups[item.nodeid]]))
+
+
+def check_frameworks_are_integration(items: list[pytest.Item]) -> None:
+    """A test marked `frameworks` (another framework's own environment) is also `integration`:
+    the fast lane, -m "not integration", never builds an environment."""
+    stray = [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("frameworks") and not item.get_closest_marker("integration")
+    ]
+    if stray:
+        raise pytest.UsageError(
+            f"{stray[0]} (and {len(stray) - 1} more) is marked frameworks but not integration: "
+            "add @pytest.mark.integration, or the fast lane would build its environment"
+        )
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import shutil
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, planned_jobs, snakemake, write_config
+from workflow_helpers import TINY_SUITE, planned_jobs, snakemake, write_config
 
 pytestmark = pytest.mark.integration
 CELL = "pytorch.bert_base.fp32.noxla.b2.1n1g"
@@ -81,7 +81,7 @@ def test_a_noisy_cell_gets_more_runs_up_to_max_and_a_laxer_target_stops_it_early
 
 
 def test_a_plain_repeats_suite_plans_the_same_jobs_as_before(tmp_path):
-    shutil.copy(ROOT / "tests/data/tiny.yaml", tmp_path / "config.yaml")
+    shutil.copy(TINY_SUITE, tmp_path / "config.yaml")
     jobs = planned_jobs(tmp_path, "--configfile", "config.yaml")
     assert set(jobs) == {"run_cell", "tables", "plan", "report", "all"}
     assert len(jobs["run_cell"]) == 6 * 2

@@ -3,6 +3,7 @@ through its adapter and its own environment, one workflow, BERT at toy size."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pandas as pd
@@ -13,16 +14,12 @@ from packaging.utils import canonicalize_name
 from workflow_helpers import ENVIRONMENTS, ROOT, snakemake
 
 from dlperf.adapters import get_adapter
+from dlperf.adapters.builtin import TINY_IN_TRANSFORMERS_NAMES
 from dlperf.matrix import Cell, Layout
 
-pytestmark = pytest.mark.integration
-TINY = {
-    "num_hidden_layers": 1,
-    "hidden_size": 32,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-    "vocab_size": 512,
-}
+pytestmark = [pytest.mark.integration, pytest.mark.frameworks]
+# one BERT for every column, in transformers' names (which every built-in workload takes)
+TINY_BERT = TINY_IN_TRANSFORMERS_NAMES["bert_base"]
 
 
 def pinned(requirements):
@@ -42,7 +39,7 @@ def test_every_framework_has_a_real_column(tmp_path):
     config["site"] = {"environments": {"root": str(ENVIRONMENTS)}}  # shared with the other tests
     config["cases"] = [c for c in config["cases"] if c["model"] == "bert_base"]
     for case in config["cases"]:
-        case["options"] = {"seq_len": 16, "max_predictions": 3, "threads": 1, "model_config": TINY}
+        case["options"] = copy.deepcopy(TINY_BERT)
         # one compile mode per framework (its first: eager where it has one, JAX's XLA): each
         # framework's own tests run its other mode (to_static, graph mode, jit_compile, hybridize)
         case["xla"] = case.get("xla", [False])[:1]

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from dlperf.adapters import TaskContext, get_adapter
-from dlperf.config import Suite, load
+from dlperf.config import Suite
 from dlperf.errors import ConfigError
 from dlperf.matrix import CELL_ID_RE
 from dlperf.report.load import load_baseline
@@ -117,16 +117,6 @@ def gpt_cell(framework: str, case: str) -> tuple[str, int, int, int, int]:
 @pytest.fixture(scope="module")
 def baseline() -> pd.DataFrame:
     return load_baseline(NAME, TSV).set_index("cell_id")
-
-
-@pytest.fixture(scope="module")
-def suite() -> Suite:
-    return Suite(load(SUITE_FILE))
-
-
-@pytest.fixture(scope="module")
-def cells(suite: Suite) -> dict:
-    return {spec.id: spec for spec in suite.cell_specs()}
 
 
 # --------------------------------------------------------------------------------- baseline

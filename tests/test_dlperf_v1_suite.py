@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dlperf.adapters import TaskContext, get_adapter
-from dlperf.config import Suite, load
+from dlperf.config import Suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE_FILE = ROOT / "config" / "dlperf_v1.yaml"
@@ -20,16 +20,6 @@ LAYOUTS = ("1n1g", "1n8g", "2n8g", "4n8g")
 # Per layout: ResNet-50 FP32 (8 frameworks) + AMP (7 frameworks, NGC TF with and without XLA)
 # + BERT FP32 b32/max (6 columns) + AMP b64/max (7 columns, NGC TF with and without XLA).
 PER_LAYOUT = 8 + 8 + 6 * 2 + 7 * 2
-
-
-@pytest.fixture(scope="module")
-def suite() -> Suite:
-    return Suite(load(SUITE_FILE))
-
-
-@pytest.fixture(scope="module")
-def cells(suite: Suite) -> dict:
-    return {spec.id: spec for spec in suite.cell_specs()}
 
 
 def test_protocol(suite: Suite):

@@ -8,19 +8,10 @@ import pytest
 import yaml
 from workflow_helpers import copy_workflow, planned_jobs, snakemake
 
-pytestmark = pytest.mark.integration
-TINY_BERT = {
-    "seq_len": 16,
-    "max_predictions": 3,
-    "threads": 1,
-    "model_config": {
-        "num_hidden_layers": 1,
-        "hidden_size": 32,
-        "num_attention_heads": 2,
-        "intermediate_size": 64,
-        "vocab_size": 512,
-    },
-}
+from dlperf.adapters.builtin import TINY_IN_TRANSFORMERS_NAMES
+
+pytestmark = [pytest.mark.integration, pytest.mark.frameworks]  # builds JAX's
+TINY_BERT = TINY_IN_TRANSFORMERS_NAMES["bert_base"]  # transformers' names: both workloads'
 
 
 def test_a_broken_pin_fails_its_framework_only_and_its_fix_reruns_only_it(tmp_path):

@@ -16,17 +16,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, SNAKEMAKE, planned_jobs, snakemake
+from workflow_helpers import ROOT, SNAKEMAKE, TINY_SUITE, planned_jobs, snakemake
 
 from dlperf.workloads import code_digest
 
 pytestmark = pytest.mark.integration
-TINY = ROOT / "tests" / "data" / "tiny.yaml"
 RESNET = "pytorch.resnet50.fp32.noxla.b2"
 
 
 def tiny_suite(cases: slice = slice(0, 1)) -> dict:
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["cases"] = config["cases"][cases]
     return config
 

@@ -62,6 +62,7 @@ def check_trained(run: WorkloadRun, family: str, batch: int, steps: int) -> None
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_gpt2_shapes_train(framework: str, workload_runs: WorkloadRuns) -> None:
     run = workload_runs.tiny(framework, "gpt")
@@ -70,6 +71,7 @@ def test_gpt2_shapes_train(framework: str, workload_runs: WorkloadRuns) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_llama_shapes_train_compiled_with_amp(framework: str, workload_runs: WorkloadRuns) -> None:
     adapter = workload_runs.adapter(framework)
@@ -82,6 +84,7 @@ def test_llama_shapes_train_compiled_with_amp(framework: str, workload_runs: Wor
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_gpt_model_config_typo_names_the_key(framework: str, workload_runs: WorkloadRuns) -> None:
     """A Llama key misspelt: the run stops before training, naming it (and the config it is not

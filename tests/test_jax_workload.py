@@ -32,6 +32,7 @@ LLAMA_TINY = {
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
 def test_config_line_names_jax_and_keras_hub(model: str, workload_runs: WorkloadRuns) -> None:
     config = workload_runs.tiny("jax", model).check_ok().config()
@@ -53,6 +54,7 @@ def keras_hub_gpt_params(config: dict[str, int | str], positions: int = 1024) ->
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_gpt_trains_with_the_decoder_flops(family: str, workload_runs: WorkloadRuns) -> None:
     """KerasHub's GPT-2 (fp32: the contract's run of the tiny configuration) and Llama (amp:

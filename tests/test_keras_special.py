@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from conftest import WorkloadRuns
 
 # every test starts a framework's process (seconds to tens of seconds each): not the fast lane
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.frameworks]
 
 MODULES = {"jax": "dlperf.workloads.jax_train", "tensorflow": "dlperf.workloads.tf_train"}
 FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"

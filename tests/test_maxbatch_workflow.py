@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, planned_jobs, snakemake, write_config
+from workflow_helpers import TINY_SUITE, planned_jobs, snakemake, write_config
 
 pytestmark = pytest.mark.integration
 CELL = "pytorch.resnet50.fp32.noxla.bmax.1n1g"
@@ -119,7 +119,7 @@ def test_the_search_is_cached_and_redone_only_when_the_cell_changes(searched, tm
 
 
 def test_a_suite_without_max_cells_plans_no_search(tmp_path):
-    shutil.copy(ROOT / "tests/data/tiny.yaml", tmp_path / "config.yaml")
+    shutil.copy(TINY_SUITE, tmp_path / "config.yaml")
     assert "find_max_batch" not in planned_jobs(tmp_path, "--configfile", "config.yaml")
 
 

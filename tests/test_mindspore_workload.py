@@ -37,6 +37,7 @@ def check_config(config: dict[str, str], model: str, graph: bool, amp: bool) -> 
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
 def test_config_line_states_versions_mode_and_model(
     model: str, workload_runs: WorkloadRuns
@@ -46,6 +47,7 @@ def test_config_line_states_versions_mode_and_model(
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_bert_trains_in_graph_mode_with_amp(workload_runs: WorkloadRuns) -> None:
     """The xla column on (GRAPH_MODE) and amp (float16, MindFormers' compute_dtype), in one run:
     the contract's runs are PYNATIVE_MODE and fp32."""

@@ -50,6 +50,7 @@ BERT_TINY_CONFIG = (
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_resnet_config_line(workload_runs: WorkloadRuns) -> None:
     """The contract's ResNet run, imperative fp32 on two ranks over a dist_sync KVStore (rank 0
     starts ps-lite's scheduler and server; its convolution weights must reach the KVStore in the
@@ -66,6 +67,7 @@ def test_resnet_config_line(workload_runs: WorkloadRuns) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_bert_config_line(workload_runs: WorkloadRuns) -> None:
     config = workload_runs.tiny("mxnet", "bert_base").check_ok().config()
     assert config["params"] == str(BERT_TINY_PARAMS) == "77634"
@@ -75,6 +77,7 @@ def test_bert_config_line(workload_runs: WorkloadRuns) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_bert_hybridized_amp(workload_runs: WorkloadRuns) -> None:
     """The xla column on (hybridize()) and amp (bfloat16 through oneDNN), in one run: the
     contract's runs are imperative and fp32."""
@@ -121,6 +124,7 @@ stop_parameter_server(children, timeout_s=30)
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_gradient_sum_broadcasts_weights_and_sums_gradients() -> None:
     """Every worker starts from one worker's weights, then gets the sum of all workers'
     gradients, step after step. (Gluon's Trainer, which uses one key for both, can hand a worker

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
 def test_config_line_states_versions_and_model(model: str, workload_runs: WorkloadRuns) -> None:
     config = workload_runs.tiny("paddlepaddle", model).check_ok().config()
@@ -31,6 +32,7 @@ def test_config_line_states_versions_and_model(model: str, workload_runs: Worklo
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_bert_trains_under_to_static(workload_runs: WorkloadRuns) -> None:
     """The xla column on: paddle.jit.to_static (the contract's runs are dynamic graph)."""
     adapter = get_adapter("paddlepaddle")
@@ -48,6 +50,7 @@ def test_bert_trains_under_to_static(workload_runs: WorkloadRuns) -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_a_model_config_typo_names_paddlenlps_config(workload_runs: WorkloadRuns) -> None:
     """Issue 20.10: PaddleNLP's BertConfig took `num_hiden_layers` and trained 12 layers (the
     contract's typo run)."""

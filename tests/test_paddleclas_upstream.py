@@ -14,7 +14,6 @@ NCCL.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import pytest
 import yaml
 from test_adapters import context
 from test_upstream_releases import CURRENT
-from workflow_helpers import ENVIRONMENTS, ROOT, snakemake
+from workflow_helpers import ROOT, environment_python, snakemake
 
 from dlperf.adapters import get_adapter
 from dlperf.adapters.base import TaskContext
@@ -46,20 +45,6 @@ CELL = "paddle.resnet50.fp32.noxla.b2.1n1g"
 LINE = re.compile(r"\[Train\]\[Epoch 1/1\]\[Iter: (\d+)/\d+\].*batch_cost: ([\d.]+)s,")
 
 
-def paddleclas_python() -> str:
-    """envs/paddleclas.txt's interpreter, built as the workflow builds environments; skipped
-    where it cannot be built, except under CI=true."""
-    from dlperf import environments
-
-    env = environments.environment_for(ROOT / "envs" / "paddleclas.txt", ENVIRONMENTS)
-    try:
-        return str(environments.ensure(env)["python"])
-    except environments.EnvironmentBuildError as err:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(str(err))
-
-
 def seconds_by_hand(means: dict[int, float], first: int, last: int) -> float:
     """Seconds of iterations first..last (0-based) from v2.4's running means: the meters restart
     at iteration 5, so the mean at i covers iterations 0..i (i < 5) or 5..i."""
@@ -76,8 +61,9 @@ def seconds_by_hand(means: dict[int, float], first: int, last: int) -> float:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_paddleclas_trainer_runs_through_the_workflow(tmp_path: Path):
-    python = paddleclas_python()
+    python = environment_python(ROOT / "envs" / "paddleclas.txt")
     source_root = tmp_path / "src"
     lay_out_checkout(source_root, python)
     data = tmp_path / "data"

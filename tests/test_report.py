@@ -983,9 +983,9 @@ def test_snakemake_report_holds_plots_and_tables(tmp_path: Path) -> None:
     import zipfile
 
     import yaml
-    from workflow_helpers import ROOT, snakemake
+    from workflow_helpers import TINY_SUITE, snakemake
 
-    suite = yaml.safe_load((ROOT / "tests/data/tiny.yaml").read_text())
+    suite = yaml.safe_load(TINY_SUITE.read_text())
     suite["cases"] = suite["cases"][:1]  # ResNet-50 at 1n1g and 1n2g, 2 repeats each
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(suite))
     snakemake(tmp_path, "--cores", "2", "--configfile", "config.yaml")

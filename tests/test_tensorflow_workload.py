@@ -33,6 +33,7 @@ PARAMS = {"resnet50": "8055754", "bert_base": "77634", "gpt2": "229632", "llama"
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
 def test_config_line_states_versions_and_model(model: str, workload_runs: WorkloadRuns) -> None:
     config = workload_runs.tiny("tensorflow", model).check_ok().config()
@@ -51,6 +52,7 @@ def test_config_line_states_versions_and_model(model: str, workload_runs: Worklo
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_gpt_trains_with_the_decoder_flops(family: str, workload_runs: WorkloadRuns) -> None:
     """KerasHub's GPT-2 (fp32: the contract's run of the tiny configuration) and Llama (amp:
@@ -86,6 +88,7 @@ def test_gpt_model_config_typo_is_refused() -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 def test_out_of_memory_is_tensorflows_allocator(workload_runs: WorkloadRuns) -> None:
     """The contract's out-of-memory run: TensorFlow's CPU allocator refuses a tensor."""
     text = workload_runs.oom("tensorflow").text()

@@ -11,7 +11,6 @@ once (about a minute each on two cores) and check the figure against the log lin
 from __future__ import annotations
 
 import json
-import os
 import re
 import struct
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ENVIRONMENTS, ROOT, snakemake
+from workflow_helpers import ROOT, environment_python, snakemake
 
 from dlperf.adapters import get_adapter
 from dlperf.adapters.base import TaskContext
@@ -309,24 +308,10 @@ def decode_example(record: bytes) -> dict[str, list]:
 # ----------------------------------------------------------------------------- the real trainers
 
 
-def tf_models_python() -> str:
-    """envs/tf_models.txt's interpreter, built as dlperf.environments builds the built-in
-    workloads' (cached across sessions). Skips where it cannot be built, except under CI."""
-    from dlperf import environments
-
-    env = environments.environment_for(ROOT / "envs" / "tf_models.txt", ENVIRONMENTS)
-    try:
-        return str(environments.ensure(env)["python"])
-    except environments.EnvironmentBuildError as err:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(str(err))
-
-
 @pytest.fixture(scope="module")
 def done(tmp_path_factory) -> Path:
     """Both trainers through the workflow, once for the module."""
-    python = tf_models_python()
+    python = environment_python(ROOT / "envs" / "tf_models.txt")
     site = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
@@ -380,6 +365,7 @@ def absl_seconds(stamp: str) -> float:
 
 
 @pytest.mark.integration
+@pytest.mark.frameworks
 @pytest.mark.parametrize("model", ["resnet50", "bert_base"])
 def test_the_orbit_trainer_runs_and_its_figure_is_the_log_lines(done: Path, model: str):
     cell_id = f"tensorflow2.{model}.fp32.noxla.b2.1n1g"

@@ -850,6 +850,55 @@ def test_torchrun_local_rank_prefix(tmp_path: Path):
     assert tp.throughput_samples_per_s == pytest.approx(4 * 16 * 128 / (16 * 0.260))
 
 
+LAUNCHER_LABELS = {
+    "srun": "0: ",  # srun --label: the task id
+    "srun_padded": " 7: ",  # right-aligned among ten tasks or more
+    "host_rank": "[node01:0]: ",
+    "host_rank_dotted": "[lrdn3321.leonardo.local:3]: ",
+    "srun_then_torchrun": "0: [default3]: ",  # srun starting one torchrun per node
+}
+
+
+@pytest.mark.parametrize("label", LAUNCHER_LABELS.values(), ids=LAUNCHER_LABELS.keys())
+def test_megatron_lines_behind_a_launcher_label_read_as_bare(label: str, tmp_path: Path):
+    """srun's `N: ` and `[host:rank]: ` on every line (Megatron's progress lines and its argument
+    dump) are stripped: the same records, figure and reported TFLOP/s as the unlabelled log. The
+    label's number names no rank: Megatron's lines are job-wide, printed by the last rank (7 of
+    8 here), which no label above names."""
+    case = BY_NAME["megatron_current"]
+    (path,) = case.paths()
+    labelled = tmp_path / path.name
+    labelled.write_text("".join(f"{label}{line}\n" for line in raw(path)))
+    bare, read = case.parse(), case.parse([labelled])
+
+    def rows(result: ParseResult) -> list[tuple]:
+        return [(r.rank, r.step, r.steps, r.samples, r.duration_s) for r in result.records]
+
+    assert rows(read) == rows(bare) and len(rows(bare)) == case.records
+    figure = run_throughput(read, case.window).throughput_samples_per_s
+    assert figure == run_throughput(bare, case.window).throughput_samples_per_s
+    assert figure == pytest.approx(case.throughput, rel=1e-9)
+    reported = read.reported["tflops_per_device"]
+    assert sorted(reported.items()) == sorted(
+        ((str(labelled), line), tflops)
+        for (_, line), tflops in bare.reported["tflops_per_device"].items()
+    )
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["0:", "0 : ", "x0: ", "[node01]: ", "[node01:0] ", "[node01:a]: ", "[1,0]: "],
+)
+def test_only_a_launcher_label_of_its_exact_shape_is_stripped(label: str, tmp_path: Path):
+    """Anything else before Megatron's line stays: its lines are not Megatron's."""
+    case = BY_NAME["megatron_current"]
+    (path,) = case.paths()
+    labelled = tmp_path / path.name
+    labelled.write_text("".join(f"{label}{line.lstrip()}\n" for line in raw(path)))
+    with pytest.raises(ParseError, match="no Megatron `iteration i/n` lines"):
+        case.parse([labelled])
+
+
 # ------------------------------------------------------------------------- truncation, bad lines
 
 

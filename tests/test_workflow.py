@@ -17,10 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, SNAKEMAKE, planned_jobs, snakemake
+from workflow_helpers import ROOT, SNAKEMAKE, TINY_SUITE, planned_jobs, snakemake
 
 pytestmark = pytest.mark.integration
-TINY = ROOT / "tests" / "data" / "tiny.yaml"
 RESNET = "pytorch.resnet50.fp32.noxla.b2"
 
 
@@ -28,7 +27,7 @@ RESNET = "pytorch.resnet50.fp32.noxla.b2"
 def done(tmp_path_factory) -> Path:
     """The tiny suite, run once for the module."""
     workdir = tmp_path_factory.mktemp("tiny")
-    shutil.copy(TINY, workdir / "config.yaml")
+    shutil.copy(TINY_SUITE, workdir / "config.yaml")
     snakemake(workdir, "--cores", "2", "--configfile", "config.yaml")
     return workdir
 
@@ -38,7 +37,7 @@ def read(workdir: Path, name: str) -> pd.DataFrame:
 
 
 def test_dry_run_plans_every_job_and_runs_none(tmp_path):
-    shutil.copy(TINY, tmp_path / "config.yaml")
+    shutil.copy(TINY_SUITE, tmp_path / "config.yaml")
     jobs = planned_jobs(tmp_path, "--configfile", "config.yaml")
     assert len(jobs["run_cell"]) == 6 * 2  # 6 cells x 2 repeats
     assert "cell=pytorch.resnet50.fp32.noxla.b2.1n2g, repeat=2" in jobs["run_cell"]
@@ -232,7 +231,7 @@ def test_editing_the_workload_reruns_its_runs(done):
 
 
 def test_interrupted_run_is_the_only_one_redone(tmp_path):
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["cases"] = config["cases"][:1]
     config["cases"][0]["layouts"] = ["1n1g"]
     config["window"] = {"warmup": 2, "measure": 200}  # long enough to interrupt repeat 2 mid-run
@@ -285,7 +284,7 @@ def _running_interrupted_workloads() -> list[str]:
 
 
 def test_config_error_stops_before_any_job(tmp_path):
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["cases"][0]["batch_size"] = [0]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(tmp_path, "--cores", "1", "--configfile", "config.yaml", check=False)
@@ -298,7 +297,7 @@ def test_config_error_stops_before_any_job(tmp_path):
 
 
 def test_a_suite_where_nothing_succeeded_still_reports_why(tmp_path):
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["repeats"] = 1
     config["cases"] = config["cases"][2:]  # a real OOM and a real crash, nothing else
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
@@ -312,7 +311,7 @@ def test_a_suite_where_nothing_succeeded_still_reports_why(tmp_path):
 
 
 def test_an_impossible_local_layout_is_refused_before_any_job(tmp_path):
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["cases"][0]["layouts"] = ["1n1g", "1n999g"]
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(tmp_path, "-n", "--cores", "2", "--config", "suite=suite.yaml", check=False)
@@ -325,7 +324,7 @@ def test_syntax_and_schema_errors_name_the_suite_file_and_line(tmp_path):
     (tmp_path / "bad.yaml").write_text("repeats: 3\ncases:\n  - framework: pytorch\n   model: [\n")
     proc = snakemake(tmp_path, "-n", "--cores", "1", "--config", "suite=bad.yaml", check=False)
     assert proc.returncode != 0 and "bad.yaml:4: not valid YAML" in proc.stdout
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["cases"][1]["options"]["threads"] = "abc"
     (tmp_path / "typed.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     proc = snakemake(tmp_path, "-n", "--cores", "1", "--config", "suite=typed.yaml", check=False)
@@ -340,7 +339,7 @@ def test_syntax_and_schema_errors_name_the_suite_file_and_line(tmp_path):
 
 def test_dlperf_check_and_snakemake_plan_the_same_suite(tmp_path):
     """A suite without `repeats` gets the schema's 7 in both tools (the default suite has 3)."""
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     del config["repeats"]
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(config))
     check = subprocess.run(
@@ -360,7 +359,7 @@ def test_dlperf_check_and_snakemake_plan_the_same_suite(tmp_path):
 def test_a_killed_run_leaves_no_process_behind(tmp_path, victim):
     """SIGKILL (nothing can clean up in the killed process) to Snakemake or to the run's
     submitter: the submitter cancels its run, and the workload dies with it."""
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["cases"] = config["cases"][:1]
     config["cases"][0]["layouts"] = ["1n2g"]
     config["window"] = {"warmup": 2, "measure": 4000}
@@ -437,7 +436,7 @@ def test_a_missing_or_malformed_baseline_is_an_error_before_anything_runs(
 ):
     """Issue 20.6 and 9: a missing baseline froze the report (exit 0, 'Nothing to be done'); a
     malformed one failed the report rule, which had deleted the reports already made."""
-    config = yaml.safe_load(TINY.read_text())
+    config = yaml.safe_load(TINY_SUITE.read_text())
     config["baselines"] = [{"name": "DLPerf", "path": "base.tsv"}]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     if content is not None:

@@ -27,6 +27,7 @@ import math
 from typing import TYPE_CHECKING
 
 import pytest
+from workflow_helpers import framework_param
 
 from dlperf import logline
 from dlperf.adapters import REGISTRY
@@ -36,7 +37,9 @@ if TYPE_CHECKING:
     from conftest import WorkloadRuns
 
 BUILTIN = [name for name, cls in REGISTRY.items() if issubclass(cls, BuiltinWorkload)]
-CASES = [(name, model) for name in BUILTIN for model in REGISTRY[name].models]
+# marked `frameworks` where the framework has its own environment (all but PyTorch)
+CASES = [framework_param(name, model) for name in BUILTIN for model in REGISTRY[name].models]
+FRAMEWORKS = [framework_param(name) for name in BUILTIN]
 
 
 def test_every_builtin_adapter_has_a_valid_tiny_configuration_of_every_model(
@@ -79,7 +82,7 @@ def test_tiny_run_logs_its_steps_flops_and_memory(
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("framework", BUILTIN)
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_two_processes_train_data_parallel(framework: str, workload_runs: WorkloadRuns) -> None:
     adapter = workload_runs.adapter(framework)
     model = workload_runs.multi_rank_model(adapter)
@@ -98,7 +101,7 @@ def test_two_processes_train_data_parallel(framework: str, workload_runs: Worklo
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("framework", BUILTIN)
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_model_config_typo_stops_the_run_naming_the_key(
     framework: str, workload_runs: WorkloadRuns
 ) -> None:
@@ -110,7 +113,7 @@ def test_a_model_config_typo_stops_the_run_naming_the_key(
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("framework", BUILTIN)
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_out_of_memory_is_recognised(framework: str, workload_runs: WorkloadRuns) -> None:
     run = workload_runs.oom(framework)
     text = run.text()

@@ -10,11 +10,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+# the integration tests' suite: the PyTorch workload (dlperf's own environment) at toy sizes
+TINY_SUITE = ROOT / "tests" / "data" / "tiny.yaml"
 
 
 def write_config(directory: Path, config: dict) -> Path:
@@ -63,16 +66,14 @@ def copy_workflow(directory: Path) -> Path:
 ENVIRONMENTS = ROOT / ".dlperf" / "envs"  # the tests' shared cache of framework environments
 
 
-def framework_python(framework: str) -> str:
-    """The interpreter of a built-in workload's own environment, built as the workflow builds it
-    (dlperf.environments; cached across test sessions). Skips where it cannot be built, except
-    under CI=true, where that is a failure."""
+def environment_python(requirements: Path) -> str:
+    """The interpreter of the environment a requirements file pins (a built-in workload's, an
+    upstream trainer's), built as the workflow builds it (dlperf.environments; cached across
+    test sessions in ENVIRONMENTS). Skips where it cannot be built, except under CI=true, where
+    that is a failure."""
     from dlperf import environments
-    from dlperf.adapters import REGISTRY
 
-    requirements = getattr(REGISTRY[framework], "requirements", None)
-    assert requirements, f"{framework} runs in dlperf's own environment"
-    env = environments.environment_for(ROOT / requirements, ENVIRONMENTS)
+    env = environments.environment_for(requirements, ENVIRONMENTS)
     try:
         record = environments.ensure(env)
     except environments.EnvironmentBuildError as err:
@@ -82,6 +83,30 @@ def framework_python(framework: str) -> str:
 
         pytest.skip(str(err))
     return str(record["python"])
+
+
+def framework_python(framework: str) -> str:
+    """The interpreter of a built-in workload's own environment (environment_python)."""
+    requirements = own_requirements(framework)
+    assert requirements, f"{framework} runs in dlperf's own environment"
+    return environment_python(ROOT / requirements)
+
+
+def own_requirements(framework: str) -> str | None:
+    """The requirements file of a framework's own environment; None where it runs in dlperf's
+    own (PyTorch)."""
+    from dlperf.adapters import REGISTRY
+
+    return getattr(REGISTRY[framework], "requirements", None)
+
+
+def framework_param(framework: str, *rest: object) -> Any:
+    """pytest.param(framework, *rest), marked `frameworks` where the framework runs in its own
+    environment (own_requirements): a per-framework case of a test that runs the workload."""
+    import pytest
+
+    marks = [pytest.mark.frameworks] if own_requirements(framework) else []
+    return pytest.param(framework, *rest, marks=marks)
 
 
 def workload_env(**extra: str) -> dict[str, str]:

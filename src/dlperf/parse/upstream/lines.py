@@ -1,5 +1,6 @@
 """Log lines as every upstream parser reads them: the prefixes launchers and loggers put in front
-of a line (MPI and torchrun tags, absl and logging timestamps) stripped and kept as facts."""
+of a line (srun and `[host:rank]` labels, MPI and torchrun tags, absl and logging timestamps)
+stripped, the tags and timestamps kept as facts."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ MPI_TAG = re.compile(
     r"^\[(?:\d+,)?(\d+)\]<(?:stdout|stderr)>:"
 )  # Open MPI --tag-output, horovodrun
 TORCHRUN_TAG = re.compile(r"^\[default(\d+)\]:")  # torchrun --tee: the local rank
+# A launcher's label on every line of a task's output, only at the very start of the line:
+# srun --label's task id, right-aligned where there are ten tasks or more (`0: `, ` 7: `), and
+# `[host:rank]: ` (`[node01:0]: `, `[lrdn3321:3]: `). Stripped whatever follows, as the tags
+# are: no source's line starts so (OneFlow's `[rank:0] iter:` has no colon after the bracket).
+# Its number is not kept as a rank: srun's is the global rank where srun starts every process,
+# the node's where it starts one torchrun per node (`0: [default3]: `, the torchrun tag then
+# giving the local rank), and `[host:rank]`'s may be either (the log does not say which launcher
+# printed it): a rank is still read from the line itself, an MPI or torchrun tag, or the line's
+# place in its file (ranks.split_ranks), never from a label.
+LAUNCHER_LABEL = re.compile(r"^(?: *\d+|\[[A-Za-z0-9][\w.-]*:\d+\]): ")
 ABSL = re.compile(r"^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})\s+\d+\s+[^\]\s]+\]\s?")
 ASCTIME = re.compile(
     r"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)[,.](\d{3,6})"
@@ -49,6 +60,8 @@ def read_lines(logs: Sequence[Path | str]) -> Iterator[Line]:
         with open(path, errors="replace") as f:
             for lineno, raw in enumerate(f, 1):
                 text = raw.rstrip("\n").rstrip("\r")
+                if m := LAUNCHER_LABEL.match(text):
+                    text = text[m.end() :].lstrip()
                 tag = local = None
                 stamp: float | None = None
                 while True:
