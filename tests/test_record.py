@@ -3,15 +3,19 @@ what it measured decides whether it is still the suite's figure."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from dlperf import SCHEMA_VERSION
 from dlperf.launch.record import (
+    TASK_FIELDS,
     RunRecord,
+    TaskOutcome,
     measure_digest,
     measure_digests,
     measure_of,
@@ -209,3 +213,122 @@ def test_the_report_says_where_ranks_shared_the_cores_of_the_1n1g_cell():
         ("1n2g", "1.00"),  # two ranks on the 1n1g cell's 8 cores: no speedup is possible
         ("1n4g", "2.00"),
     ]  # 2n2g: 4 ranks with 8 cores each, as many as the 1n1g cell had: nothing to say
+
+
+def test_the_records_parts_are_read_through_typed_accessors():
+    """Issue 16: what a run measured, its adapter and its tasks are attributes of the record."""
+    run = record(options={"image_size": 96})
+    assert (
+        run.measured_options == run.measure["options"] and run.measured_options["image_size"] == 96
+    )
+    assert run.measured_steps == run.measure["steps"] and run.measured_device == "cpu"
+    assert dict(run.measured_items()) == {k: v for k, v in run.measure.items() if k != "cell"}
+    assert (run.adapter_name, run.adapter_version) == ("pytorch", "1")
+    assert run.task_outcomes == [TaskOutcome(0, "rank0.log", "ok", workload_wall_s=2.0)]
+    assert {f.name for f in fields(TaskOutcome)} == set(TASK_FIELDS)
+
+
+def test_an_older_record_reads_with_its_tasks_defaults_and_writes_back_unchanged(tmp_path):
+    """A record before task statuses and fingerprints (and with keys no later stage reads, as
+    a task's host) reads; its file is what it was, key for key."""
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    data = record().to_json()
+    data["tasks"] = [{"task": 0, "log": "rank0.log", "host": "vm", "started_at": 5.0}]
+    del data["measure"]["device"]
+    run.manifest.write_text(json.dumps(data))
+    read = RunRecord.read(run.manifest)
+    [task] = read.task_outcomes
+    assert task == TaskOutcome(0, "rank0.log", started_at=5.0) and task.status == "ok"
+    assert read.measured_device is None and read.workload_wall_s == 0
+    assert read.to_json() == data
+    assert json.dumps(read.to_json()) == json.dumps(data)  # same keys, same order
+
+
+# A record's nested parts, read by string key nowhere but launch/record.py (issue 16).
+RECORD_PARTS = {"measure", "tasks", "cell", "adapter"}
+KEY_READS = {"get", "items", "keys", "values", "pop", "setdefault"}
+
+
+def _of_a_record(node: ast.expr) -> bool:
+    base = node.value if isinstance(node, ast.Attribute) else None
+    name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+    return isinstance(node, ast.Attribute) and node.attr in RECORD_PARTS and "record" in name
+
+
+def record_part_key_reads(source: str) -> list[int]:
+    """Lines that read a record's measure, tasks, cell or adapter by key: `x.measure[...]`,
+    `x.cell.get(...)`, `... in x.adapter` (of anything), or, of a value named *record, an alias
+    (`cell = record.cell`, `for task in record.tasks`) read so, or the part passed to a function."""
+    tree = ast.parse(source)
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _of_a_record(node.value):
+            aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if isinstance(node, ast.For | ast.comprehension) and _of_a_record(node.iter):
+            aliases |= {node.target.id} if isinstance(node.target, ast.Name) else set()
+
+    def part(node: ast.expr) -> bool:
+        if isinstance(node, ast.Subscript):
+            node = node.value  # record.tasks[0]: one task, read by key in turn
+        return (isinstance(node, ast.Attribute) and node.attr in RECORD_PARTS) or (
+            isinstance(node, ast.Name) and node.id in aliases
+        )
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and part(node.value):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr in KEY_READS and part(node.value):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.In | ast.NotIn) and part(c)
+            for op, c in zip(node.ops, node.comparators, strict=True)
+        ):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and any(_of_a_record(a) for a in node.args):
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "record.measure.get('steps')",
+        "x = record.cell['layout']",
+        "if 'name' in record.adapter: pass",
+        "for k, v in record.measure.items(): pass",
+        "if record.tasks[0]['log']: pass",
+        "cell = record.cell\ncell.get('framework')",
+        "for task in record.tasks:\n    task.get('started_at')",
+        "check(parsed, logs, run.record.tasks)",
+    ],
+)
+def test_the_scan_finds_a_record_part_read_by_key(source):
+    assert record_part_key_reads(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "record.measured_steps",
+        "record.planned_cell.layout",
+        "{'cell': record.cell}",
+        "spec.cell.layout",
+        "for task in record.task_outcomes:\n    task.started_at",
+    ],
+)
+def test_the_scan_passes_the_typed_accessors(source):
+    assert record_part_key_reads(source) == []
+
+
+def test_no_module_but_the_records_own_reads_its_parts_by_key():
+    package = Path(__file__).parents[1] / "src" / "dlperf"
+    sources = [p for p in sorted(package.rglob("*.py")) if p != package / "launch" / "record.py"]
+    assert len(sources) > 50, f"scanned only {len(sources)} modules under {package}"
+    found = [
+        f"{path.relative_to(package)}:{line}"
+        for path in sources
+        for line in record_part_key_reads(path.read_text())
+    ]
+    assert found == [], "read RunRecord's typed accessors instead (dlperf.launch.record)"

@@ -236,8 +236,7 @@ def manifest_settings(folder: ResultsFolder) -> Settings:
         if record.status != Status.OK:
             continue
         cell = found.setdefault(str(record.cell_id), {})
-        for key in ("steps", "device"):
-            value = record.measure.get(key)
+        for key, value in (("steps", record.measured_steps), ("device", record.measured_device)):
             if value is not None:
                 cell.setdefault(key, set()).add(str(value))
     return found

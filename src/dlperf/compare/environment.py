@@ -41,17 +41,17 @@ def manifest_facts(record: RunRecord) -> dict[str, str]:
     ):
         if value:
             facts[key] = str(value)
-    if "name" in record.adapter:
-        facts[f"adapter.{record.adapter['name']}.version"] = str(record.adapter.get("version"))
+    if record.adapter_name is not None:
+        facts[f"adapter.{record.adapter_name}.version"] = str(record.adapter_version)
     for node in record.nodes.values():
         for key, value in (node or {}).items():
             if key not in NODE_FACTS_SKIPPED:
                 _flatten(f"node.{key}", value, facts)
-    framework = record.cell.get("framework")
-    scope = f"[{framework}.{record.cell.get('model')}]"
-    for key, value in record.measure.items():
-        if key != "cell":
-            _flatten(f"measure{scope}.{key}", value, facts)
+    cell = record.planned_cell
+    framework = cell.framework
+    scope = f"[{framework}.{cell.model}]"
+    for key, value in record.measured_items():
+        _flatten(f"measure{scope}.{key}", value, facts)
     for key, value in (record.environment or {}).items():
         if key not in ENVIRONMENT_SKIPPED:
             _flatten(f"environment[{framework}].{key}", value, facts)
@@ -66,9 +66,9 @@ WORKLOAD_FACTS = ("torch", "cuda", "cudnn", "nccl", "gpu", "jax", "keras", "kera
 def workload_facts(record: RunRecord) -> dict[str, str]:
     """Versions the workload itself reported (the built-in workloads' `dlperf-config` line in
     the first task's log): the framework, CUDA, cuDNN and NCCL it really ran with."""
-    if not record.tasks or "log" not in record.tasks[0]:
+    if not record.task_outcomes:
         return {}
-    framework = record.cell.get("framework")
+    framework = record.planned_cell.framework
     try:
         with open(record.logs[0], errors="replace") as log:
             for _, line in zip(range(200), log, strict=False):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,28 @@ TASK_FIELDS: dict[str, Any] = {
     "ended_at": float | None,
 }
 TASK_REQUIRED = ("task", "log")
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """One task's outcome as its record states it: `tasks[i]` read as TASK_FIELDS (a field the
+    record's schema lacks is None; a record before task statuses is ok)."""
+
+    task: int
+    log: str
+    status: str = Status.OK
+    log_bytes: int | None = None
+    log_sha256: str | None = None
+    workload_wall_s: float | None = None
+    exit_code: int | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+
+    @classmethod
+    def of(cls, task: dict[str, Any]) -> TaskOutcome:
+        return cls(**{k: task[k] for k in TASK_FIELDS if k in task})
+
+
 # What a later stage reads of the record's measure (measure_of makes it).
 MEASURE_FIELDS: dict[str, Any] = {
     "cell": dict[str, Any],
@@ -166,9 +188,8 @@ class RunRecord:
         """Each task's outcome is one a task can have, and the run's is the worst of them (as the
         submitter records it): an ok run has no task that failed, ran out of memory or ended
         before it started."""
-        for task in self.tasks:
-            status = task.get("status", Status.OK)
-            began, ended = task.get("started_at"), task.get("ended_at")
+        for task in self.task_outcomes:
+            status, began, ended = task.status, task.started_at, task.ended_at
             if status not in RUN_STATUSES:
                 problem = f"status {status!r} is not a task's"
             elif self.status == Status.OK and status != Status.OK:
@@ -178,7 +199,7 @@ class RunRecord:
             else:
                 continue
             raise ParseError(
-                f"the manifest's task {task['task']} {problem}; delete it to redo the run", path
+                f"the manifest's task {task.task} {problem}; delete it to redo the run", path
             )
 
     def _check_run(self, path: Path) -> None:
@@ -199,9 +220,9 @@ class RunRecord:
                 f"disagrees with its cell id {self.cell_id}; delete it to redo the run",
                 path,
             )
-        if self.adapter.get("name") != stated["framework"]:
+        if self.adapter_name != stated["framework"]:
             raise ParseError(
-                f"the manifest's adapter {self.adapter.get('name')!r} is not its cell's framework "
+                f"the manifest's adapter {self.adapter_name!r} is not its cell's framework "
                 f"{stated['framework']!r}; delete it to redo the run",
                 path,
             )
@@ -260,7 +281,7 @@ class RunRecord:
         """The CPU cores each rank of a built-in workload trained on, when it trained on a CPU:
         option threads, or (0) the node's usable cores over its ranks, as every built-in
         workload sets its threads. None on a GPU, for an upstream source, or without node facts."""
-        if self.measure.get("device") != "cpu" or "threads" not in self.options:
+        if self.measured_device != "cpu" or "threads" not in self.options:
             return None
         if self.options["threads"]:
             return int(self.options["threads"])
@@ -270,13 +291,44 @@ class RunRecord:
         return max(1, cores // ranks) if cores else None
 
     @property
+    def adapter_name(self) -> str | None:
+        """The adapter that ran it (read checks that it is the cell's framework)."""
+        return self.adapter.get("name")
+
+    @property
+    def adapter_version(self) -> str | None:
+        """The adapter's version: the framework's, or an upstream source's release."""
+        return self.adapter.get("version")
+
+    @property
     def adapter_impl(self) -> Adapter:
         return get_adapter(self.adapter["name"])
 
     @property
+    def measured_options(self) -> dict[str, Any]:
+        """The adapter's options as the measure states them (a `max` still `max`)."""
+        options: dict[str, Any] = self.measure.get("options", {})
+        return options
+
+    @property
+    def measured_steps(self) -> int | None:
+        """The steps each task ran, as the measure states them."""
+        return self.measure.get("steps")
+
+    @property
+    def measured_device(self) -> str | None:
+        """The device it trained on (cpu, gpu...), as the measure states it."""
+        return self.measure.get("device")
+
+    def measured_items(self) -> Iterator[tuple[str, Any]]:
+        """What it measured besides its cell, key by key as the measure states it: options,
+        steps, device, workload code (and any key a newer dlperf added)."""
+        return ((k, v) for k, v in self.measure.items() if k != "cell")
+
+    @property
     def options(self) -> dict[str, Any]:
         """The adapter's options the run was launched with (defaults filled in)."""
-        given = self.measure.get("options", {}) | self.options_resolved
+        given = self.measured_options | self.options_resolved
         return self.adapter_impl.resolved_options(given)
 
     @property
@@ -286,9 +338,14 @@ class RunRecord:
         return self.path.parent
 
     @property
+    def task_outcomes(self) -> list[TaskOutcome]:
+        """Each task's outcome, in task order."""
+        return [TaskOutcome.of(t) for t in self.tasks]
+
+    @property
     def logs(self) -> list[Path]:
         """Each task's log, in task order."""
-        return [self.folder / t["log"] for t in self.tasks]
+        return [self.folder / t.log for t in self.task_outcomes]
 
     def check_tasks_are_the_layouts(self) -> None:
         """The record's tasks are those its cell's layout launches: one per device (ranks 0 to
@@ -321,27 +378,27 @@ class RunRecord:
         records before fingerprints have none); else a ParseError naming it. Checked after the
         parse, whose errors name the line at fault: this catches a log that parses, but is
         another run's (copied over it with `cp -p`, its mtime kept)."""
-        for task, path in zip(self.tasks, self.logs, strict=True):
-            if "log_sha256" not in task:
+        for task, path in zip(self.task_outcomes, self.logs, strict=True):
+            if task.log_sha256 is None:
                 continue
             now = log_fingerprint(path)
-            if now != {k: task[k] for k in now}:
+            if now != {"log_bytes": task.log_bytes, "log_sha256": task.log_sha256}:
                 raise ParseError(
                     f"this log is not the one its run wrote ({now['log_bytes']} bytes now, "
-                    f"{task['log_bytes']} then; its SHA-256 differs): edited or copied over after "
+                    f"{task.log_bytes} then; its SHA-256 differs): edited or copied over after "
                     "the run? Delete the run's manifest to redo the run",
                     path,
                 )
 
     @property
     def ranks(self) -> list[int]:
-        return [int(t["task"]) for t in self.tasks]
+        return [t.task for t in self.task_outcomes]
 
     @property
     def workload_wall_s(self) -> float | None:
         """The longest task's workload wall time (monotonic clock; 0 when none was timed, None
         when no task reported)."""
-        return max((t.get("workload_wall_s") or 0 for t in self.tasks), default=None)
+        return max((t.workload_wall_s or 0 for t in self.task_outcomes), default=None)
 
     @property
     def measure_digest(self) -> str:

@@ -159,7 +159,7 @@ def _run_row(
             check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)
             record.check_logs_unchanged()
             if adapter.epoch_step_stamps:
-                check_steps_within_tasks(parsed, logs, record.tasks)
+                check_steps_within_tasks(parsed, logs, record.task_outcomes)
             records = parsed.records
             result = run_throughput(parsed, window)
             check_window_within_wall_time(result, record.workload_wall_s, logs)
@@ -273,8 +273,8 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
         "status": row["status"],
         "status_detail": row["status_detail"],
         "backend": record.backend,
-        "layout": record.cell["layout"],
-        "world_size": record.cell["devices"],
+        "layout": str(record.planned_cell.layout),
+        "world_size": record.planned_cell.layout.devices,
         "nodes": record.nodes,
         "window": {"warmup": window.warmup, "measure": window.measure},
         "method": row.get("method"),

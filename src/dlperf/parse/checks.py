@@ -6,10 +6,13 @@ naming the file, which makes the run a parse_error (dlperf.measure.runs), never 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dlperf.measure.stats import RunThroughput
 from dlperf.parse.records import ParseError, ParseResult
+
+if TYPE_CHECKING:  # an annotation only: parsing does not import the launch side at run time
+    from dlperf.launch.record import TaskOutcome
 
 # A window lies inside its process's life: on the log's timestamps it cannot take longer than the
 # workload's wall time the harness measured on a monotonic clock (plus this much slack).
@@ -66,13 +69,13 @@ def check_every_rank_reported(
 
 
 def check_steps_within_tasks(
-    parsed: ParseResult, logs: list[Path], tasks: list[dict[str, Any]]
+    parsed: ParseResult, logs: list[Path], tasks: list[TaskOutcome]
 ) -> None:
     """Steps stamped on the task's own epoch clock lie within the task's run as the harness timed
     it (`tasks[i]` ran `logs[i]`): a log of another run of the same cell, copied in with its
     fingerprint recomputed, or steps of an earlier run put before the real ones, do not."""
     for path, task in zip(logs, tasks, strict=True):
-        began, ended = task.get("started_at"), task.get("ended_at")
+        began, ended = task.started_at, task.ended_at
         stamps = [
             t for r in parsed.records if r.path == str(path) for t in (r.start_s, r.time_s) if t
         ]

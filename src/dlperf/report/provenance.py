@@ -11,7 +11,6 @@ from typing import Any
 
 from dlperf import logline
 from dlperf.launch.record import RunRecord
-from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError
 from dlperf.status import Status
 
@@ -151,9 +150,9 @@ def model_configs(manifests: dict[str, RunRecord]) -> list[ModelConfig]:
         if cell_id not in per_cell or line is not None:
             per_cell[cell_id] = (record, line)
     found: dict[tuple[str, ...], dict[str, Any]] = {}
-    for cell_id, (record, line) in sorted(per_cell.items()):
-        cell = record.cell
-        options = record.measure.get("options", {})
+    for _, (record, line) in sorted(per_cell.items()):
+        cell = record.planned_cell
+        options = record.measured_options
         fields, model_config, where = line if line else ({}, None, "")
         facts = [(k, v) for k, v in fields.items() if k not in _PER_RUN_FIELDS]
         config_json = (
@@ -162,16 +161,15 @@ def model_configs(manifests: dict[str, RunRecord]) -> list[ModelConfig]:
             else ""
         )
         key = (
-            cell.get("framework", ""),
-            cell.get("model", ""),
+            cell.framework,
+            cell.model,
             json.dumps(options, sort_keys=True, indent=2, default=str),
             config_json,
             json.dumps(facts),
         )
         entry = found.setdefault(key, {"cells": {}, "log_line": where})
-        parsed = Cell.parse(cell_id)
-        prefix = f"{parsed.framework}.{parsed.group_id}"
-        entry["cells"].setdefault(prefix, set()).add(parsed.layout)
+        prefix = f"{cell.framework}.{cell.group_id}"
+        entry["cells"].setdefault(prefix, set()).add(cell.layout)
     configs = []
     for (framework, model, options_json, config_json, facts_json), entry in found.items():
         cells = tuple(
