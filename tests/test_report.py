@@ -1116,6 +1116,102 @@ def test_reasons_are_told_from_the_tables_values() -> None:
     assert zh.say(cell_flags(old, runs.iloc[0:0], limits)) == "原文“unstable: CV 7.7% > 5%”"
 
 
+def _amp_skip_reason(framework: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """What a built-in workload's amp cell records on a CPU without bf16 units: its skip reason,
+    by the code path a run takes."""
+    from dlperf.adapters import builtin, get_adapter
+    from dlperf.matrix import Cell, Layout
+
+    monkeypatch.setattr(builtin, "has_cuda_hint", lambda: False)
+    monkeypatch.setattr(builtin, "cpu_has_native_bf16", lambda: False)
+    adapter = get_adapter(framework)
+    cell = Cell(framework, "resnet50", "amp", True, 8, Layout(1, 1))
+    reason = adapter.skip_reason(cell, adapter.resolved_options({}))
+    assert reason is not None
+    return reason
+
+
+def test_dlperfs_own_run_details_are_said_in_the_reports_language(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 16: a run's status_detail in dlperf's own words (an amp cell's skip reason, the
+    harness's verdicts) is said from the catalog: in English as recorded, in Chinese in the
+    Chinese report, its evidence (a log line, an error) verbatim inside it; any other text stays
+    verbatim, marked as the original."""
+    from dlperf.adapters import REGISTRY
+    from dlperf.adapters.builtin import BuiltinWorkload
+    from dlperf.launch.outcome import first_cause
+    from dlperf.report.reasons import Limits, run_reason
+
+    en, zh = Translator("en"), Translator("zh")
+    limits = Limits(max_cv=0.05, time_limit_s=1800.0)
+
+    def said(status: str, detail: str) -> tuple[str, str]:
+        run = {"status": status, "status_detail": detail, "workload_wall_s": math.nan}
+        return en.say(run_reason(run, limits)), zh.say(run_reason(run, limits))
+
+    builtins = [name for name, cls in REGISTRY.items() if issubclass(cls, BuiltinWorkload)]
+    assert len(builtins) >= 6
+    for framework in builtins:
+        reason = _amp_skip_reason(framework, monkeypatch)
+        english_text, chinese = said("skipped", reason)
+        assert english_text == reason, framework  # the report's English is the recorded sentence
+        assert chinese.startswith("在没有原生 bf16 单元（无 avx512_bf16/amx_bf16）的 CPU 上，amp ")
+        assert chinese.endswith("；如仍要测量，请设置选项 amp_on_cpu: run"), framework
+        assert "native" not in chinese and "measures" not in chinese and "原文" not in chinese
+    pytorch = _amp_skip_reason("pytorch", monkeypatch)
+    assert said("skipped", pytorch)[1] == (
+        "在没有原生 bf16 单元（无 avx512_bf16/amx_bf16）的 CPU 上，amp 是模拟执行的，比 fp32 慢数十倍；"
+        "如仍要测量，请设置选项 amp_on_cpu: run"
+    )
+    assert said("timeout", "ran past the time limit (30 min)")[1] == "超过了单次运行时限（30 分钟）"
+    # another's words, or a detail this dlperf no longer writes: verbatim, marked
+    for text in ("exit code 1: RuntimeError: boom", "amp on a CPU without native bf16"):
+        assert said("failed", text) == (text, f"原文“{text}”")
+    unknown = first_cause({0: {"status": "failed", "detail": "boom"}, 1: {}}, "failed")
+    assert said("failed", unknown) == ("task 0 ended first: boom", "任务 0 最先结束：原文“boom”")
+
+
+def test_every_recorded_detail_phrase_is_recognised_back() -> None:
+    """Each detail.* phrase of the catalog, as a run records it in English, is recognised as
+    itself (no two templates read the same sentence), and said in every language."""
+    from dlperf.report.i18n import DETAIL, NESTED, NUMBERS, recognise
+
+    for key, text in catalog("en").items():
+        if not key.startswith(DETAIL):
+            continue
+        values = {
+            name: "12" if name in NUMBERS else Phrase.of("detail.oom") if name in NESTED else "x y"
+            for name in placeholders(text)
+        }
+        phrase = Phrase.of(key, **values)
+        found = recognise(english(phrase))
+        assert found is not None and found.key == key, key
+        assert dict(found.values) == values, key
+        for lang in languages():
+            assert Translator(lang).say(phrase), (lang, key)
+
+
+def test_the_chinese_report_says_a_real_amp_skip_in_chinese(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: the skip reason a run of the default suite records on a CPU (12 cells of it) is
+    Chinese in report.zh and as recorded in report.en."""
+    reason = _amp_skip_reason("pytorch", monkeypatch)
+    monkeypatch.setitem(RUNS, "pytorch.bert_base.amp.noxla.b8.1n2g", [("skipped", reason)] * 3)
+    root = render_suite(tmp_path)
+    en, zh = (
+        (root / f"results/report/report.{lang}.md").read_text(encoding="utf-8")
+        for lang in ("en", "zh")
+    )
+    assert f"skipped: r1, r2, r3: {reason}" in en
+    assert (
+        "已跳过：r1、r2、r3：在没有原生 bf16 单元（无 avx512_bf16/amx_bf16）的 CPU 上，amp 是模拟"
+        in zh
+    )
+    assert "without native bf16" not in zh and "set option" not in zh
+
+
 def test_solver_status_in_words() -> None:
     from dlperf.plan.milp import MILP_FEASIBLE, MILP_METHOD
     from dlperf.report.i18n import Translator

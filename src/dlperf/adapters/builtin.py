@@ -11,7 +11,7 @@ from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.records import ParseError, ParseResult
-from dlperf.report.i18n import Phrase, Text
+from dlperf.report.i18n import Phrase, Text, english
 from dlperf.vocabulary import display_name
 from dlperf.workloads import code_digest
 from dlperf.workloads.options import OPTIONS, command_flags
@@ -64,7 +64,8 @@ class BuiltinWorkload(Adapter):
     requirements: ClassVar[str | None] = None
     # The models' library in the report's name of the workload ("" for none): KerasHub models
     models_library: ClassVar[str] = ""
-    amp_on_cpu_note: ClassVar[str]  # why amp is skipped on a CPU without bf16 units
+    # why amp is skipped on a CPU without bf16 units: a detail.amp_note.* phrase of the catalog
+    amp_on_cpu_note: ClassVar[Phrase]
     options: ClassVar[dict[str, Any]] = {o.name: o.default for o in OPTIONS}
     option_types: ClassVar[dict[str, dict[str, Any]]] = {o.name: o.schema for o in OPTIONS}
     sharded_models: ClassVar[frozenset[str]] = frozenset()  # models it trains with sharding: fsdp
@@ -115,10 +116,7 @@ class BuiltinWorkload(Adapter):
             and not has_cuda_hint()
             and not cpu_has_native_bf16()
         ):
-            return (
-                f"amp on a CPU without native bf16 (no avx512_bf16/amx_bf16) {self.amp_on_cpu_note}; "
-                "set option amp_on_cpu: run to measure it anyway"
-            )
+            return english(Phrase.of("detail.amp_on_cpu", note=self.amp_on_cpu_note))
         return None
 
     def batch_size(self, cell: Cell, options: dict[str, Any]) -> int:

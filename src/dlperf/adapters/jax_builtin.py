@@ -89,9 +89,7 @@ class JaxBuiltin(BuiltinWorkload):
         "dlperf workload; jax 0.10 + keras 3.15 (JAX backend) + keras-hub 0.32 models"
     )
     module: ClassVar[str] = "dlperf.workloads.jax_train"
-    amp_on_cpu_note: ClassVar[str] = (
-        "measures no mixed-precision hardware (XLA computes bf16 through fp32 here)"
-    )
+    amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.xla")
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS

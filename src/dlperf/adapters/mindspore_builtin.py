@@ -28,10 +28,7 @@ class MindSporeBuiltin(BuiltinWorkload):
     )
     module: ClassVar[str] = "dlperf.workloads.mindspore_train"
     requirements: ClassVar[str | None] = "envs/mindspore.txt"
-    amp_on_cpu_note: ClassVar[str] = (
-        "measures no mixed-precision hardware (MindSpore's amp runs float16 there: its CPU "
-        "Conv2D has no bfloat16 kernel)"
-    )
+    amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.mindspore")
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(
             "mindspore-lab/mindcv",

@@ -22,7 +22,7 @@ class MXNetBuiltin(BuiltinWorkload):
         "dlperf workload; mxnet 1.9.1 + gluoncv 0.10.5.post0 + gluonnlp 0.10.0 models"
     )
     module: ClassVar[str] = "dlperf.workloads.mxnet_train"
-    amp_on_cpu_note: ClassVar[str] = "runs bf16 through oneDNN's float32 fallback"
+    amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.onednn_fallback")
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(
             "dmlc/gluon-cv",

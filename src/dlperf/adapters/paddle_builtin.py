@@ -20,10 +20,7 @@ class PaddleBuiltin(BuiltinWorkload):
     version: ClassVar[str] = "dlperf workload; paddlepaddle 3.3.1 + paddlenlp 2.8.1 models"
     module: ClassVar[str] = "dlperf.workloads.paddle_train"
     requirements: ClassVar[str | None] = "envs/paddlepaddle.txt"
-    amp_on_cpu_note: ClassVar[str] = (
-        "measures no mixed-precision hardware (Paddle's O1 autocast has no CPU bf16 kernels "
-        "to pick there)"
-    )
+    amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.paddle")
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(
             "PaddlePaddle/Paddle",

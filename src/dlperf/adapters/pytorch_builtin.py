@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.report.i18n import Phrase
 
 
 class PyTorchBuiltin(BuiltinWorkload):
@@ -43,7 +44,7 @@ class PyTorchBuiltin(BuiltinWorkload):
     )
     module: ClassVar[str] = "dlperf.workloads.torch_train"
     sharded_models: ClassVar[frozenset[str]] = frozenset({"gpt"})  # FSDP2 per decoder block
-    amp_on_cpu_note: ClassVar[str] = "is emulated and runs tens of times slower than fp32"
+    amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.emulated")
     tiny: ClassVar[dict[str, dict[str, Any]]] = {
         "resnet50": {
             "image_size": 16, "num_classes": 10, "threads": 1,

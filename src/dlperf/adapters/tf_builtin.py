@@ -25,9 +25,7 @@ class TensorFlowBuiltin(BuiltinWorkload):
         "dlperf workload; tensorflow 2.21 + keras 3.15 (TensorFlow backend) + keras-hub 0.32 models"
     )
     module: ClassVar[str] = "dlperf.workloads.tf_train"
-    amp_on_cpu_note: ClassVar[str] = (
-        "measures no mixed-precision hardware (TensorFlow's CPU kernels compute bf16 through fp32)"
-    )
+    amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.tensorflow")
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS

@@ -8,6 +8,7 @@ evidence). `Translator.say` writes any of them in one language.
 from __future__ import annotations
 
 import functools
+import re
 import string
 from dataclasses import dataclass
 from importlib import resources
@@ -116,3 +117,55 @@ def english(text: Text) -> str:
     """A phrase in English, as dlperf's own messages outside the report say it (the CLI, an
     error, a run's recorded detail): the wording lives in locales/en.yaml only."""
     return Translator("en").say(text)
+
+
+DETAIL = "detail."  # the catalog's sentences a run records in English (its status_detail)
+# The placeholders of detail.* templates by what they hold: a number (an exit code, a task, a
+# count, a time limit), recognised as a number only, so that "exit code {code}" is not read into
+# any text that begins "exit code 1"; a detail within the detail, recognised in turn (else kept as
+# recorded text); any other is evidence (a log line, an error, a name), kept verbatim.
+NUMBERS = frozenset({"code", "task", "seen", "wanted", "minutes"})
+NESTED = frozenset({"note", "exit", "detail"})
+_NUMBER = r"-?\d+(?:\.\d+)?"
+
+
+def _template_pattern(key: str, text: str) -> re.Pattern[str]:
+    """An English template as a regex: its words literal, a named group per placeholder (a
+    number for NUMBERS, else the shortest text that fits; a placeholder repeated must repeat its
+    text)."""
+    parts, seen = [], set()
+    for literal, name, _, _ in string.Formatter().parse(text):
+        parts.append(re.escape(literal))
+        if name is not None:
+            value = _NUMBER if name in NUMBERS else ".+?"
+            parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>{value})")
+            seen.add(name)
+    if not any(literal for literal, *_ in string.Formatter().parse(text)):
+        raise CatalogError(f"locales/en.yaml: {key} has no words of its own to be recognised by")
+    return re.compile("".join(parts), re.DOTALL)
+
+
+@functools.cache
+def _detail_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The detail.* templates of en.yaml, the one with the most words of its own first, so that
+    the most specific template wins where two fit ("{exit}; last line: (empty log)" before
+    "{exit}; last line: {line}")."""
+    templates = [(key, text) for key, text in catalog("en").items() if key.startswith(DETAIL)]
+    templates.sort(key=lambda kv: -sum(len(lit) for lit, *_ in string.Formatter().parse(kv[1])))
+    return tuple((key, _template_pattern(key, text)) for key, text in templates)
+
+
+def recognise(text: str) -> Phrase | None:
+    """The detail.* phrase a sentence dlperf recorded in English says (`english` of it gives
+    `text` back); None for any other text (an upstream's log line, an error, older wording)."""
+    for key, pattern in _detail_patterns():
+        match = pattern.fullmatch(text)
+        if match:
+            return Phrase.of(key, **{k: _value(k, v) for k, v in match.groupdict().items()})
+    return None
+
+
+def _value(name: str, value: str) -> Text:
+    if name in NESTED:
+        return recognise(value) or recorded(value)
+    return value

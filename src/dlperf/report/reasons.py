@@ -4,8 +4,10 @@ outlier's distance from its cell's median, a cell's flags.
 Each is composed from the tables' structured values (status, workload_wall_s, outlier, outlier_z,
 unstable, throughput_cv, batch_size_resolved) and the suite's limits, never by reading the tables'
 English text columns (flags, outlier_detail), which are shown, marked as recorded text, only where
-a table lacks the values (a results folder older than them). Evidence stays verbatim (a
-framework's error, a workload's skip reason), marked as such in every language.
+a table lacks the values (a results folder older than them). A run's status_detail in dlperf's own
+words (a detail.* phrase of the catalog: the harness's verdicts, a built-in workload's skip reason)
+is said in the report's language; other evidence stays verbatim (a framework's error, an upstream
+log line, older wording), marked as such in every language.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pandas as pd
 
 from dlperf.measure.variance import VarianceSettings, outlier_scores
 from dlperf.report import fmt
-from dlperf.report.i18n import Phrase, Series, Text
+from dlperf.report.i18n import Phrase, Series, Text, recognise
 from dlperf.report.i18n import recorded as as_recorded
 from dlperf.report.load import MEASURED
 from dlperf.status import Status
@@ -55,6 +57,22 @@ def recorded(text: Any) -> Text:
     return as_recorded(fmt.shorten(fmt.text(text)))
 
 
+def run_said(text: Any) -> Text:
+    """A run's recorded status_detail: the phrase it says where it is in dlperf's own words
+    (i18n.recognise), its verbatim values shortened; else the text, recorded (verbatim)."""
+    line = fmt.text(text)
+    phrase = recognise(line)
+    return _shortened(phrase) if phrase else recorded(line)
+
+
+def _shortened(phrase: Phrase) -> Phrase:
+    values = tuple(
+        (name, _shortened(v) if isinstance(v, Phrase) else fmt.shorten(str(v)))
+        for name, v in phrase.values
+    )
+    return Phrase(phrase.key, values)
+
+
 def repeat_name(repeat: Any) -> str:
     return f"r{fmt.integer(repeat)}"
 
@@ -73,8 +91,8 @@ def run_reason(run: Mapping[str, Any], limits: Limits) -> Text:
     if status == Status.TIMEOUT and limits.time_limit_s and wall_s >= limits.time_limit_s:
         return Phrase.of("reason.timeout")
     if status == Status.OOM and wall_s > 0:
-        return Phrase.of("reason.oom")
-    return recorded(run.get("status_detail"))
+        return Phrase.of("detail.oom")
+    return run_said(run.get("status_detail"))
 
 
 def runs_reasons(runs: pd.DataFrame, limits: Limits) -> Text:
@@ -127,7 +145,7 @@ def run_detail(run: Mapping[str, Any], limits: Limits) -> Text:
         return run_reason(run, limits)
     if run.get("outlier") is True:
         return outlier_reason(run)
-    return recorded(run.get("status_detail"))
+    return run_said(run.get("status_detail"))
 
 
 def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) -> Text:
