@@ -1138,9 +1138,11 @@ def test_dlperfs_own_run_details_are_said_in_the_reports_language(
     harness's verdicts) is said from the catalog: in English as recorded, in Chinese in the
     Chinese report, its evidence (a log line, an error) verbatim inside it; any other text stays
     verbatim, marked as the original."""
-    from dlperf.adapters import REGISTRY
+    from dlperf.adapters import REGISTRY, get_adapter
     from dlperf.adapters.builtin import BuiltinWorkload
     from dlperf.launch.outcome import first_cause
+    from dlperf.launch.task import _exited
+    from dlperf.matrix import Cell, Layout
     from dlperf.report.reasons import Limits, run_reason
 
     en, zh = Translator("en"), Translator("zh")
@@ -1164,7 +1166,34 @@ def test_dlperfs_own_run_details_are_said_in_the_reports_language(
         "在没有原生 bf16 单元（无 avx512_bf16/amx_bf16）的 CPU 上，amp 是模拟执行的，比 fp32 慢数十倍；"
         "如仍要测量，请设置选项 amp_on_cpu: run"
     )
+
+    # the harness's: a rank killed first, with its log's last line verbatim (an upstream's English)
+    killed = english(_exited(-9, "RuntimeError: NCCL error: unhandled system error"))
+    other = english(_exited(1, "RuntimeError: Connection reset by peer"))
+    outcomes = {
+        0: {"status": "failed", "ended_at": 2.0, "detail": other},
+        1: {"status": "failed", "ended_at": 1.0, "detail": killed},
+    }
+    detail = first_cause(outcomes, "failed")
+    assert said("failed", detail) == (
+        "task 1 ended first: killed by SIGKILL (exit code -9); last line: RuntimeError: NCCL "
+        "error: unhandled system error",
+        "任务 1 最先结束：被 SIGKILL 终止（退出码 -9）；日志最后一行：“RuntimeError: NCCL error: "
+        "unhandled system error”",
+    )
+    assert said("failed", english(_exited(2, ""))) == (
+        "exit code 2; last line: (empty log)",
+        "退出码 2；日志为空",
+    )
     assert said("timeout", "ran past the time limit (30 min)")[1] == "超过了单次运行时限（30 分钟）"
+    # an upstream source's skip reason, in dlperf's words
+    oneflow = get_adapter("oneflow")
+    bert = Cell("oneflow", "bert_base", "fp32", False, 32, Layout(1, 1))
+    no_data = oneflow.skip_reason(bert, oneflow.resolved_options({}))
+    assert no_data is not None and said("skipped", no_data) == (
+        no_data,
+        f"{oneflow.display_name} 没有 bert_base 的合成输入：请将选项 data_dir 设为各节点上准备好的数据集",
+    )
     # another's words, or a detail this dlperf no longer writes: verbatim, marked
     for text in ("exit code 1: RuntimeError: boom", "amp on a CPU without native bf16"):
         assert said("failed", text) == (text, f"原文“{text}”")

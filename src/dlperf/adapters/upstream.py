@@ -265,10 +265,10 @@ class UpstreamAdapter(Adapter):
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if not options.get("data_dir") and cell.model not in self.synthetic_models:
-            return (
-                f"{self.display_name} has no synthetic input for {cell.model}: set option data_dir "
-                "to the prepared dataset on the nodes"
+            reason = Phrase.of(
+                "detail.no_synthetic_input", framework=self.display_name, model=cell.model
             )
+            return english(reason)
         return None
 
     def tokens_per_sample(self, cell: Cell, options: dict[str, Any]) -> int | None:

@@ -18,6 +18,7 @@ from dlperf.launch.allocation import Allocation
 from dlperf.launch.record import RunRecord, log_fingerprint
 from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import load_task_outcomes
+from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status, worst
 from dlperf.util import atomic_write_text
 
@@ -172,4 +173,6 @@ def first_cause(outcomes: dict[int, dict[str, Any]], status: str) -> str:
     if not ended:
         return ""
     _, task, detail = ended[0]
-    return f"task {task} ended first: {detail}" if len(outcomes) > 1 and detail else detail
+    if len(outcomes) > 1 and detail:
+        return english(Phrase.of("detail.first_cause", task=str(task), detail=detail))
+    return detail

@@ -24,6 +24,7 @@ from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.launch.facts import node_facts, visible_gpus
 from dlperf.launch.spec import RunSpec
+from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
@@ -76,7 +77,8 @@ def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
     try:
         outcome |= _launch(spec, adapter, job, task, log_path)
     except Exception as err:  # a harness error on the node is the run's status, not a lost job
-        outcome |= {"status": Status.FAILED, "detail": f"harness error on node: {err!r}"}
+        detail = english(Phrase.of("detail.harness_error", error=repr(err)))
+        outcome |= {"status": Status.FAILED, "detail": detail}
     outcome["ended_at"] = time.time()
     atomic_write_json(spec.paths.task_outcome(task), outcome)
     return outcome
@@ -147,7 +149,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
                 raise
             return {
                 "status": Status.TIMEOUT,
-                "detail": f"ran past the time limit ({spec.time_limit_min} min)",
+                "detail": english(Phrase.of("detail.timeout", minutes=f"{spec.time_limit_min}")),
                 "exit_code": None,
                 "command": command,
                 "workload_wall_s": time.monotonic() - start,
@@ -159,9 +161,9 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         skipped = _skip_reason(tail)
         status, detail = (Status.SKIPPED, skipped) if skipped is not None else (Status.OK, "")
     elif adapter.is_oom(tail):
-        status, detail = Status.OOM, "out of memory (see log)"
+        status, detail = Status.OOM, english(Phrase.of("detail.oom"))
     else:
-        status, detail = Status.FAILED, f"{exit_text(code)}; last line: {_last_line(tail)}"
+        status, detail = Status.FAILED, english(_exited(code, _last_line(tail)))
     return {
         "status": status,
         "detail": detail,
@@ -174,12 +176,23 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
 
 def exit_text(code: int) -> str:
     """`exit code 1`, or for a process a signal ended, which: `killed by SIGKILL (exit code -9)`."""
+    return english(_exit_phrase(code))
+
+
+def _exit_phrase(code: int) -> Phrase:
     if code < 0:
         try:
-            return f"killed by {signal.Signals(-code).name} (exit code {code})"
+            return Phrase.of("detail.killed", signal=signal.Signals(-code).name, code=str(code))
         except ValueError:
             pass
-    return f"exit code {code}"
+    return Phrase.of("detail.exit_code", code=str(code))
+
+
+def _exited(code: int, last_line: str) -> Phrase:
+    """A workload that failed: how it exited, and its log's last line ('' for an empty log)."""
+    if not last_line:
+        return Phrase.of("detail.exited_empty", exit=_exit_phrase(code))
+    return Phrase.of("detail.exited", exit=_exit_phrase(code), line=last_line)
 
 
 def in_container(command: list[str], container: dict[str, Any] | None) -> list[str]:
@@ -197,13 +210,9 @@ def _check_gpus(spec: RunSpec) -> str | None:
         return None
     seen = visible_gpus()
     if seen is None:
-        return (
-            None
-            if spec.device == "auto"
-            else "device cuda asked but no GPU is visible on this node"
-        )
+        return None if spec.device == "auto" else english(Phrase.of("detail.no_gpu"))
     if seen != wanted:
-        return f"this rank sees {seen} GPUs; the allocation asked {wanted} per node"
+        return english(Phrase.of("detail.gpus_seen", seen=str(seen), wanted=str(wanted)))
     return None
 
 
@@ -277,8 +286,9 @@ def _tail(path: Path, size: int = 20000) -> str:
 
 
 def _last_line(text: str) -> str:
+    """The log's last line that is not blank, cut at 300 characters ('' for none)."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(empty log)"
+    return lines[-1][:300] if lines else ""
 
 
 def load_task_outcomes(run_dir: Path) -> dict[int, dict[str, Any]]:
