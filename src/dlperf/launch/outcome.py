@@ -60,7 +60,7 @@ def record_outcome(
     if len(outcomes) < tasks:
         statuses.append(job_status or Status.FAILED)
         missing = sorted(set(range(tasks)) - set(outcomes))
-        detail = detail or f"tasks {missing} never reported"
+        detail = detail or english(Phrase.of("detail.never_reported", tasks=str(missing)))
     status = worst(statuses)
     if not detail:
         detail = first_cause(outcomes, status)

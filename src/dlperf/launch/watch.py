@@ -16,6 +16,7 @@ import submitit
 from dlperf.launch.allocation import Allocation
 from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import alive, load_task_outcomes
+from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status
 
 POLL_S = 0.25
@@ -113,13 +114,11 @@ def wait_for_outcomes(
             if ended is None and state in SLURM_ENDED:
                 ended = (now, state)
         if ended is not None and now - ended[0] > ended_grace_s:
-            return job_state(ended[1]), f"job ended as {ended[1]} before every task reported"
+            return job_state(ended[1]), english(Phrase.of("detail.job_ended", state=ended[1]))
         if now - clock > deadline_s:
             job.cancel(check=False)
-            return (
-                Status.TIMEOUT,
-                f"no outcome {deadline_s:.0f} s after start: job lost or hung; cancelled",
-            )
+            lost = Phrase.of("detail.job_lost", seconds=f"{deadline_s:.0f}")
+            return Status.TIMEOUT, english(lost)
         time.sleep(POLL_S)
 
 

@@ -124,7 +124,7 @@ DETAIL = "detail."  # the catalog's sentences a run records in English (its stat
 # count, a time limit), recognised as a number only, so that "exit code {code}" is not read into
 # any text that begins "exit code 1"; a detail within the detail, recognised in turn (else kept as
 # recorded text); any other is evidence (a log line, an error, a name), kept verbatim.
-NUMBERS = frozenset({"code", "task", "seen", "wanted", "minutes"})
+NUMBERS = frozenset({"code", "task", "seen", "wanted", "minutes", "seconds"})
 NESTED = frozenset({"note", "exit", "detail"})
 _NUMBER = r"-?\d+(?:\.\d+)?"
 
