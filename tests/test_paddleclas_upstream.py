@@ -30,7 +30,8 @@ from dlperf.errors import ConfigError
 from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell, Layout
 from dlperf.measure.stats import Window, run_throughput
-from dlperf.parse.upstream import RunFacts, parse_paddleclas, parse_paddleclas_v24
+from dlperf.parse.upstream import RunFacts
+from dlperf.parse.upstream.paddle import parse_paddleclas, parse_paddleclas_v24
 from dlperf.upstream_data import paddleclas as paddleclas_data
 from dlperf.upstream_data.paddleclas import ImageFolderSpec, lay_out_checkout, make_imagenet_folder
 

@@ -711,7 +711,8 @@ def test_oneflow_wdl_current_parses_through_the_adapter(tmp_path: Path):
 def test_oneflow_wdl_current_reads_only_rank0_progress_lines(tmp_path: Path):
     """Only rank 0 prints (train.py's print_ranks = [0]); an eval line (`iter: i/n, eval_auc: a`)
     and a nan loss are read past; the argument list's global batch must be the run facts'."""
-    from dlperf.parse.upstream import RunFacts, parse_oneflow_wdl_current
+    from dlperf.parse.upstream import RunFacts
+    from dlperf.parse.upstream.oneflow import parse_oneflow_wdl_current
 
     lines = WDL_FIXTURE.read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("[rank:0] iter: 10/"))
@@ -1286,7 +1287,8 @@ def test_oneflow_current_resnet50_parses_through_the_adapter(tmp_path: Path):
 def test_oneflow_current_resnet50_per_rank_batch_from_the_arguments(tmp_path: Path):
     """The argument list's train_batch_size (per device) must be the run facts' (else a
     ParseError at its line); an eval line (`[eval]`, not printed with --skip-eval) is read past."""
-    from dlperf.parse.upstream import RunFacts, parse_oneflow_cnn_current
+    from dlperf.parse.upstream import RunFacts
+    from dlperf.parse.upstream.oneflow import parse_oneflow_cnn_current
 
     lines = RN50_FIXTURE.read_text().splitlines()
     lines.append(
@@ -1423,7 +1425,8 @@ def test_libai_coloured_prefix_and_untimed_first_lines(tmp_path: Path):
     """termcolor colours the prefix when it thinks stdout is a terminal; with log_period 1 the
     lines of iterations 1 and 2 have no `time` yet and are read past; the printed consumed
     samples give the global batch, whatever the run facts say."""
-    from dlperf.parse.upstream import RunFacts, parse_libai
+    from dlperf.parse.upstream import RunFacts
+    from dlperf.parse.upstream.oneflow import parse_libai
 
     def line(k: int, mean: str | None) -> str:
         timed = f"time: {mean} s/iter  data_time: 0.0020 s/iter total_throughput: 1.00 samples/s "

@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.launchers import STEP_GROUP
 from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
-from dlperf.parse.upstream import Parser, parse_gluoncv_rn50
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.mxnet import parse_gluoncv_rn50
 
 
 class GluonCV(UpstreamAdapter):

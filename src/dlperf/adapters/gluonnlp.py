@@ -6,7 +6,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
-from dlperf.parse.upstream import Parser, parse_gluonnlp_bert
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.mxnet import parse_gluonnlp_bert
 
 
 class GluonNLP(UpstreamAdapter):

@@ -12,7 +12,8 @@ from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import Parser, parse_hugectr, parse_hugectr_current
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.hugectr import parse_hugectr, parse_hugectr_current
 
 # HugeCTR's release v24.06.00 and the last HugeCTR image on NGC: from v25.03.00 (March 2025) on
 # HugeCTR ships only a Dockerfile, and v25.03.00's samples/wdl, src/pybind/model.cpp and

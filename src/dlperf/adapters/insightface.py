@@ -23,7 +23,9 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.upstream import UpstreamAdapter, flag_bool, upstream_options
-from dlperf.parse.upstream import Parser, parse_insightface_partial_fc, parse_oneflow_face
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.mxnet import parse_insightface_partial_fc
+from dlperf.parse.upstream.oneflow import parse_oneflow_face
 
 ONEFLOW_FACE = "Oneflow-Inc/oneflow_face"
 # The commit DLPerf's InsightFace report names for OneFlow (its "Frameworks & Models" table),

@@ -11,7 +11,8 @@ from dlperf.adapters.oneflow_gpt import GPT_OPTIONS, gpt_args
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.flops import FlopsFormula, megatron_formula
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import Parser, parse_megatron, parse_megatron_current
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.megatron import parse_megatron, parse_megatron_current
 
 # Megatron-LM's release tag core_v0.19.0 (August 2026) and the NGC PyTorch image its CI builds
 # from (docker/.ngc_version.dev; its LTS image, docker/.ngc_version.lts, is 25.09).

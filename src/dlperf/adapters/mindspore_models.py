@@ -12,8 +12,8 @@ from dlperf.adapters.upstream import Release, UpstreamAdapter, flag_bool, upstre
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import (
-    Parser,
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.mindspore import (
     parse_mindspore,
     parse_mindspore_benchmark,
     parse_mindspore_bert_current,

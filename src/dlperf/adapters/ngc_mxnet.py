@@ -10,7 +10,9 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.dle import DLE, DLE_CURRENT, DLE_ROOT
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
-from dlperf.parse.upstream import Parser, parse_dle_mxnet_rn50, parse_dle_mxnet_rn50_current
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.dllogger import parse_dle_mxnet_rn50_current
+from dlperf.parse.upstream.mxnet import parse_dle_mxnet_rn50
 
 DLE_MXNET = "e470c2150abf4179f873cabad23945bbc920cc5f"
 # NVIDIA's MXNet container 24.06 (MXNet 1.9.1, CUDA 12.4.1; its release notes: "intended for use on

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
-from dlperf.parse.upstream import (
-    Parser,
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.oneflow import (
     parse_oneflow_bert,
     parse_oneflow_cnn,
     parse_oneflow_cnn_current,

@@ -11,7 +11,9 @@ from dlperf.adapters.oneflow import ONEFLOW_BENCHMARK
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.flops import FlopsFormula, megatron_formula
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import Parser, parse_libai, parse_oneflow_gpt
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.oneflow import parse_libai
+from dlperf.parse.upstream.oneflow_gpt import parse_oneflow_gpt
 
 LIBAI = "Oneflow-Inc/libai"
 # LiBai v0.3.0 (2024-01-15), its newest release tag; main (9dcbe3b, October 2024) changed none of

@@ -17,8 +17,8 @@ from dlperf.adapters.upstream import (
     upstream_options,
 )
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import (
-    Parser,
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.paddle import (
     parse_paddle_cv,
     parse_paddle_nlp_bert,
     parse_paddleclas,

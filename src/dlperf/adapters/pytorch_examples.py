@@ -10,7 +10,8 @@ from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.launchers import STEP_GROUP
 from dlperf.adapters.upstream import Evidence, Ran, Release, UpstreamAdapter, upstream_options
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import Parser, parse_pytorch_examples
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.pytorch_examples import parse_pytorch_examples
 
 # pytorch/examples main as stored (2025-08-25); imagenet/main.py last changed at 4206858
 # (2025-07-07). Its requirements.txt asks torch>=2.6 (the torch.accelerator API).

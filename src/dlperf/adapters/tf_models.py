@@ -13,7 +13,8 @@ from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.upstream import Evidence, Ran, Release, UpstreamAdapter, upstream_options
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
-from dlperf.parse.upstream import Parser, parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
+from dlperf.parse.upstream import Parser
+from dlperf.parse.upstream.tensorflow import parse_tf2_bert, parse_tf2_orbit, parse_tf2_rn50
 
 # tensorflow/models master as read (orbit/controller.py, official/core/config_definitions.py,
 # official/vision/train.py, official/vision/configs/image_classification.py), 2023-2024.

@@ -214,12 +214,17 @@ def parse_dle_mxnet_rn50_current(logs: list[Path], facts: RunFacts) -> ParseResu
     """Release current of DLE MXNet RN50 (729963d): rank 0's dllogger line `DLL <datetime> -
     Epoch: e Iteration: i train.loss : l train.ips : r images/s train.lr : x` every disp_batches
     (i 0-based: i + 1 iterations done); the epoch's own `Epoch: e train.loss ... train.ips` line
-    and the `Summary:` line are not progress lines."""
+    and the `Summary:` line are not progress lines.
+
+    Method: timestamps (dllogger `Epoch: e Iteration: i`, i 0-based); job-wide (rank -1), the
+    iterations since the previous line."""
     return _parse("dle_mxnet_rn50_current", logs, facts)
 
 
 def parse_dle_pytorch_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
-    """One line per iteration; the first iterations are slow (skip them with the window)."""
+    """One line per iteration; the first iterations are slow (skip them with the window).
+
+    Method: timestamps (dllogger); job-wide (rank -1), the iterations since the previous line."""
     return _parse("dle_pytorch_rn50", logs, facts)
 
 
@@ -231,6 +236,8 @@ def parse_dle_pytorch_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
 
     The final `training_sequences_per_second` (the source's own figure over the whole run,
     warm-up included) is kept as a note, not used.
+
+    Method: timestamps (dllogger); job-wide (rank -1), the iterations since the previous line.
     """
     notes: list[str] = []
 
@@ -247,6 +254,9 @@ def parse_dle_pytorch_bert_current(logs: list[Path], facts: RunFacts) -> ParseRe
     """DLE master's BERT: `average_loss`, `learning_rate`, `skipped_steps` every log_freq steps;
     the iterations run are the printed counter plus skipped_steps. The final step prints only
     `final_loss` (not a progress line); the run's `training_sequences_per_second` is kept as a note.
+
+    Method: timestamps (dllogger), as parse_dle_pytorch_bert; job-wide (rank -1), the iterations
+    since the previous line (the iterations run are the printed counter plus skipped_steps).
     """
     notes: list[str] = []
 
@@ -260,13 +270,19 @@ def parse_dle_pytorch_bert_current(logs: list[Path], facts: RunFacts) -> ParseRe
 
 
 def parse_dle_tf1_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
-    """The training hook hides the first 20 steps: the counter starts above 20."""
+    """The training hook hides the first 20 steps: the counter starts above 20.
+
+    Method: timestamps (dllogger); job-wide (rank -1), the iterations since the previous line."""
     return _parse("dle_tf1_rn50", logs, facts)
 
 
 def parse_dle_tf1_rn50_benchmark(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`--mode=training_benchmark`: one `total_ips` line per display_every steps, counted from 0
-    after the hook's warm-up (the adapter sets it to 0). Only Horovod rank 0 logs."""
+    after the hook's warm-up (the adapter sets it to 0). Only Horovod rank 0 logs.
+
+    Method: timestamps (dllogger), as parse_dle_tf1_rn50; job-wide (rank -1), the iterations since
+    the previous line (`--mode=training_benchmark`'s `total_ips` lines, the counter from 0 after the
+    hook's warm-up)."""
     return _parse("dle_tf1_rn50_benchmark", logs, facts)
 
 
@@ -275,7 +291,11 @@ def parse_dle_tf1_bert_current(logs: list[Path], facts: RunFacts) -> ParseResult
     covers the counter's advance since the previous line, and one iteration where it repeats the
     previous counter (an AMP step whose update the loss scaler skipped: the global step stays).
     The run's final `throughput_train` and `total_loss` (step `()`, no `Iteration:`) are not
-    progress lines."""
+    progress lines.
+
+    Method: timestamps (dllogger), as parse_dle_tf1_bert; job-wide (rank -1), the iterations since
+    the previous line (a line repeating the previous counter, an AMP-skipped update, covers one
+    iteration)."""
     return _parse("dle_tf1_bert_current", logs, facts)
 
 
@@ -283,5 +303,7 @@ def parse_dle_tf1_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     """Printed at iteration 1 and every display_every (10) iterations after: a line covers the
     iterations since the previous one (1, 9, 10, 10, ...). `Skipping time record` lines are noise.
     With Horovod only rank 0 prints (`Rank : 0`); copies from other ranks are dropped.
+
+    Method: timestamps (dllogger); job-wide (rank -1), the iterations since the previous line.
     """
     return _parse("dle_tf1_bert", logs, facts)

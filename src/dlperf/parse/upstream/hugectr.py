@@ -29,7 +29,9 @@ def parse_hugectr(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`[..][HUGECTR][INFO][RANK0]: Iter: i Time(n iters): t s Loss: ...`, job-wide (rank 0): a
     record covers n iterations and lasts t seconds. A `batch_size = N` header (DLPerf's wrapper)
     is the global batch and wins over the run facts. For W&D, stats' step_time_ms is the latency
-    per iteration; peak memory is not in these lines."""
+    per iteration; peak memory is not in these lines.
+
+    Method: step times (`Time(n iters)`); job-wide (rank -1), n iterations."""
     notes = ["timed by `Time(n iters)`"]
     header: dict[str, str] = {}
 
@@ -63,7 +65,10 @@ def parse_hugectr_current(logs: list[Path], facts: RunFacts) -> ParseResult:
     i Time(n iters): t s Loss: ...`, job-wide (the root rank prints): a record covers n iterations
     and lasts t seconds. The `Training batchsize: N` line fit prints first is the global batch
     and wins over the run facts. Copies of a line are told apart as for every job-wide source
-    (MPI tag, else the step), not by `RK<r>`: only the root rank prints these lines."""
+    (MPI tag, else the step), not by `RK<r>`: only the root rank prints these lines.
+
+    Method: step times (`Time(n iters)`), as parse_hugectr, on the `[HCTR][..][INFO][RK0][main]: `
+    logger's line; job-wide (rank -1), n iterations."""
     notes = ["timed by `Time(n iters)`"]
     header: dict[str, str] = {}
 

@@ -62,7 +62,10 @@ def parse_megatron(logs: list[Path], facts: RunFacts) -> ParseResult:
     (TFLOP/s/GPU)` (--log-throughput) is kept beside them in ParseResult.reported (REPORTED_TFLOPS).
     A line stamped with microseconds (core_v0.16.0 on) is refused at its file:line: its log's first
     line is the run's first iteration, whose time the next line counts again
-    (parse_megatron_current reads it)."""
+    (parse_megatron_current reads it).
+
+    Method: step times (ms per iteration x iterations); job-wide (rank -1), log_interval
+    iterations."""
     return _megatron(logs, facts, first_iteration_line=False)
 
 
@@ -76,7 +79,11 @@ def parse_megatron_current(logs: list[Path], facts: RunFacts) -> ParseResult:
     microseconds (core_v0.6.0 to core_v0.15.x) or none are read as parse_megatron reads them: no
     first-iteration line, every line averages its own interval, a log starting at iteration 10 is
     not taken to start at iteration 1. A log holds one run of one version: stamps of another shape
-    than its first line's fail at their file:line."""
+    than its first line's fail at their file:line.
+
+    Method: step times, as parse_megatron (the line after the first iteration's covers the
+    iterations since it, timed by its average times all of them less the first iteration's); job-
+    wide (rank -1), log_interval iterations."""
     return _megatron(logs, facts, first_iteration_line=True)
 
 

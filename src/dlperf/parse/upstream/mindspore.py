@@ -44,7 +44,10 @@ MS_BERT_LOSS = re.compile(r"^epoch: \d+, current epoch percent: \S+, step: (\d+)
 def parse_mindspore(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`epoch time: t ms, per step time: p ms` after each sink ("epoch"), per rank. DLPerf ran with
     sink_size=1, so each epoch is one step; in general a record covers round(t / p) steps and lasts
-    t ms. The `epoch: e step: s, loss is ...` line before it gives the step number."""
+    t ms. The `epoch: e step: s, loss is ...` line before it gives the step number.
+
+    Method: step times (`epoch time`); one rank's own, one sink (one step with DLPerf's
+    sink_size=1)."""
     notes = ["timed by `epoch time` (ms per sink of steps)"]
     latest: dict[tuple[int, int | None], int] = {}
     count: Counter[tuple[int, int | None]] = Counter()
@@ -73,7 +76,10 @@ def parse_mindspore_bert_current(logs: list[Path], facts: RunFacts) -> ParseResu
     then TimeMonitor's `Train epoch time: X ms, per step time: Y ms`. A record is that sink: it
     covers round(X / Y) steps (Y = X / sink size) and lasts X ms, TimeMonitor's epoch_begin to
     epoch_end (the sink and the callbacks' step_end, whose print of the loss waits for the device).
-    The step is LossCallBack's global step printed just before (counted when it is missing)."""
+    The step is LossCallBack's global step printed just before (counted when it is missing).
+
+    Method: step times (TimeMonitor's `Train epoch time` of a sink); one rank's own, one sink of
+    data_sink_steps steps."""
     notes = ["timed by TimeMonitor's `epoch time` (ms per sink of steps, epoch_begin to epoch_end)"]
     latest: dict[tuple[int, int | None], int] = {}
     done: Counter[tuple[int, int | None]] = Counter()
@@ -104,7 +110,10 @@ def parse_mindspore_benchmark(logs: list[Path], facts: RunFacts) -> ParseResult:
     X ms, per_step_time: Y ms, fps: N img/sec.` by every rank after each sink, per rank. Model.train
     runs one "epoch" per sink of print_per_steps steps, so k counts sinks; a record covers
     round(X / Y) steps and lasts X ms (step_begin to step_end, the loss read back included; the
-    host time between sinks is not in it). The printed fps is one rank's and is not used."""
+    host time between sinks is not in it). The printed fps is one rank's and is not used.
+
+    Method: step times (`Epoch time` of a sink); one rank's own, one sink of print_per_steps
+    steps."""
     notes = ["timed by `Epoch time` (ms per sink of steps, step_begin to step_end)"]
 
     def read(line: Line) -> Row:

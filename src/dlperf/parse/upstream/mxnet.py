@@ -42,7 +42,10 @@ PARTIAL_FC = re.compile(
 def parse_dle_mxnet_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`{asctime}:INFO: Epoch[e] Batch [a-b]\\tSpeed: r samples/sec`: one line per interval of
     b - a iterations, job-wide, printed by every rank (one rank's copy is kept). Timed by the
-    asctime prefix (milliseconds); without it, by the printed job-wide rate."""
+    asctime prefix (milliseconds); without it, by the printed job-wide rate.
+
+    Method: timestamps (asctime prefix), else printed rates; job-wide (rank -1),
+    `Batch [a-b]` = b - a iterations."""
     notes: list[str] = []
 
     def read(line: Line) -> Row:
@@ -62,7 +65,10 @@ def parse_gluoncv_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
     batches done, from 1). Upstream (train_horovod.py, the line DLPerf un-commented) computes
     `num_workers * batch_size * log_interval / elapsed` on rank 0 only: a job-wide rate over the
     interval, used as printed (harmonic: time = samples / rate), never multiplied by the ranks.
-    The per-epoch `Epoch[e]\\tSpeed:` and the `Batch[i] Loss[...]` lines are skipped."""
+    The per-epoch `Epoch[e]\\tSpeed:` and the `Batch[i] Loss[...]` lines are skipped.
+
+    Method: printed job-wide rates (asctime stamps if every line has one); job-wide (rank -1),
+    log_interval batches."""
     notes: list[str] = []
 
     def read(line: Line) -> Row:
@@ -79,7 +85,9 @@ def parse_gluonnlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`[step i]\\t... throughput=xK tks/s ... time=t, latency=l ms/batch` every log_interval
     steps, by every rank for itself. A record covers the steps since the previous line and lasts
     latency * steps (the interval's wall time, to 0.1 ms per step; `time=` has 10 ms). The token
-    throughput (valid tokens, not sequences) is not used."""
+    throughput (valid tokens, not sequences) is not used.
+
+    Method: step times (latency x steps); one rank's own, log_interval steps."""
     notes = ["timed by latency= (ms per batch over the interval) times the interval's steps"]
 
     def read(line: Line) -> Row:
@@ -98,7 +106,10 @@ def parse_insightface_partial_fc(logs: list[Path], facts: RunFacts) -> ParseResu
     or frequent); r and t are samples per second (despite `it/sec`): the rank's and the job's.
     Timed by the line's own asctime (milliseconds), which follows the `nd.waitall()` before the
     rates are computed; the printed rates are read and checked, not used. A record covers the
-    updates since the previous line."""
+    updates since the previous line.
+
+    Method: timestamps (asctime after the `rank-id:r:` prefix); job-wide (rank -1; rank 0 logs),
+    the updates since the previous line."""
     notes = [
         "timed by the logging prefix's asctime after `rank-id:<r>:`; `Total: ... it/sec` (the "
         "job's samples per second) ignored"

@@ -143,7 +143,9 @@ def _timed(
 
 
 def parse_oneflow_cnn(logs: list[Path], facts: RunFacts) -> ParseResult:
-    """`train: epoch e, iter i, ..., samples/s: r t`: iter counts iterations done in the epoch."""
+    """`train: epoch e, iter i, ..., samples/s: r t`: iter counts iterations done in the epoch.
+
+    Method: timestamps (time.time() ends the line); job-wide (rank -1), one interval."""
 
     def read(line: Line) -> Row:
         m = match(CNN, line, "`train: epoch e, iter i, ..., samples/s: <rate> <time>`")
@@ -155,7 +157,9 @@ def parse_oneflow_cnn(logs: list[Path], facts: RunFacts) -> ParseResult:
 
 
 def parse_oneflow_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
-    """`step: i, ..., throughput: r t`: the step is 0-based (step 19 = 20 iterations done)."""
+    """`step: i, ..., throughput: r t`: the step is 0-based (step 19 = 20 iterations done).
+
+    Method: timestamps (time.time() ends the line); job-wide (rank -1), one interval."""
 
     def read(line: Line) -> Row:
         m = match(BERT, line, "`step: i, ..., throughput: <rate> <time>`")
@@ -167,7 +171,9 @@ def parse_oneflow_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
 
 def parse_oneflow_wdl(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`{iter} time {t} loss {f}` every loss_print_every_n_iter iterations; the header's
-    `batch_size` is the global batch. stats' step_time_ms is the latency per iteration."""
+    `batch_size` is the global batch. stats' step_time_ms is the latency per iteration.
+
+    Method: timestamps (time.time() ends the line); job-wide (rank -1), one interval."""
 
     def read(line: Line) -> Row:
         m = match(WDL, line, "`<iter> time <time> loss <loss>`")
@@ -185,7 +191,10 @@ def parse_oneflow_wdl_current(logs: list[Path], facts: RunFacts) -> ParseResult:
     iterations done (from 1); t is the mean of the iterations since the previous line (the
     logger's perf_counter between two lines, read after the loss, which waits for the device).
     The first line's t counts from the logger's creation, before the model and graph were
-    built: the window's warm-up skips it. The argument list's `batch_size` is the global batch."""
+    built: the window's warm-up skips it. The argument list's `batch_size` is the global batch.
+
+    Method: step times (`latency(ms)` x iterations); job-wide (rank -1; rank 0 prints), the
+    iterations since the previous line."""
     notes = [
         "timed by `latency(ms)` times the iterations since the previous line; the first line's "
         "latency includes the setup since the logger's creation"
@@ -217,7 +226,10 @@ def parse_oneflow_cnn_current(logs: list[Path], facts: RunFacts) -> ParseResult:
     samples of the iterations since then, over the perf_counter span, read after the loss, whose
     `.numpy()` waits for the device). i counts the epoch's iterations done (from 1). The first
     line's span starts when training starts, before the graph is compiled: the window's warm-up
-    skips it. The argument list's `train_batch_size` (per device) wins over the run facts."""
+    skips it. The argument list's `train_batch_size` (per device) wins over the run facts.
+
+    Method: printed rates (each rank's own samples/s); one rank's own, the iterations since the
+    previous line."""
     notes = [
         "timed by each rank's printed `throughput` (its samples since its previous line over "
         "their time); the first line's span includes the graph's compilation"
@@ -263,7 +275,10 @@ def parse_libai(logs: list[Path], facts: RunFacts) -> ParseResult:
     iterations) but holds the samples and seconds of the timed ones only, 3..k + 1: its rate is
     theirs. Lines before any iteration was timed carry no `time` and are read past. The printed
     mean has 4 decimals: a window's time is off by at most 5e-5 s x the timed iterations at its
-    two ends."""
+    two ends.
+
+    Method: step times (the advance of the running mean s/iter x the timed iterations);
+    job-wide (rank -1; rank 0 prints), the iterations since the previous line."""
     notes = [
         "timed by the advance of `time` (LiBai's running mean s/iter) x the timed iterations; "
         "iterations 1 and 2 are never timed: the first record holds the samples and seconds of "
@@ -333,7 +348,10 @@ def parse_oneflow_face(logs: list[Path], facts: RunFacts) -> ParseResult:
     the global batch, over the StopWatch split between two callbacks), used as printed
     (harmonic: time = samples / rate), never multiplied by the ranks. The first line's span
     starts when the metric was created, before the job was compiled: the window's warm-up skips
-    it. Validation and other lines between them are skipped."""
+    it. Validation and other lines between them are skipped.
+
+    Method: printed rates (the job's samples/s since the previous line); job-wide (rank -1), the
+    iterations since the previous line."""
     notes = [
         "timed by the printed job-wide `throughput` (samples since the previous line over their "
         "time); the first line's span includes the job's compilation"

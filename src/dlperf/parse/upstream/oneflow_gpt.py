@@ -45,7 +45,11 @@ def parse_oneflow_gpt(logs: list[Path], facts: RunFacts) -> ParseResult:
     the samples they added; the first row's span starts when the metric was created, before the
     job was compiled, and the row after step 10 holds the nvidia-smi report util.py runs in step
     10's callback: a warm-up of 20 steps (DLPerf's, and the window's default) skips both. The
-    report's lines and the title rows between the metric rows are skipped."""
+    report's lines and the title rows between the metric rows are skipped.
+
+    Method: printed rates (the job's samples/s since the previous row, its samples the advance of
+    the `samples` column); job-wide (rank -1), the steps since the previous row (table or normal
+    format)."""
     notes = [
         "timed by the printed job-wide `throughput` (samples since the previous row over their "
         "time); the first row's span includes the job's compilation, the row after step 10 the "

@@ -55,7 +55,10 @@ def parse_paddle_cv(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`{asctime}-INFO: [Pass p, train batch i] \\t..., elapse t sec`, per rank (one workerlog per
     rank). Timed by the asctime prefix (milliseconds, wall time including data loading) when every
     line has it; otherwise by `elapse`, the seconds of the printed batch alone. With print_step > 1
-    that one batch stands for the whole interval (noted)."""
+    that one batch stands for the whole interval (noted).
+
+    Method: timestamps (asctime prefix), else step times (elapse); one rank's own, the printed
+    batch(es)."""
     notes: list[str] = []
 
     def read(line: Line) -> Row:
@@ -81,7 +84,10 @@ def parse_paddle_nlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     rate is speed / trainers_num iterations/s, i.e. speed * gpus_per_node * batch samples/s (as
     DLPerf computed it). trainers_num is read from the log's `trainers_num:N` line when present.
     `--batch_size` counts tokens when `in_tokens: True`: sequences = batch_size // max_seq_len
-    (from the printed arguments, preferred over the run facts)."""
+    (from the printed arguments, preferred over the run facts).
+
+    Method: printed rates (steps/s / trainers x global batch); job-wide (rank -1), skip_steps
+    steps."""
     notes: list[str] = []
     trainers: list[int] = []
     arguments: dict[str, str] = {}
@@ -146,7 +152,10 @@ def parse_paddleclas(logs: list[Path], facts: RunFacts) -> ParseResult:
     the host every iteration, which waits for the GPU) over the iterations since the previous
     line; the meters also restart at iteration 5. Step times: each line covers the iterations
     since the previous one (i is 0-based), timed by batch_cost times their number. The logging
-    prefix's timestamps have whole seconds only and are not used."""
+    prefix's timestamps have whole seconds only and are not used.
+
+    Method: step times (batch_cost, the mean since the previous line); one rank's own, the
+    iterations since the previous line."""
     notes: list[str] = []
 
     def read(line: Line) -> Row:
@@ -178,7 +187,10 @@ def parse_paddleclas_v24(logs: list[Path], facts: RunFacts) -> ParseResult:
     meters, ppcls/engine/train/train.py restarts them at iteration 5 of each epoch only (release/
     2.5 also resets them after every line). So batch_cost x the iterations since the restart is
     their total, and a line's interval is that total less the previous line's, per iteration the
-    interval's mean. An interval that holds a restart is timed by its iterations after it."""
+    interval's mean. An interval that holds a restart is timed by its iterations after it.
+
+    Method: step times (batch_cost, a running mean since iteration 5: each line's total less the
+    previous line's); one rank's own, the iterations since the previous line, rank 0 only."""
     notes: list[str] = []
     streams: dict[int, tuple[int, int, float]] = {}  # file -> (global iteration, restart, total)
     epochs: dict[tuple[int, int], int] = {}  # (file, epoch) -> its iterations (`/n`)
@@ -242,7 +254,10 @@ def parse_paddlenlp_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     Timed by the logger's `[YYYY-MM-DD HH:MM:SS,mmm]` prefix when every line has one: the script
     takes avg_batch_cost before the host reads the loss to print it, so with GPU work still
     queued the wait falls outside every step's cost, while the stamps include it. Without stamps,
-    step times (avg_batch_cost times the steps since the previous line), with a note."""
+    step times (avg_batch_cost times the steps since the previous line), with a note.
+
+    Method: timestamps (the logger's asctime prefix), else step times (avg_batch_cost); one rank's
+    own, logging_steps steps."""
     notes: list[str] = []
     logged_batch: list[tuple[float, Line]] = []
 

@@ -20,7 +20,9 @@ def parse_pytorch_examples(logs: list[Path], facts: RunFacts) -> ParseResult:
     `Time` v is that batch's seconds (3 decimals). With print_freq 1 a record is one batch; with a
     larger print_freq the printed batch's time stands for the interval (noted). The same line in
     release `current` (pytorch/examples 77f55b9) prints the batch 1-based (`display(i + 1)`, where
-    4b119d7 printed `i`): at print_freq 1, what the adapters run, a record is still one batch."""
+    4b119d7 printed `i`): at print_freq 1, what the adapters run, a record is still one batch.
+
+    Method: step times (`Time` of the batch); one rank's own, one printed batch (both releases)."""
     notes = ["timed by `Time` (seconds of the printed batch)"]
 
     def read(line: Line) -> Row:

@@ -27,7 +27,9 @@ ORBIT = re.compile(rf"^train \| step:\s*(\d+) \| steps/sec:\s*({NUM}) \|")
 def parse_tf2_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
     """absl + `TimeHistory: t seconds, r examples/second between steps a and b`, job-wide, one
     line per log_steps (100) iterations: a record covers b - a iterations and lasts t seconds (the
-    callback's own wall time, 10 ms resolution). The first interval includes start-up."""
+    callback's own wall time, 10 ms resolution). The first interval includes start-up.
+
+    Method: step times (TimeHistory seconds); job-wide (rank -1), `between steps a and b`."""
     notes = ["timed by TimeHistory's seconds per interval"]
 
     def read(line: Line) -> Row:
@@ -48,7 +50,9 @@ def parse_tf2_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     absl prefix `Immdd hh:mm:ss.ffffff`: it has no year, so the reader places it in a fixed leap
     year and rolls the year over when the month goes back (December to January); crossing
     midnight is handled because the month and day are part of the stamp (DLPerf's script parsed
-    only hh:mm:ss and broke there)."""
+    only hh:mm:ss and broke there).
+
+    Method: timestamps (absl prefix, year-less); job-wide (rank -1), steps_per_loop steps."""
     notes = ["timed by the absl timestamps (no year in them)"]
 
     def read(line: Line) -> Row:
@@ -68,7 +72,10 @@ def parse_tf2_orbit(logs: list[Path], facts: RunFacts) -> ParseResult:
     after every steps_per_loop steps, job-wide, through absl (stderr, stamped) and print (stdout,
     bare), so each line usually appears twice. The stamped copies are kept and timed by their absl
     prefix; with no stamped copy at all, a record lasts its steps / the printed steps/sec (one
-    decimal: coarse)."""
+    decimal: coarse).
+
+    Method: timestamps (absl prefix), else printed steps/sec; job-wide (rank -1), steps_per_loop
+    steps."""
     notes: list[str] = []
 
     def read(line: Line) -> Row | None:
