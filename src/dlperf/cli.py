@@ -1,5 +1,6 @@
 """Command line: `dlperf run-cell` (called by the workflow), `dlperf adapters`, `dlperf check`,
-`dlperf plan`, `dlperf diff` (A/B of two results folders: exit 1 on a significant regression,
+`dlperf plan`, `dlperf sources` (the upstream code a suite runs, checked out for a machine
+without network), `dlperf diff` (A/B of two results folders: exit 1 on a significant regression,
 2 on bad input), `dlperf report` (the report of cells tables alone, nothing run), `dlperf
 gpu-proof` (the GPU suite and its plain-loop references, dlperf.gpuproof)."""
 
@@ -69,6 +70,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     plan.add_argument("--runs", action="store_true", help="also print every run's planned start")
 
+    sources = sub.add_parser(
+        "sources",
+        help="check out the upstream code a suite's cells run, at the adapters' commits, only the "
+        "folders they need (option sources_dir points the cells at DIR)",
+    )
+    sources.add_argument("config", type=Path, help="the suite file")
+    sources.add_argument("--into", type=Path, required=True, help="the sources_dir to fill")
+    sources.add_argument(
+        "--from",
+        dest="source",
+        default="https://github.com",
+        help="URL prefix of the repositories (URL/owner/name; default https://github.com), or a "
+        "template with {owner} and {name}, e.g. 'file:///mirrors/{owner}+{name}/repo'",
+    )
+
     diff = sub.add_parser(
         "diff",
         help="A/B: two results folders (exit 1 on a significant regression), "
@@ -114,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args.config, args.more)
         if args.command == "plan":
             return _plan(args)
+        if args.command == "sources":
+            return _sources(args.config, args.into, args.source)
         if args.command == "diff":
             return _diff(args.a, args.b, args.alpha, args.threshold)
         if args.command == "report":
@@ -189,6 +207,26 @@ def _check(path: Path, more: list[Path]) -> int:
     from dlperf.config import Suite, load
 
     print(f"{path}: {Suite(load(path, *more)).plan_summary()}")
+    return 0
+
+
+def _sources(path: Path, into: Path, source: str) -> int:
+    from dlperf.config import Suite, load
+    from dlperf.launch import sources
+
+    checkouts = sources.needed(Suite(load(path)))
+    if not checkouts:
+        print(f"{path}: no upstream cells, no sources to check out")
+        return 0
+    placed = []
+    try:
+        for checkout in checkouts:
+            placed.append(sources.place(checkout, into, source))
+            print(placed[-1].line(), flush=True)
+    except sources.SourcesError as err:
+        print(f"dlperf sources: {err}", file=sys.stderr)
+        return 1
+    print(sources.total_line(placed))
     return 0
 
 

@@ -62,6 +62,21 @@ class ModelSource:
     repo: str
     path: str
     tag: str = ""
+    # the folders a checkout of it needs (`dlperf sources`), where the model's folder is the
+    # repository's root but its scripts need less than the whole tree: the root's own files
+    # and these (); () = the model's folder, all of it
+    folders: tuple[str, ...] = ()
+
+    def checkout_in(self, sources_dir: str) -> str:
+        """The checkout of this source's repository at its commit under `sources_dir`, as
+        `dlperf sources` places it (dlperf.launch.sources): `<sources_dir>/<owner>+<name>@<commit>`.
+        The one owner of that folder scheme."""
+        if not self.tag:
+            raise ConfigError(
+                f".options.sources_dir: {self.repo}/{self.path} has no commit pinned, so it has "
+                "no checkout by commit; set option source_root to a checkout instead"
+            )
+        return f"{sources_dir.rstrip('/')}/{self.repo.replace('/', '+')}@{self.tag}"
 
 
 @dataclass

@@ -98,6 +98,10 @@ def upstream_options(mpi: bool = False, **specific: Any) -> dict[str, Any]:
     """The options every upstream adapter takes (and the ssh/MPI ones with `mpi`), with its own."""
     options: dict[str, Any] = {
         "source_root": "",  # the upstream checkout on the node; "" = the adapter's default
+        # where `dlperf sources` put the checkouts (each model's at <sources_dir>/<owner>+<name>@
+        # <commit>, ModelSource.checkout_in), used where source_root is not set; "" = not used.
+        # A relative folder is relative to the task's working folder (the workflow's directory).
+        "sources_dir": "",
         "script": "",  # the entry script itself, overriding source_root + the model's entry
         "python": "python3",  # the interpreter inside the environment or container
         "data_dir": "",  # the dataset; "" = synthetic input where the source has it
@@ -134,6 +138,9 @@ class UpstreamAdapter(Adapter):
     )
     seq_len: ClassVar[int] = 128  # sequence length of its language models (parser facts)
     releases: ClassVar[dict[str, Release]] = {}  # name -> a release other than dlperf_v1
+    # options left out of resolved_options at their defaults (added after DLPerf v1.0's results,
+    # so a cell that does not set them measures, and is fresh, exactly as before they existed)
+    quiet_options: ClassVar[tuple[str, ...]] = ("release", "sources_dir")
     evidence: ClassVar[Evidence] = Evidence()  # what DLPerf v1.0's release has run on here
     oom_patterns: ClassVar[tuple[str, ...]] = (
         *Adapter.oom_patterns,
@@ -188,11 +195,13 @@ class UpstreamAdapter(Adapter):
         return super().option_schema(key)
 
     def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """Every option with its default, except `release` when it is DLPerf v1.0's (so cells of
-        the default release measure, and are fresh, exactly as before releases existed)."""
+        """Every option with its default, except the `quiet_options` at theirs: `release` when
+        it is DLPerf v1.0's, `sources_dir` when unset (so cells of the default release measure,
+        and are fresh, exactly as before these options existed)."""
         resolved = super().resolved_options(options)
-        if resolved.get("release") == DEFAULT_RELEASE:
-            del resolved["release"]
+        for key in self.quiet_options:
+            if key in resolved and resolved[key] == self.options[key]:
+                del resolved[key]
         return resolved
 
     def release_name(self, options: Mapping[str, Any]) -> str:
@@ -287,17 +296,36 @@ class UpstreamAdapter(Adapter):
 
     # ----------------------------------------------------------------------------- launching
 
-    def root(self, options: dict[str, Any]) -> str:
+    def root(self, options: Mapping[str, Any], model: str = "") -> str:
+        """The checkout the scripts run from: option source_root; else, with option sources_dir,
+        `dlperf sources`' checkout of the model's repository at its commit (`model` may be left
+        out where every model of the release is in one checkout); else the adapter's default."""
+        if options.get("source_root"):
+            return str(options["source_root"])
+        if options.get("sources_dir"):
+            sources = {
+                self.source_of(m, options) for m in ([model] if model else self.models_of(options))
+            }
+            folders = {s.checkout_in(str(options["sources_dir"])) for s in sources}
+            if len(folders) > 1:
+                raise ConfigError(
+                    f".options.sources_dir: {self.name}'s models are in {len(folders)} checkouts; "
+                    "name the model whose root is meant"
+                )
+            return folders.pop()
         release = self.release(options)
-        default = (release.source_root if release else "") or self.source_root
-        return str(options.get("source_root") or default)
+        return (release.source_root if release else "") or self.source_root
+
+    def models_of(self, options: Mapping[str, Any]) -> list[str]:
+        """The models the chosen release runs."""
+        release = self.release(options)
+        return list(release.models if release else self.models)
 
     def model_dir(self, model: str, options: dict[str, Any]) -> str:
         """The model's folder in the checkout."""
         path = self.source_of(model, options).path
-        return (
-            f"{self.root(options).rstrip('/')}/{path}".rstrip("/") if path else self.root(options)
-        )
+        root = self.root(options, model)
+        return f"{root.rstrip('/')}/{path}".rstrip("/") if path else root
 
     def script(self, model: str, options: dict[str, Any]) -> str:
         if options.get("script"):
@@ -380,7 +408,7 @@ class UpstreamAdapter(Adapter):
 
 def check_common_options(options: dict[str, Any]) -> None:
     """Types of the shared options (a ConfigError names the key)."""
-    for key in ("source_root", "script", "python", "data_dir"):
+    for key in ("source_root", "sources_dir", "script", "python", "data_dir"):
         if key in options and not isinstance(options[key], str):
             raise ConfigError(f".options.{key}: expected a string, got {options[key]!r}")
     for key in ("extra_args", "mpi_args"):
