@@ -791,6 +791,76 @@ def test_megatron_current_command(layout: str, tmp_path: Path):
     assert "--checkpoint-activations" in plain and "CUDA_DEVICE_MAX_CONNECTIONS=1" not in plain
 
 
+def test_megatron_current_without_data_runs_on_mock_data(tmp_path: Path):
+    """--mock-data and NullTokenizer of vocab_size tokens (no --data-path: Megatron allows one data
+    source), no GPT-2 BPE files; no data_dir is no skip at release current only."""
+    adapter = get_adapter("megatron")
+    cmd = adapter.command(context(adapter, "gpt", "1n1g", 0, "amp", False, tmp_path, CURRENT))
+    assert "--mock-data" in cmd and has(cmd, "--tokenizer-type", "NullTokenizer")
+    assert has(cmd, "--vocab-size", 50257)
+    assert not any(a.startswith(("--data-path", "--vocab-file", "--merge-file")) for a in cmd)
+    assert not any(a.startswith("--transformer-impl") for a in cmd)  # the NGC image has TE
+    cell = Cell("megatron", "gpt", "amp", False, 8, Layout(1, 1))
+    assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT)) is None
+    assert "data_dir" in adapter.skip_reason(cell, adapter.resolved_options({}))
+    # the new options at their defaults are no part of what a run measures
+    assert "vocab_size" not in adapter.resolved_options(CURRENT)
+
+
+def test_megatron_current_without_apex_te(tmp_path: Path):
+    """The flags a machine without apex and TransformerEngine needs, only when asked for, and only
+    at release current."""
+    adapter = get_adapter("megatron")
+    options = CURRENT | {"without_apex_te": True}
+    cmd = adapter.command(context(adapter, "gpt", "1n1g", 0, "amp", False, tmp_path, options))
+    assert has(cmd, "--transformer-impl", "local")
+    for flag in (
+        "--no-gradient-accumulation-fusion",
+        "--no-persist-layer-norm",
+        "--no-masked-softmax-fusion",
+    ):
+        assert flag in cmd
+    adapter.check_case(case("megatron", "gpt", **options))
+    with pytest.raises(ConfigError, match="without_apex_te: only release current"):
+        adapter.check_case(case("megatron", "gpt", without_apex_te=True))
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "script"),
+    [
+        ("pytorch_examples", "resnet50", "pytorch+examples@{}/imagenet/main.py"),
+        ("ngc_pytorch", "resnet50", "NVIDIA+DeepLearningExamples@{}/PyTorch/Classification/ConvNets/main.py"),
+        ("megatron", "gpt", "NVIDIA+Megatron-LM@{}/pretrain_gpt.py"),
+    ],
+)  # fmt: skip
+def test_sources_dir_is_the_checkout_dlperf_sources_places(
+    name: str, model: str, script: str, tmp_path: Path
+):
+    """With sources_dir and no source_root, the script is in <sources_dir>/<owner>+<name>@<commit>
+    (ModelSource.checkout_in, which `dlperf sources` fills); source_root still wins."""
+    adapter = get_adapter(name)
+    options = CURRENT | {"sources_dir": "/s/"}
+    precision = "fp32" if name == "pytorch_examples" else "amp"
+    cmd = adapter.command(context(adapter, model, "1n1g", 0, precision, False, tmp_path, options))
+    commit = adapter.source_of(model, adapter.resolved_options(options)).tag
+    assert "/s/" + script.format(commit) in cmd
+    assert adapter.resolved_options(options)["sources_dir"] == "/s/"
+    assert "sources_dir" not in adapter.resolved_options(CURRENT)  # unset: measured as before
+    both = options | {"source_root": "/r"}
+    cmd = adapter.command(context(adapter, model, "1n1g", 0, precision, False, tmp_path, both))
+    assert not any("/s/" in a for a in cmd)
+
+
+def test_sources_dir_of_models_in_two_checkouts_needs_the_model():
+    adapter = get_adapter("ngc_pytorch")  # DLPerf v1.0: ResNet-50 and BERT at two commits
+    options = adapter.resolved_options({"sources_dir": "/s"})
+    assert adapter.model_dir("resnet50", options).startswith(
+        "/s/NVIDIA+DeepLearningExamples@46ff370"
+    )
+    with pytest.raises(ConfigError, match="2 checkouts"):
+        adapter.root(options)
+
+
 def test_megatron_current_parses_through_the_adapter(tmp_path: Path):
     adapter = get_adapter("megatron")
     fixture = FIXTURES / "megatron_current" / "1n8g_gpt_b8_fp16_1.log"

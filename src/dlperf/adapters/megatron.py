@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.oneflow_gpt import GPT_OPTIONS, gpt_args
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula, megatron_formula
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser
@@ -18,6 +19,20 @@ from dlperf.parse.upstream.megatron import parse_megatron, parse_megatron_curren
 # from (docker/.ngc_version.dev; its LTS image, docker/.ngc_version.lts, is 25.09).
 MEGATRON_CURRENT = "5be9626709af2722333bf54797c954c09edeada3"
 NGC_PYTORCH_MEGATRON = "nvcr.io/nvidia/pytorch:26.06-py3"
+# What pretrain_gpt.py at core_v0.19.0 needs where neither apex nor TransformerEngine is installed
+# (option without_apex_te; the NGC image has both). transformer_impl defaults to
+# transformer_engine; gradient_accumulation_fusion (on by default) makes ColumnParallelLinear
+# raise without apex's fused_weight_gradient_mlp_cuda; without apex the local spec's LayerNorm is
+# torch's (WrappedTorchNorm), which asserts persist_layer_norm off (on by default); the masked
+# softmax fusion imports apex's scaled_upper_triang_masked_softmax_cuda for fp16 inputs. The
+# optimizers fall back to torch's AdamW by themselves; bias-GELU and bias-dropout fusions are
+# torch.jit/torch.compile code.
+WITHOUT_APEX_TE = (
+    "--transformer-impl=local",
+    "--no-gradient-accumulation-fusion",
+    "--no-persist-layer-norm",
+    "--no-masked-softmax-fusion",
+)
 
 
 class Megatron(UpstreamAdapter):
@@ -49,6 +64,17 @@ class Megatron(UpstreamAdapter):
         **GPT_OPTIONS,
         vocab_file="",  # "" = gpt2-vocab.json in the checkout
         merge_file="",  # "" = gpt2-merges.txt in the checkout
+        # release current without data_dir: mock data, and NullTokenizer's vocabulary (GPT-2's:
+        # Megatron pads it to 50304, as the FLOPs formula does)
+        vocab_size=50257,
+        # release current: flags for a machine without apex and TransformerEngine (MCore's local
+        # layers, torch's LayerNorm and softmax, no fused weight-gradient accumulation)
+        without_apex_te=False,
+    )
+    quiet_options: ClassVar[tuple[str, ...]] = (
+        *UpstreamAdapter.quiet_options,
+        "vocab_size",
+        "without_apex_te",
     )
     releases: ClassVar[dict[str, Release]] = {
         # Megatron Core's pretrain_gpt.py at core_v0.19.0, started by torchrun (as
@@ -58,7 +84,9 @@ class Megatron(UpstreamAdapter):
         "current": Release(
             version=f"Megatron-LM core_v0.19.0 ({MEGATRON_CURRENT[:7]}, NGC PyTorch 26.06)",
             environment=NGC_PYTORCH_MEGATRON,
-            models={"gpt": ModelSource("NVIDIA/Megatron-LM", "", MEGATRON_CURRENT)},
+            # pretrain_gpt.py and the root files beside it (gpt_builders.py, model_provider.py)
+            # import megatron/ only: tests/, docs/ and examples/ are 52 of the tree's 57 MiB
+            models={"gpt": ModelSource("NVIDIA/Megatron-LM", "", MEGATRON_CURRENT, ("megatron",))},
             parsers={"gpt": parse_megatron_current},
             launch="torchrun",
             unverified="not run: no GPU or container here; flags read from "
@@ -66,6 +94,22 @@ class Megatron(UpstreamAdapter):
             "megatron/training/training.py at core_v0.19.0",
         ),
     }
+
+    def check_case(self, case: dict[str, Any]) -> None:
+        super().check_case(case)
+        given = case.get("options", {})
+        blocks = [given, *({**given, **o} for o in case.get("precision_options", {}).values())]
+        for options in blocks:
+            if options.get("without_apex_te") and self.release_name(options) != "current":
+                raise ConfigError(
+                    ".options.without_apex_te: only release current runs without apex and "
+                    "TransformerEngine (set options.release: current)"
+                )
+
+    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        if self.release_name(options) == "current":
+            return None  # --mock-data when there is no data_dir
+        return super().skip_reason(cell, options)
 
     def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
         return megatron_formula(options)
@@ -80,9 +124,9 @@ class Megatron(UpstreamAdapter):
         """pretrain_gpt.py's arguments as DLPerf v1.0 passed them. Release current takes them under
         their current names. Gone: --data-impl, --distributed-backend and --checkpoint-activations
         (full recompute per layer instead); new: the tokenizer type the vocab and merge files need,
-        and the TFLOP/s on the log line."""
+        and the TFLOP/s on the log line; without data_dir, mock data (MockGPTDataset) and
+        NullTokenizer; with without_apex_te, what runs with neither package."""
         o = ctx.options
-        root = self.root(o)
         current = self.release_name(o) == "current"
         model = gpt_args(ctx, self.batch_size(ctx.cell, o), oneflow=False)
         if current:
@@ -93,14 +137,27 @@ class Megatron(UpstreamAdapter):
         return [
             *model,
             f"--max-position-embeddings={o['seq_len']}",
-            f"--data-path={o['data_dir']}",
-            *(["--tokenizer-type=GPT2BPETokenizer"] if current else []),
-            f"--vocab-file={o['vocab_file'] or root + '/gpt2-vocab.json'}",
-            f"--merge-file={o['merge_file'] or root + '/gpt2-merges.txt'}",
+            *self.data_args(o, current),
             *([] if current else ["--data-impl=mmap", "--distributed-backend=nccl"]),
+            *(WITHOUT_APEX_TE if current and o.get("without_apex_te") else []),
             "--lr=0.00015",
             "--save-interval=1000000",
             "--eval-interval=1000000",
             "--eval-iters=1",
             *(["--log-throughput"] if current else []),
+        ]
+
+    def data_args(self, o: dict[str, Any], current: bool) -> list[str]:
+        """The dataset and its tokenizer; release current without data_dir: `--mock-data` (no
+        --data-path: one data source only) and NullTokenizer of `vocab_size` tokens (its end of
+        document the last), so no GPT-2 BPE files are needed."""
+        if current and not o["data_dir"]:
+            vocab = o.get("vocab_size", self.options["vocab_size"])
+            return ["--mock-data", "--tokenizer-type=NullTokenizer", f"--vocab-size={vocab}"]
+        root = self.root(o, "gpt")
+        return [
+            f"--data-path={o['data_dir']}",
+            *(["--tokenizer-type=GPT2BPETokenizer"] if current else []),
+            f"--vocab-file={o['vocab_file'] or root + '/gpt2-vocab.json'}",
+            f"--merge-file={o['merge_file'] or root + '/gpt2-merges.txt'}",
         ]
