@@ -19,16 +19,70 @@ def test_the_gpu_suite_plans_every_case(tmp_path: Path) -> None:
         tmp_path, "--config", f"suite={ROOT / 'config' / 'gpu.yaml'}", "device=auto"
     )
     cells = {w.split("cell=")[1].split(",")[0] for w in jobs["run_cell"]}
-    assert len(jobs["run_cell"]) == 14 * 3
+    assert len(jobs["run_cell"]) == 17 * 3
     assert "pytorch.resnet50.amp.noxla.b256.1n1g" in cells
     assert "jax.bert_base.amp.xla.b64.1n1g" in cells
     assert "pytorch.gpt.amp.xla.b4-llama1b.1n1g" in cells
     assert jobs["find_max_batch"] == ["cell=pytorch.bert_base.amp.noxla.bmax.1n1g"]
+    # the upstream sources that need CUDA, at their current releases, on synthetic or mock data
+    assert {
+        "pytorch_examples.resnet50.fp32.noxla.b128.1n1g",
+        "ngc_pytorch.resnet50.amp.noxla.b256.1n1g",
+        "megatron.gpt.amp.noxla.b8.1n1g",
+    } <= cells
+
+
+def _upstream_cases() -> list[dict]:
+    suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
+    return [dict(c) for c in suite["cases"][14:]]
+
+
+def test_the_gpu_suites_upstream_cases_run_from_dlperf_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cases 15-17 name sources_dir; without their checkouts each is not run, saying the command
+    that makes them; with the entry script there, it runs (no other packages are asked for)."""
+    cases = _upstream_cases()
+    assert [c["framework"] for c in cases] == ["pytorch_examples", "ngc_pytorch", "megatron"]
+    assert all(c["options"]["sources_dir"] == ".dlperf/sources" for c in cases)
+    assert all(c["options"]["release"] == "current" for c in cases)
+    cases = [dict(c, options=dict(c["options"], sources_dir=str(tmp_path))) for c in cases]
+    assert [kit.missing_sources(c) for c in cases] == [str(tmp_path)] * 3
+    monkeypatch.chdir(ROOT)
+    stage = summary.Stage(15, cases[0], ["pytorch_examples.resnet50.fp32.noxla.b128.1n1g"])
+    kit.run_stage(stage, [stage], {}, 3, tmp_path, kit.Clock(100.0), ROOT / "config" / "gpu.yaml")
+    assert stage.state == "not_run"
+    assert stage.detail == (
+        f"sources missing (run python -m dlperf sources config/gpu.yaml --into {tmp_path})"
+    )
+    commit = "77f55b912142e11fcfdf5b530231fb9c52f181e8"
+    script = tmp_path / f"pytorch+examples@{commit}" / "imagenet" / "main.py"
+    script.parent.mkdir(parents=True)
+    script.write_text("")
+    assert kit.missing_sources(cases[0]) == "" and kit.missing_packages(cases[0]) == []
+    assert (
+        kit.missing_sources(dict(cases[0], options={"release": "current"})) == ""
+    )  # no sources_dir
+
+
+def test_the_runs_get_an_absolute_sources_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs' working folder is the kit's work folder: a relative sources_dir is made absolute
+    against where the kit runs, in the suite Snakemake reads; the case as written keeps it."""
+    monkeypatch.chdir(tmp_path)
+    case = _upstream_cases()[2]
+    written = kit.write_suite({"name": "g"}, [case], tmp_path)
+    [run] = kit.read_layer(written).data["cases"]
+    assert run["options"]["sources_dir"] == str(tmp_path / ".dlperf" / "sources")
+    assert case["options"]["sources_dir"] == ".dlperf/sources"
+    [tiny] = kit.tiny_suite({"cases": [case]})["cases"]
+    assert tiny["options"] == case["options"] and tiny["batch_size"] == [4]
 
 
 def _gpt_case() -> dict:
     suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
-    [case] = [c for c in suite["cases"] if c["model"] == "gpt"]
+    [case] = [c for c in suite["cases"] if c["model"] == "gpt" and c["framework"] == "pytorch"]
     return dict(case)
 
 

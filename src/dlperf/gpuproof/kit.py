@@ -7,7 +7,8 @@ The cases run in the order the suite lists them. Before each, the plain loop of 
 precision and batch runs when the case is a built-in PyTorch one (dlperf.gpuproof.reference);
 then Snakemake runs the case's runs in a working folder (`--work`, default .dlperf/gpu-proof).
 A case that would not end before the budget's reserve for the report is stopped (its runs are
-cancelled, as Ctrl-C does) and named as not done; so is one whose packages are missing. The
+cancelled, as Ctrl-C does) and named as not done; so is one whose packages are missing, and an
+upstream case whose checkout (option sources_dir, made by `dlperf sources`) is missing. The
 tables and reports are then made for the cases that ran. Running the command again goes on
 where the last one stopped: Snakemake redoes nothing that is done.
 
@@ -34,6 +35,7 @@ import yaml
 
 import dlperf
 from dlperf.adapters import get_adapter
+from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.config import Suite, load
 from dlperf.defaults import case_setting
 from dlperf.gpuproof import summary
@@ -49,7 +51,7 @@ REPO = Path(dlperf.__file__).resolve().parents[2]
 REPORT_RESERVE_S = 75.0  # kept for the tables, reports and packing after the last case
 REFERENCE_TIMEOUT_S = 240.0
 JAX_PACKAGES = ("jax", "keras", "keras_hub")
-TINY_OPTIONS = {
+TINY_OPTIONS: dict[str, dict[str, Any]] = {
     "resnet50": {"image_size": 32, "num_classes": 100},
     "bert_base": {
         "seq_len": 32,
@@ -120,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     facts = node_facts()
     clock.say(f"GPUs: {', '.join(facts['gpus']) or 'none'}")
     for stage in stages:
-        run_stage(stage, stages, base, validated["repeats"], work, clock)
+        run_stage(stage, stages, base, validated["repeats"], work, clock, args.suite)
     done = [s for s in stages if s.state == "done" or (s.state == "failed" and s.cells)]
     report_state = "not made: no case ran"
     if done:
@@ -144,12 +146,19 @@ def tiny_suite(base: dict[str, Any]) -> dict[str, Any]:
     small["cases"] = [
         dict(
             case,
-            options=case.get("options", {}) | TINY_OPTIONS[case["model"]],
+            options=case.get("options", {}) | _tiny_options(case),
             batch_size=[b if b == "max" else 4 for b in case["batch_size"]],
         )
         for case in base["cases"]
     ]
     return small
+
+
+def _tiny_options(case: dict[str, Any]) -> dict[str, Any]:
+    """A built-in workload's small model; an upstream source's options are its own."""
+    if isinstance(get_adapter(case["framework"]), UpstreamAdapter):
+        return {}
+    return TINY_OPTIONS[case["model"]]
 
 
 def validated_suite(config: dict[str, Any], work: Path) -> dict[str, Any]:
@@ -178,12 +187,19 @@ def run_stage(
     repeats: int,
     work: Path,
     clock: Clock,
+    suite: Path = REPO / "config" / "gpu.yaml",
 ) -> None:
     label = f"case {stage.number} ({', '.join(stage.cells)})"
     missing = missing_packages(stage.case)
     if missing:
         stage.state, stage.detail = "not_run", f"missing packages: {', '.join(missing)}"
         clock.say(f"{label}: not run, {stage.detail}")
+        return
+    sources_dir = missing_sources(stage.case)
+    if sources_dir:
+        command = f"python -m dlperf sources {_shown(suite)} --into {sources_dir}"
+        stage.state, stage.detail = "not_run", f"sources missing (run {command})"
+        clock.say(f"{label}: not run: {stage.detail}")
         return
     if clock.left() < REPORT_RESERVE_S + 30:
         stage.state, stage.detail = "not_run", "the budget was spent before it"
@@ -217,6 +233,35 @@ def missing_packages(case: dict[str, Any]) -> list[str]:
     if case["framework"] != "jax":
         return []
     return [name for name in JAX_PACKAGES if importlib.util.find_spec(name) is None]
+
+
+def missing_sources(case: dict[str, Any]) -> str:
+    """The case's sources_dir, as written, where the checkout its cells run from is not there
+    (its entry script is missing); "" where it is, or the case names no sources_dir. A relative
+    sources_dir is relative to where the kit runs (write_suite makes it absolute for the runs)."""
+    adapter = get_adapter(case["framework"])
+    if not isinstance(adapter, UpstreamAdapter):
+        return ""
+    options = adapter.resolved_options(case.get("options", {}))
+    if not options.get("sources_dir") or options.get("source_root") or options.get("script"):
+        return ""
+    return "" if Path(adapter.script(case["model"], options)).is_file() else options["sources_dir"]
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it here: relative to the working folder where it is inside."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _absolute_sources(case: dict[str, Any]) -> dict[str, Any]:
+    """The case with a relative sources_dir made absolute (the runs' working folder is `work`)."""
+    given = case.get("options", {}).get("sources_dir")
+    if not given or Path(given).is_absolute():
+        return case
+    return dict(case, options=dict(case["options"], sources_dir=str(Path(given).resolve())))
 
 
 def is_reference_case(case: dict[str, Any]) -> bool:
@@ -290,8 +335,9 @@ def _reference_result(log: Path) -> dict[str, Any] | None:
 
 
 def write_suite(base: dict[str, Any], cases: list[dict[str, Any]], work: Path) -> Path:
-    """The suite of these cases; a JAX case runs on this interpreter (which has its packages)."""
-    suite = dict(base, cases=cases)
+    """The suite of these cases (a relative sources_dir made absolute); a JAX case runs on this
+    interpreter (which has its packages)."""
+    suite = dict(base, cases=[_absolute_sources(case) for case in cases])
     if any(c["framework"] == "jax" for c in cases):
         site = dict(suite.get("site") or {})
         environments = dict(site.get("environments") or {})
