@@ -24,19 +24,28 @@ from dlperf.errors import ConfigError
 from dlperf.measure.stats import Window
 from dlperf.report.build import build_report
 from dlperf.report.caveats import KINDS as CAVEAT_KINDS
-from dlperf.report.i18n import Phrase, Series, Translator, catalog
-from dlperf.report.latency import PERCENTILES, LatencyTable, latency_tables
+from dlperf.report.i18n import Translator, catalog
+from dlperf.report.latency import PERCENTILES, latency_tables
 from dlperf.report.load import load_cells, load_tables, read_table
 from dlperf.report.mdtext import Md, escape, fenced, one_line
 from dlperf.report.mdtext import code as code_span
-from dlperf.report.model import ABSENT, Group, ReportData
+from dlperf.report.model import Group, ReportData
 from dlperf.report.names import framework_name
 from dlperf.report.planinfo import plan_info
 from dlperf.report.provenance import read_manifests
 from dlperf.report.special import Table as SpecialTable
+from dlperf.report.words import (
+    cell_text,
+    footnote_text,
+    group_title,
+    join_list,
+    latency_title,
+    method_word,
+    status_word,
+    summary_text,
+)
 from dlperf.status import Status
 from dlperf.util import atomic_write_text
-from dlperf.vocabulary import PRECISION_NAMES
 from dlperf.vocabulary import display_name as model_name
 
 log = logging.getLogger(__name__)
@@ -196,30 +205,6 @@ def timestamp(value: datetime | str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def group_title(group: Group, t: Translator) -> str:
-    return t(
-        "group.title",
-        model=group.model_name,
-        precision=group.precision_name,
-        batch_size=group.batch_size,
-    )
-
-
-def latency_title(table: LatencyTable, t: Translator) -> str:
-    title = t(
-        "latency.title",
-        framework=t.say(framework_name(table.framework)),
-        model=model_name(table.model),
-        precision=PRECISION_NAMES.get(table.precision, table.precision),
-        batch_size=table.batch_size,
-    )
-    if table.xla:
-        title = t("latency.xla", title=title)
-    if table.variant != "default":
-        title += t("group.variant", variant=table.variant)
-    return Md(title)
-
-
 def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[str, Path]]:
     """group slug -> plot kind -> PNG file, for the groups that have something to plot."""
     from dlperf.report import plots  # matplotlib and seaborn: see _language_processes
@@ -336,96 +321,6 @@ def _environment(fmt: str = "html") -> jinja2.Environment:
     return env
 
 
-def cell_text(cell: Any, t: Translator) -> str:
-    """A results-table cell without its footnote marks: "123.4 (1.85)", "-", or its status in words
-    ("OOM")."""
-    if cell.status == Status.OK:
-        return f"{cell.throughput} ({cell.speedup})"
-    if cell.status in (ABSENT, Status.MISSING):
-        return "-"
-    return t(f"status.{cell.status}")
-
-
-def status_word(status: str, t: Translator) -> str:
-    return t(f"status.{status}") if t.has(f"status.{status}") else t.say(status)
-
-
-def method_word(method: str, t: Translator) -> str:
-    """A timing method's short name (the spread tables' Method column), else its id."""
-    return t(f"method_short.{method}") if t.has(f"method_short.{method}") else t.say(method)
-
-
-def footnote_text(note: Any, t: Translator, code: bool) -> str:
-    """A footnote in words; `code` marks ids as Markdown code."""
-
-    def ids(items: Sequence[str]) -> str:
-        return Md(", ".join(code_span(i) if code else t.say(i) for i in items))
-
-    if note.kind == "status":
-        return t(
-            "results.footnote_status",
-            cell=ids(note.cell_ids[:1]),
-            status=status_word(note.status, t),
-            reason=t.say(note.text) or t("results.no_reason"),
-        )
-    if note.kind == "fallback":
-        return t(
-            "results.footnote_fallback",
-            oom_batch=note.oom_batch,
-            layouts=_join(note.layouts, t),
-            shown_batch=note.shown_batch,
-            cells=ids(note.cell_ids),
-        )
-    if note.kind == "note":
-        return t("results.footnote_note", text=t.say(note.text))
-    return t("results.footnote_config", text=t.say(note.text), cells=ids(note.cell_ids))
-
-
-def summary_text(data: ReportData, t: Translator) -> str:
-    s = data.summary
-    if not s.cells:
-        return t("summary.no_cells")
-    statuses = [t("summary.status_item", status=status_word(k, t), count=n) for k, n in s.statuses]
-    if not s.runs and data.options is None:
-        return t(
-            "summary.text_tables",
-            cells=s.cells,
-            frameworks=_join(s.frameworks, t),
-            models=_join(s.models, t),
-            statuses=_join(statuses, t),
-        )
-    text = t(
-        "summary.text",
-        cells=s.cells,
-        frameworks=_join(s.frameworks, t),
-        models=_join(s.models, t),
-        runs=s.runs,
-        runs_ok=s.runs_ok,
-        statuses=_join(statuses, t),
-    )
-    if s.runs and s.runs_ok == 0:
-        reasons = [
-            t(
-                "summary.failure_item",
-                status=status_word(st, t),
-                runs=n,
-                detail=Md(" ".join(t.say(detail).split())) or "-",
-            )
-            for st, detail, n in s.failures
-        ]
-        text += " " + t("summary.nothing_succeeded", reasons=_join(reasons, t) or t("none"))
-    return Md(text)
-
-
-def _word(item: Any, t: Translator) -> str:
-    return t.say(item if isinstance(item, Phrase | Series | str) else str(item))
-
-
-def _join(items: Sequence[Any], t: Translator) -> str:
-    """Items in words, joined by the language's list separator (Markdown: each escaped)."""
-    return Md(t("list_sep").join(_word(i, t) for i in items))
-
-
 def render_text(
     data: ReportData, lang: str, fmt: str, plot_files: dict[str, dict[str, Path]], base: Path
 ) -> str:
@@ -453,7 +348,7 @@ def render_text(
         say=t.say,
         model_name=model_name,
         framework_name=framework_name,
-        join=lambda items: _join(items, t),
+        join=lambda items: join_list(items, t),
         method_list=lambda methods: (
             Md(t("list_sep").join(method_word(m, t) for m in methods)) or "-"
         ),
