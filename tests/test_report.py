@@ -1194,6 +1194,17 @@ def test_dlperfs_own_run_details_are_said_in_the_reports_language(
         no_data,
         f"{oneflow.display_name} 没有 bert_base 的合成输入：请将选项 data_dir 设为各节点上准备好的数据集",
     )
+    # JAX's xla-off cells, and a run measured with other parameters than the suite's now
+    jax = get_adapter("jax")
+    eager = Cell("jax", "resnet50", "fp32", False, 32, Layout(1, 1))
+    xla_only = jax.skip_reason(eager, jax.resolved_options({}))
+    assert xla_only is not None and said("skipped", xla_only)[0] == xla_only
+    assert said("skipped", xla_only)[1].startswith("JAX 用 XLA（jax.jit）编译整个训练步")
+    stale = english(Phrase.of("detail.stale", measured="0123abcd", expected="4567ef01"))
+    assert said("stale", stale)[1] == (
+        "测量时的参数与当前测试集不同（测量摘要 0123abcd，测试集的为 4567ef01：选项、测量窗口、设备或"
+        "负载代码已改变）；下次运行会重做"
+    )
     # another's words, or a detail this dlperf no longer writes: verbatim, marked
     for text in ("exit code 1: RuntimeError: boom", "amp on a CPU without native bf16"):
         assert said("failed", text) == (text, f"原文“{text}”")

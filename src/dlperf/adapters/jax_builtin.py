@@ -14,13 +14,7 @@ from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
-from dlperf.report.i18n import Phrase
-
-XLA_ONLY = (
-    "JAX compiles the whole training step with XLA (jax.jit); it has no xla-off mode to measure "
-    "(op by op dispatch is minutes per step), see the xla=on cell"
-)
-
+from dlperf.report.i18n import Phrase, english
 
 # the models both Keras 3 workloads (JAX and TensorFlow backends) train
 KERAS_HUB_MODELS: dict[str, ModelSource] = {
@@ -114,4 +108,6 @@ class JaxBuiltin(BuiltinWorkload):
             )
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
-        return XLA_ONLY if not cell.xla else super().skip_reason(cell, options)
+        if not cell.xla:
+            return english(Phrase.of("detail.xla_only"))
+        return super().skip_reason(cell, options)

@@ -23,6 +23,7 @@ from dlperf.jsontypes import conforms, shown, type_name
 from dlperf.matrix import Cell, CellSpec
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
+from dlperf.report.i18n import Phrase, english
 from dlperf.status import RUN_STATUSES, Status
 from dlperf.util import atomic_write_json, json_digest, stamp_inputs
 
@@ -409,10 +410,8 @@ class RunRecord:
         other parameters than the suite now asks for (options, window, device, workload code)."""
         if expected_digest is None or expected_digest == self.measure_digest:
             return ""
-        return (
-            f"measured with other parameters than the suite's (measure {self.measure_digest}, "
-            f"the suite's {expected_digest}: options, window, device or workload code changed); "
-            "the next invocation redoes it"
+        return english(
+            Phrase.of("detail.stale", measured=self.measure_digest, expected=expected_digest)
         )
 
 
