@@ -4,6 +4,8 @@ GPT achieved TFLOP/s and MFU table, rendered from a cells table in both language
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pandas as pd
 
@@ -183,3 +185,21 @@ def test_the_special_plots_carry_the_tables_numbers_and_are_linked(tmp_path):
     assert "![The table above, plotted](plots/special2.en.png)" in en
     html = (tmp_path / "out" / "report.zh.html").read_text()
     assert html.count('<img alt="上表的图示" src="data:image/png;base64,') == 2
+
+
+def test_the_special_sections_match_their_golden_files(tmp_path):
+    """The whole special-case section (W&D, InsightFace and GPT tables, notes and plot links) in
+    both languages, as tests/golden/special.<lang>.md holds it (DLPERF_UPDATE_GOLDEN=1 rewrites)."""
+    golden_dir = Path(__file__).parent / "golden"
+    table = tmp_path / "cells.tsv"
+    write_table(_cells(), table)
+    report_from_tables([table], tmp_path / "out", generated_at="2026-11-24T00:00:00+00:00")
+    for lang, heading in (("en", "## Special cases"), ("zh", "## 特殊场景测试")):
+        text = (tmp_path / "out" / f"report.{lang}.md").read_text(encoding="utf-8")
+        start = text.index(heading)
+        end = text.index("\n## ", start + 1)
+        section = text[start:end] + "\n"
+        golden = golden_dir / f"special.{lang}.md"
+        if os.environ.get("DLPERF_UPDATE_GOLDEN") == "1":
+            golden.write_text(section, encoding="utf-8")
+        assert section == golden.read_text(encoding="utf-8"), f"{golden} differs"
