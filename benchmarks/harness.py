@@ -119,14 +119,18 @@ def plan(rounds: int) -> None:
 
 
 def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
-    """Manifests and rank logs shaped exactly like real runs, with jittered step times.
+    """Manifests and rank logs shaped exactly like real runs, with jittered step times, that
+    pass every check the tables make (each run's own adapter, every rank's log, the batch it
+    trained, steps inside the task's run): the tables parse them all, as ok runs.
 
-    DLPerf's shape: every registered framework x six (model, precision, batch size) groups x
-    four layouts; repeats as many as make `runs_wanted`. The logs are the built-in format.
+    DLPerf's shape: every built-in framework (the logs are the built-in format) x six (model,
+    precision, batch size) groups x three layouts of at most two ranks (so each run has at most
+    two rank logs, as the benchmark's earlier figures had); repeats as many as make `runs_wanted`.
     """
     import random
 
     from dlperf.adapters import REGISTRY
+    from dlperf.adapters.builtin import BuiltinWorkload
     from dlperf.config import Suite, validate
     from dlperf.launch.record import measure_of
 
@@ -139,7 +143,8 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
         ("bert_base", "amp", 64),
         ("bert_base", "amp", 96),
     ]
-    layouts = ["1n1g", "1n8g", "2n8g", "4n8g"]
+    layouts = ["1n1g", "1n2g", "2n1g"]
+    builtin = [name for name, cls in REGISTRY.items() if issubclass(cls, BuiltinWorkload)]
     cases = [
         {
             "framework": fw,
@@ -149,7 +154,7 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
             "layouts": layouts,
         }
         for model, precision, bsz in groups
-        for fw in REGISTRY
+        for fw in builtin
     ]
     cases = [c for c in cases if _accepted(c)]
     repeats = max(1, round(runs_wanted / (len(cases) * len(layouts))))
@@ -167,25 +172,30 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
         run_dir = root / "results" / "runs" / cell.id / f"r{repeat}"
         run_dir.mkdir(parents=True)
         tasks = []
-        for rank in range(
-            min(cell.layout.devices, 2)
-        ):  # two rank logs per run keep it quick to write
-            t = 1.7e9 + rng.random()
+        batch = int(cell.batch_size)
+        for rank in range(cell.layout.devices):  # at most two (the layouts above)
+            began = 1.7e9 + rng.random()
+            t = began
             lines = [f"dlperf-config model={cell.model}"]
             for step in range(1, steps + 1):
                 d = 0.1 * (1 + 0.1 * rng.random())
                 lines.append(
-                    f"dlperf-step rank={rank} step={step} samples=8 start={t:.6f} end={t + d:.6f} loss=1.0"
+                    f"dlperf-step rank={rank} step={step} samples={batch} start={t:.6f} "
+                    f"end={t + d:.6f} loss=1.0"
                 )
                 t += d
             (run_dir / f"rank{rank}.log").write_text("\n".join(lines) + "\n")
+            node = rank // cell.layout.gpus_per_node
             tasks.append(
                 {
                     "task": rank,
                     "log": f"rank{rank}.log",
-                    "workload_wall_s": steps * 0.1,
-                    "host": "n1",
-                    "node_rank": 0,
+                    "status": "ok",
+                    "workload_wall_s": t - began + 0.5,
+                    "started_at": began - 0.1,
+                    "ended_at": t + 0.1,
+                    "host": f"n{node + 1}",
+                    "node_rank": node,
                 }
             )
         manifest = {
@@ -194,14 +204,14 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
             "repeat": repeat,
             "status": "ok",
             "status_detail": "",
-            "adapter": {"name": "pytorch"},
+            "adapter": {"name": cell.framework},
             "measure": measure_of(spec, suite.config),  # the suite's own: no run is stale
             "backend": "slurm",
             "allocation": {},
             "job_id": "1",
             "tasks": tasks,
-            "nodes": {"n1#node0": {"host": "n1"}},
-            "hosts": ["n1"],
+            "nodes": {f"n{n + 1}#node{n}": {"host": f"n{n + 1}"} for n in range(cell.layout.nodes)},
+            "hosts": [f"n{n + 1}" for n in range(cell.layout.nodes)],
             "submitted_at": 1.7e9,
             "started_at": 1.7e9,
             "ended_at": 1.7e9 + 5,
