@@ -171,3 +171,43 @@ def test_the_largest_value_of_an_option_is_found_by_real_oom_probes_and_trained_
     cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
     assert cells.loc[VOCAB_CELL, "status"] == "ok"
     assert json.loads(cells.loc[VOCAB_CELL, "setting"]) == {"vocab_size": 4000000}
+
+
+# A sweep of several values (issue 17.1) with a real OOM among them: the same cap and sizes as
+# VOCAB_SUITE's search (4,000,000 rows train, 8,000,000 do not), here as two cells of their own.
+SWEPT = "pytorch.wide_deep.fp32.noxla.b64-vocab_size_{}.1n1g"
+SWEEP_SUITE = VOCAB_SUITE | {
+    "cases": [
+        {k: v for k, v in VOCAB_SUITE["cases"][0].items() if k != "max_search"}
+        | {"sweep": {"vocab_size": [1000000, 8000000]}}
+    ],
+}
+
+
+def test_a_swept_value_that_runs_out_of_memory_is_its_own_oom_cell_beside_the_ok_one(tmp_path):
+    write_config(tmp_path, SWEEP_SUITE)
+    snakemake(tmp_path, "--cores", "2", "--configfile", "config.yaml")
+    cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
+    assert cells.loc[SWEPT.format(1000000), "status"] == "ok"
+    assert cells.loc[SWEPT.format(8000000), "status"] == "oom"
+    assert json.loads(cells.loc[SWEPT.format(8000000), "setting"]) == {"vocab_size": 8000000}
+    runs = pd.read_csv(tmp_path / "results/tables/runs.tsv", sep="\t").set_index("cell_id")
+    assert runs.loc[SWEPT.format(1000000), "status"] == "ok"
+    assert runs.loc[SWEPT.format(8000000), "status"] == "oom"
+    log = tmp_path / f"results/runs/{SWEPT.format(8000000)}/r1/rank0.log"
+    assert "can't allocate memory" in log.read_text()
+    # the report's W&D table: a row per vocabulary size, the OOM one as OOM, not as a figure
+    report = (tmp_path / "results/report/report.en.md").read_text()
+    rows = [line for line in report.splitlines() if line.startswith("| vocab_size=")]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| vocab_size=1,000,000",
+        "| vocab_size=8,000,000",
+    ]
+    assert "OOM" not in rows[0] and rows[1].count("OOM") == 2  # latency and memory
+    # changing one swept value plans only its own cell's runs; the measured ones stay
+    changed = SWEEP_SUITE | {
+        "cases": [SWEEP_SUITE["cases"][0] | {"sweep": {"vocab_size": [1000000, 2000000]}}]
+    }
+    write_config(tmp_path, changed)
+    jobs = planned_jobs(tmp_path, "--configfile", "config.yaml")
+    assert jobs["run_cell"] == [f"cell={SWEPT.format(2000000)}, repeat=1"]
