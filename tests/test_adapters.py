@@ -987,8 +987,8 @@ def test_hugectr_vocabulary_and_embedding_width_as_dlperf_set_them(
     assert by_name["sparse_embedding1"]["sparse_embedding_hparam"]["embedding_vec_size"] == 32
     assert by_name["sparse_embedding2"]["sparse_embedding_hparam"]["embedding_vec_size"] == 1
     assert by_name["reshape1"]["leading_dim"] == 32 * 26
-    # 0 (the default) leaves the template alone and stays out of the resolved options
-    assert "vocab_size" not in hugectr.resolved_options({})
+    # 0 (the default) leaves the template alone and stays out of the measure
+    assert "vocab_size" not in hugectr.measured_options({})
     plain = context(
         hugectr,
         "wide_deep",

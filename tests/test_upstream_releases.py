@@ -88,13 +88,15 @@ def case(framework: str, model: str, **options: object) -> dict:
 
 
 @pytest.mark.parametrize("name", sorted(UPSTREAM))
-def test_default_release_is_dlperf_v1_and_left_out_of_resolved_options(name: str):
-    """Every upstream adapter takes `release`; its default (or naming it) resolves to the same
-    options as before releases existed, so DLPerf v1.0 cells measure and stay fresh as they were."""
+def test_default_release_is_dlperf_v1_and_left_out_of_the_measure(name: str):
+    """Every upstream adapter takes `release`; its default (or naming it) measures the same
+    options as before releases existed, so DLPerf v1.0 cells measure and stay fresh as they were;
+    a run is still launched with it."""
     adapter = get_adapter(name)
     assert adapter.options["release"] == DEFAULT_RELEASE
-    assert "release" not in adapter.resolved_options({})
-    assert adapter.resolved_options({"release": DEFAULT_RELEASE}) == adapter.resolved_options({})
+    assert "release" not in adapter.measured_options({})
+    assert adapter.measured_options({"release": DEFAULT_RELEASE}) == adapter.measured_options({})
+    assert adapter.resolved_options({})["release"] == DEFAULT_RELEASE
     assert adapter.release(adapter.resolved_options({})) is None
 
 
@@ -804,7 +806,8 @@ def test_megatron_current_without_data_runs_on_mock_data(tmp_path: Path):
     assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT)) is None
     assert "data_dir" in adapter.skip_reason(cell, adapter.resolved_options({}))
     # the new options at their defaults are no part of what a run measures
-    assert "vocab_size" not in adapter.resolved_options(CURRENT)
+    assert "vocab_size" not in adapter.measured_options(CURRENT)
+    assert adapter.resolved_options(CURRENT)["vocab_size"] == 50257  # launched with it
 
 
 def test_megatron_current_without_apex_te(tmp_path: Path):
@@ -845,7 +848,7 @@ def test_sources_dir_is_the_checkout_dlperf_sources_places(
     commit = adapter.source_of(model, adapter.resolved_options(options)).tag
     assert "/s/" + script.format(commit) in cmd
     assert adapter.resolved_options(options)["sources_dir"] == "/s/"
-    assert "sources_dir" not in adapter.resolved_options(CURRENT)  # unset: measured as before
+    assert "sources_dir" not in adapter.measured_options(CURRENT)  # unset: measured as before
     both = options | {"source_root": "/r"}
     cmd = adapter.command(context(adapter, model, "1n1g", 0, precision, False, tmp_path, both))
     assert not any("/s/" in a for a in cmd)
@@ -1734,3 +1737,22 @@ def test_ngc_mxnet_current_parses_through_the_adapter(tmp_path: Path):
     assert tp.throughput_samples_per_s == pytest.approx(16 * 1024 / 4.0, rel=1e-9)
     with pytest.raises(ParseError, match="no DLE MXNet `Epoch"):
         adapter.parse(logs, cell, adapter.resolved_options({}))  # DLPerf v1.0's parser
+
+
+def test_a_run_is_launched_with_the_options_its_measure_leaves_quiet():
+    """The measure leaves Megatron's new options out at their defaults (cells stay fresh); the run
+    spec built from that measure has them back, so a command reads every option it takes."""
+    from dlperf.launch.spec import Harness
+    from dlperf.launch.submit import build_spec
+
+    cell = Cell("megatron", "gpt", "amp", False, 8, Layout(1, 1))
+    measure = measure_of(
+        CellSpec(cell, dict(CURRENT)), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    assert {"vocab_size", "without_apex_te", "sources_dir"}.isdisjoint(measure["options"])
+    site = {"env": {}, "cpus_per_task": 1}
+    harness = Harness("local", site, time_limit_min=1, wait_grace_s=1, local_devices=1)
+    spec, _ = build_spec(measure, 1, harness)
+    adapter = get_adapter("megatron")
+    assert spec.options == adapter.resolved_options(dict(CURRENT))
+    assert (spec.options["vocab_size"], spec.options["without_apex_te"]) == (50257, False)

@@ -171,7 +171,13 @@ class Adapter(ABC):
         return None if error is None else error.message
 
     def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Every option with its default: what a run is launched with."""
         return {**self.options, **options}
+
+    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The options a cell's measure states (dlperf.launch.record.measure_of): the resolved
+        ones, less any an adapter keeps out so cells stay fresh across a new option."""
+        return self.resolved_options(options)
 
     def steps_for(self, warmup: int, measure: int, options: Mapping[str, Any] | None = None) -> int:
         """Iterations to run: the window plus a margin so the last measured step is complete.

@@ -86,14 +86,14 @@ class HugeCTR(UpstreamAdapter):
         ),
     }
 
-    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """As every upstream adapter's, less vocab_size and deep_embedding_vec_size at 0 (the
         template's): cells that do not set them measure (and stay fresh) as before they existed."""
-        resolved = super().resolved_options(options)
+        measured = super().measured_options(options)
         for key in JSON_ONLY_OPTIONS:
-            if not resolved.get(key):
-                resolved.pop(key, None)
-        return resolved
+            if not measured.get(key):
+                measured.pop(key, None)
+        return measured
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)

@@ -152,7 +152,7 @@ class Megatron(UpstreamAdapter):
         --data-path: one data source only) and NullTokenizer of `vocab_size` tokens (its end of
         document the last), so no GPT-2 BPE files are needed."""
         if current and not o["data_dir"]:
-            vocab = o.get("vocab_size", self.options["vocab_size"])
+            vocab = o["vocab_size"]
             return ["--mock-data", "--tokenizer-type=NullTokenizer", f"--vocab-size={vocab}"]
         root = self.root(o, "gpt")
         return [

@@ -112,13 +112,13 @@ class TensorFlow2(UpstreamAdapter):
                     "(DLPerf v1.0's scripts log every 100 steps)"
                 )
 
-    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """steps_per_loop only where release current runs (DLPerf v1.0's cells measure, and are
         fresh, as before the option existed)."""
-        resolved = super().resolved_options(options)
-        if self.release_name(resolved) != "current":
-            resolved.pop("steps_per_loop", None)
-        return resolved
+        measured = super().measured_options(options)
+        if self.release_name(measured) != "current":
+            measured.pop("steps_per_loop", None)
+        return measured
 
     def log_interval_of(self, options: Mapping[str, Any]) -> int:
         if self.release_name(options) == "current":

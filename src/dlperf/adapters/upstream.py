@@ -138,7 +138,7 @@ class UpstreamAdapter(Adapter):
     )
     seq_len: ClassVar[int] = 128  # sequence length of its language models (parser facts)
     releases: ClassVar[dict[str, Release]] = {}  # name -> a release other than dlperf_v1
-    # options left out of resolved_options at their defaults (added after DLPerf v1.0's results,
+    # options left out of a cell's measure at their defaults (added after DLPerf v1.0's results,
     # so a cell that does not set them measures, and is fresh, exactly as before they existed)
     quiet_options: ClassVar[tuple[str, ...]] = ("release", "sources_dir")
     evidence: ClassVar[Evidence] = Evidence()  # what DLPerf v1.0's release has run on here
@@ -194,15 +194,15 @@ class UpstreamAdapter(Adapter):
             return {"enum": [DEFAULT_RELEASE, *self.releases]}
         return super().option_schema(key)
 
-    def resolved_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """Every option with its default, except the `quiet_options` at theirs: `release` when
-        it is DLPerf v1.0's, `sources_dir` when unset (so cells of the default release measure,
-        and are fresh, exactly as before these options existed)."""
-        resolved = super().resolved_options(options)
+    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The resolved options less the `quiet_options` at their defaults: `release` when it is
+        DLPerf v1.0's, `sources_dir` when unset (so cells of the default release measure, and are
+        fresh, exactly as before these options existed). The run is launched with all of them."""
+        measured = super().measured_options(options)
         for key in self.quiet_options:
-            if key in resolved and resolved[key] == self.options[key]:
-                del resolved[key]
-        return resolved
+            if key in measured and measured[key] == self.options[key]:
+                del measured[key]
+        return measured
 
     def release_name(self, options: Mapping[str, Any]) -> str:
         return str(options.get("release") or DEFAULT_RELEASE)

@@ -81,11 +81,12 @@ def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
     runs) none."""
     adapter = get_adapter(spec.cell.framework)
     window = config["window"]
-    options = adapter.resolved_options(spec.options)
     measure = {
         "cell": spec.cell.key(),
-        "options": options,
-        "steps": adapter.steps_for(window["warmup"], window["measure"], options),
+        "options": adapter.measured_options(spec.options),
+        "steps": adapter.steps_for(
+            window["warmup"], window["measure"], adapter.resolved_options(spec.options)
+        ),
         "device": config["device"],
     }
     code = adapter.code_digest()

@@ -46,7 +46,7 @@ def build_spec(
         cell=cell,
         repeat=repeat,
         adapter=adapter.name,
-        options=measure["options"],
+        options=adapter.resolved_options(measure["options"]),  # the measure's quiet ones too
         steps=measure["steps"],
         device=measure["device"],
         time_limit_min=harness.time_limit_min,
