@@ -132,7 +132,7 @@ def synthetic_results(root: Path, runs_wanted: int, steps: int) -> dict:
     from dlperf.adapters import REGISTRY
     from dlperf.adapters.builtin import BuiltinWorkload
     from dlperf.config import Suite, validate
-    from dlperf.launch.record import measure_of
+    from dlperf.launch.measured import measure_of
 
     rng = random.Random(0)
     groups = [

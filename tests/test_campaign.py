@@ -15,7 +15,7 @@ import yaml
 
 from dlperf.campaign import RULE_CODE, Campaign, job_function, rule_code
 from dlperf.errors import ConfigError
-from dlperf.launch.record import measure_of
+from dlperf.launch.measured import measure_of
 from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -158,7 +158,7 @@ def test_a_swept_option_names_its_cells_and_sets_their_option():
 def test_changing_one_swept_value_changes_only_its_cells_measure():
     """A new value is a new cell; every other value's cell keeps its measure (it is not rerun)."""
     from dlperf.config import load
-    from dlperf.launch.record import measure_digests
+    from dlperf.launch.measured import measure_digests
     from dlperf.matrix import CellSpec
 
     def digests(values: list[int]) -> dict[str, str]:

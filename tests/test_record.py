@@ -12,16 +12,14 @@ from pathlib import Path
 import pytest
 
 from dlperf import SCHEMA_VERSION
-from dlperf.launch.record import (
-    TASK_FIELDS,
-    RunRecord,
-    TaskOutcome,
+from dlperf.launch.measured import (
     measure_digest,
     measure_digests,
     measure_of,
     recorded_other_measure,
     redo_inputs,
 )
+from dlperf.launch.record import TASK_FIELDS, RunRecord, TaskOutcome
 from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window

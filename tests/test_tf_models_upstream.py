@@ -26,7 +26,7 @@ from dlperf.adapters import get_adapter
 from dlperf.adapters.base import TaskContext
 from dlperf.adapters.upstream import Ran
 from dlperf.errors import ConfigError
-from dlperf.launch.record import measure_of
+from dlperf.launch.measured import measure_of
 from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.upstream_data.tf_models import (
     BertSpec,

@@ -59,7 +59,7 @@ from test_adapters import check_layout, context, fixture_cell, has, run_folder
 from dlperf.adapters import REGISTRY, get_adapter
 from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
 from dlperf.errors import ConfigError
-from dlperf.launch.record import measure_digest, measure_of
+from dlperf.launch.measured import measure_digest, measure_of
 from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window, run_throughput
@@ -136,7 +136,7 @@ def test_a_release_without_the_model_is_a_config_error():
 
 
 def test_a_non_default_release_is_part_of_what_a_run_measures():
-    """What a run measures (dlperf.launch.record.measure_of, the run rule's param) holds the
+    """What a run measures (dlperf.launch.measured.measure_of, the run rule's param) holds the
     resolved options: `release` is among them for another release (a rerun when it changes),
     and the cell id does not carry it."""
     adapter = get_adapter("ngc_pytorch")

@@ -23,7 +23,7 @@ import dlperf
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.config import Suite, resolve_baselines, snakemake_config
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
-from dlperf.launch.record import measure_digest, measure_of, redo_inputs
+from dlperf.launch.measured import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
@@ -148,11 +148,11 @@ class Campaign:
         return cast(T, self._once[what, key])
 
     def measure(self, cell_id: str) -> dict[str, Any]:
-        """What a run measures (dlperf.launch.record.measure_of)."""
+        """What a run measures (dlperf.launch.measured.measure_of)."""
         return self.once("measure", cell_id, lambda: measure_of(self.cell(cell_id), self.config))
 
     def measure_digest(self, cell_id: str) -> str:
-        """dlperf.launch.record.measure_digest of the cell's measure."""
+        """dlperf.launch.measured.measure_digest of the cell's measure."""
         return self.once("digest", cell_id, lambda: measure_digest(self.measure(cell_id)))
 
     def measure_json(self, cell_id: str) -> str:
@@ -162,7 +162,7 @@ class Campaign:
     def run_inputs(self, cell_id: str, repeat: int) -> list[str]:
         """A run's inputs: its environment's pins (a changed pin reruns that framework's cells),
         for a `max` cell its search result, and for a run recorded with another measure the stamp
-        that redoes it even without Snakemake's records (dlperf.launch.record.redo_inputs)."""
+        that redoes it even without Snakemake's records (dlperf.launch.measured.redo_inputs)."""
         spec = self.cell(cell_id)
         search = [str(self.results.max_batch(cell_id).result)] if searched(spec) else []
         if cell_id not in self.cells_on_disk:
@@ -385,7 +385,7 @@ class Campaign:
 # Editing any of it remakes what the rule made, and never reruns a run: an upgrade of dlperf that
 # judges runs differently (a new check of a record) rebuilds the tables that showed them.
 _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
-              "launch/record.py", "config.py", "defaults.py", "layers.py", "schemas", "errors.py",
+              "launch/record.py", "launch/measured.py", "config.py", "defaults.py", "layers.py", "schemas", "errors.py",
               "jsontypes.py", "logline.py", "matrix.py", "paths.py", "status.py", "util.py",
               "vocabulary.py", "flops.py", "peaks.py", "workloads/__init__.py",
               "workloads/options.py",

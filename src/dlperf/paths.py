@@ -56,7 +56,7 @@ class RunPaths:
     @property
     def redo(self) -> Path:
         """A stamp touched when the run's record is of another measure than the suite's: an
-        input of the run newer than its manifest, so it is redone (dlperf.launch.record)."""
+        input of the run newer than its manifest, so it is redone (dlperf.launch.measured)."""
         return Path(self.root, REDO, self.cell_id, f"r{self.repeat}")
 
     def task_outcome(self, task: int) -> Path:

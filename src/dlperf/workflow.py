@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf.config import Suite
-from dlperf.launch.record import measure_digests
+from dlperf.launch.measured import measure_digests
 from dlperf.measure.repeats import adaptive_manifests
 from dlperf.measure.runs import runs_table
 from dlperf.measure.stats import Window

@@ -175,7 +175,7 @@ class Adapter(ABC):
         return {**self.options, **options}
 
     def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        """The options a cell's measure states (dlperf.launch.record.measure_of): the resolved
+        """The options a cell's measure states (dlperf.launch.measured.measure_of): the resolved
         ones, less any an adapter keeps out so cells stay fresh across a new option."""
         return self.resolved_options(options)
 

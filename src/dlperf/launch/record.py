@@ -1,9 +1,8 @@
 """A run's record (its manifest.json): written once, last, by the submitter; read by every later
 stage (tables, repeats, compare, the report's provenance, the CLI) through this one class.
 
-What a run measures (`measure`: the cell, its adapter's resolved options, the steps, the device,
-the workload's code digest) is made here too, by `measure_of`: the run rule's param, the record's
-`measure` and the tables' freshness check are the same value.
+Its `measure` (what the run measured) is dlperf.launch.measured's `measure_of`, the run rule's
+param: the record's measure and the tables' freshness check are the same value.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,13 @@ from dlperf import SCHEMA_VERSION, __version__
 from dlperf.adapters import Adapter, get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.jsontypes import conforms, shown, type_name
-from dlperf.matrix import Cell, CellSpec
+from dlperf.launch.measured import MEASURE_FIELDS, measure_digest
+from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
 from dlperf.report.i18n import Phrase, english
 from dlperf.status import RUN_STATUSES, Status
-from dlperf.util import atomic_write_json, json_digest, stamp_inputs
+from dlperf.util import atomic_write_json
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
 # What a later stage reads of each task (dlperf.launch.task writes it), by type; `task` and `log`
@@ -62,47 +62,6 @@ class TaskOutcome:
     @classmethod
     def of(cls, task: dict[str, Any]) -> TaskOutcome:
         return cls(**{k: task[k] for k in TASK_FIELDS if k in task})
-
-
-# What a later stage reads of the record's measure (measure_of makes it).
-MEASURE_FIELDS: dict[str, Any] = {
-    "cell": dict[str, Any],
-    "options": dict[str, Any],
-    "steps": int,
-    "device": str,
-    "workload_code": str,
-}
-
-
-def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
-    """What a run of this cell of a validated suite measures; a change of it reruns the cell's
-    runs and nothing else. For a built-in workload it includes its code (workloads.code_digest):
-    editing the workload reruns its cells, editing the harness (which only launches and reads
-    runs) none."""
-    adapter = get_adapter(spec.cell.framework)
-    window = config["window"]
-    measure = {
-        "cell": spec.cell.key(),
-        "options": adapter.measured_options(spec.options),
-        "steps": adapter.steps_for(
-            window["warmup"], window["measure"], adapter.resolved_options(spec.options)
-        ),
-        "device": config["device"],
-    }
-    code = adapter.code_digest()
-    if code:
-        measure["workload_code"] = code
-    return measure
-
-
-def measure_digests(specs: Iterable[CellSpec], config: dict[str, Any]) -> dict[str, str]:
-    """Cell id -> the digest of what its runs measure, for every cell of the suite."""
-    return {spec.id: measure_digest(measure_of(spec, config)) for spec in specs}
-
-
-def measure_digest(measure: dict[str, Any]) -> str:
-    """12 hex digits of the measure's canonical JSON: equal digests, equal measures."""
-    return json_digest(measure)
 
 
 def log_fingerprint(path: Path) -> dict[str, Any]:
@@ -442,23 +401,3 @@ def _mistyped(data: dict[str, Any]) -> str:
         if Path(task["log"]).name != task["log"] or task["log"] in ("", ".", ".."):
             return f"tasks[{i}].log {task['log']!r} is not a file of the run's own folder"
     return ""
-
-
-def recorded_other_measure(run: RunPaths, digest: str) -> bool:
-    """Whether the run has a record, of another measure than `digest` (then it is redone, even
-    when Snakemake's own records of its params are lost: a fresh clone, a new machine). A
-    record written before the markers existed is read once to tell."""
-    if not run.manifest.exists() or run.measured(digest).exists():
-        return False
-    if any(run.dir.glob("measured-*")):
-        return True
-    try:
-        return measure_digest(json.loads(run.manifest.read_text())["measure"]) != digest
-    except (OSError, ValueError, KeyError, TypeError):
-        return False  # an unreadable record is the tables' parse_error, which names it
-
-
-def redo_inputs(run: RunPaths, digest: str) -> list[str]:
-    """The run rule's extra input: a stamp that redoes the run when its record is of another
-    measure than `digest`, even with Snakemake's records of its params lost (util.stamp_inputs)."""
-    return stamp_inputs(run.redo, run.manifest, recorded_other_measure(run, digest))

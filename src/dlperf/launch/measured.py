@@ -1,0 +1,76 @@
+"""What a run of a cell measures: the cell, its adapter's measured options, the steps, the device
+and the workload's code digest (`measure_of`). The run rule's param, the record's `measure` and
+the tables' freshness check are this one value; its digest names it, and a run recorded with
+another digest is redone (`redo_inputs`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from dlperf.adapters import get_adapter
+from dlperf.matrix import CellSpec
+from dlperf.paths import RunPaths
+from dlperf.util import json_digest, stamp_inputs
+
+# What a later stage reads of the record's measure (measure_of makes it).
+MEASURE_FIELDS: dict[str, Any] = {
+    "cell": dict[str, Any],
+    "options": dict[str, Any],
+    "steps": int,
+    "device": str,
+    "workload_code": str,
+}
+
+
+def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
+    """What a run of this cell of a validated suite measures; a change of it reruns the cell's
+    runs and nothing else. For a built-in workload it includes its code (workloads.code_digest):
+    editing the workload reruns its cells, editing the harness (which only launches and reads
+    runs) none."""
+    adapter = get_adapter(spec.cell.framework)
+    window = config["window"]
+    measure = {
+        "cell": spec.cell.key(),
+        "options": adapter.measured_options(spec.options),
+        "steps": adapter.steps_for(
+            window["warmup"], window["measure"], adapter.resolved_options(spec.options)
+        ),
+        "device": config["device"],
+    }
+    code = adapter.code_digest()
+    if code:
+        measure["workload_code"] = code
+    return measure
+
+
+def measure_digests(specs: Iterable[CellSpec], config: dict[str, Any]) -> dict[str, str]:
+    """Cell id -> the digest of what its runs measure, for every cell of the suite."""
+    return {spec.id: measure_digest(measure_of(spec, config)) for spec in specs}
+
+
+def measure_digest(measure: dict[str, Any]) -> str:
+    """12 hex digits of the measure's canonical JSON: equal digests, equal measures."""
+    return json_digest(measure)
+
+
+def recorded_other_measure(run: RunPaths, digest: str) -> bool:
+    """Whether the run has a record, of another measure than `digest` (then it is redone, even
+    when Snakemake's own records of its params are lost: a fresh clone, a new machine). A
+    record written before the markers existed is read once to tell."""
+    if not run.manifest.exists() or run.measured(digest).exists():
+        return False
+    if any(run.dir.glob("measured-*")):
+        return True
+    try:
+        return measure_digest(json.loads(run.manifest.read_text())["measure"]) != digest
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # an unreadable record is the tables' parse_error, which names it
+
+
+def redo_inputs(run: RunPaths, digest: str) -> list[str]:
+    """The run rule's extra input: a stamp that redoes the run when its record is of another
+    measure than `digest`, even with Snakemake's records of its params lost (util.stamp_inputs)."""
+    return stamp_inputs(run.redo, run.manifest, recorded_other_measure(run, digest))
