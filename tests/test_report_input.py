@@ -186,7 +186,7 @@ def test_a_table_dlperf_wrote_passes_unchanged(tmp_path: Path) -> None:
     write_table(pd.DataFrame([row], columns=CELL_TABLE_COLUMNS), path)
     cells = load_cells(path, [])
     assert cells["throughput_median"].iloc[0] == 100.0 and cells["status"].iloc[0] == "ok"
-    from dlperf.report.load import check_table
+    from dlperf.report.tablecheck import check_table
 
     check_table(pd.read_csv(path, sep="\t"), path)
 

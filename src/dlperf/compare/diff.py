@@ -15,7 +15,7 @@ import pandas as pd
 from dlperf.compare.significance import compare_samples
 from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS, ResultPaths
-from dlperf.report.load import check_table
+from dlperf.report.tablecheck import check_table
 from dlperf.status import Status
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
