@@ -31,6 +31,7 @@ class RealLog:
     records: int
     throughput: float  # samples/s over the window, by hand
     reported: tuple[str, float] | None = None  # the source's own figure over the window, by hand
+    rel: float = 1e-9  # timestamps as epoch-second floats keep microseconds only to ~2e-7 s
 
 
 REAL_LOGS = [
@@ -147,6 +148,36 @@ REAL_LOGS = [
         8 / (4.2889 * 87 - 4.2893 * 86),
         ("total_throughput", 1.87),
     ),
+    # ---- ngc_tensorflow (release current: TF1 ConvNets' `--mode=training_benchmark` hook)
+    # DLE issue #881 (2021-03-23), one line per step from k 120: the first line is that one step,
+    # not 120 (the global batch, 256, is total_ips x the step's seconds: 2888.2 x 0.089002 =
+    # 257.1). Window = steps 121..136, timed from k 120's stamp 11:48:38.824370 to k 136's
+    # 11:48:40.247934 = 1.423564 s, 16 x 256 samples
+    RealLog(
+        "dle_tf1_rn50_benchmark",
+        "dle_tf1_rn50_benchmark_real/dle_issue881_2021-03-23.log",
+        RunFacts(256, 1, 1),
+        Window(1, 16),
+        (120, 1, 256),
+        17,
+        16 * 256 / 1.423564,
+        rel=1e-6,
+    ),
+    # ---- paddle resnet50 (release current: PaddleClas' `[Train][Epoch e/E][Iter: i/n]`)
+    # PaddleClas issue #2186 (2022-08-05), one GPU, batch 512 (ips x batch_cost: 444.43222 x
+    # 1.15203 = 512.0), print_batch_step 10: epoch 3's `Iter: 0` is its first iteration (one,
+    # 1.15203 s); `Iter: 10` covers the 10 after it at 0.77438 s each. Window = those 10; the
+    # printed ips there: 661.17681
+    RealLog(
+        "paddleclas",
+        "paddleclas_real/workerlog.0",
+        RunFacts(512, 1, 1),
+        Window(1, 10),
+        (0, 1, 512),
+        2,
+        10 * 512 / (10 * 0.77438),
+        ("ips", 661.17681),
+    ),
 ]
 
 
@@ -157,7 +188,7 @@ def test_parsers_read_real_logs(log: RealLog):
     assert (first.step, first.steps, first.samples) == log.first
     assert len(result.records) == log.records
     tp = run_throughput(result, log.window)
-    assert tp.throughput_samples_per_s == pytest.approx(log.throughput, rel=1e-9)
+    assert tp.throughput_samples_per_s == pytest.approx(log.throughput, rel=log.rel)
     if log.reported is not None:
         name, value = log.reported
         window, _ = window_records(result.records, log.window)
@@ -198,3 +229,30 @@ def test_libai_keeps_its_total_throughput_beside_dlperfs_figure():
     assert any(
         "kept beside dlperf's figure as reported['total_throughput']" in n for n in result.notes
     )
+
+
+# ------------------------------------------------------------------------- ngc_tensorflow
+
+
+def test_dle_tf1_rn50_benchmark_keeps_its_total_ips_beside_dlperfs_figure():
+    """The hook's own `total_ips` of every line is kept in ParseResult.reported (the records are
+    timed by the dllogger stamps, whatever it says): 17 lines, 2872.66 to 2906.88 images/s."""
+    log = FIX / "dle_tf1_rn50_benchmark_real" / "dle_issue881_2021-03-23.log"
+    result = PARSERS["dle_tf1_rn50_benchmark"]([log], RunFacts(256, 1, 1))
+    kept = result.reported["total_ips"]
+    assert len(kept) == 17
+    assert kept[str(log), 5] == 2879.142978189404
+    assert min(kept.values()) == 2872.6572422280487
+    assert max(kept.values()) == 2906.883780615574
+    assert any("reported['total_ips']" in n for n in result.notes)
+
+
+# ------------------------------------------------------------------------------- paddleclas
+
+
+def test_paddleclas_keeps_its_ips_beside_dlperfs_figure():
+    """PaddleClas' printed `ips` (the rank's batch over batch_cost) is kept per line; dlperf's
+    own figure comes from batch_cost and the iterations between lines."""
+    log = FIX / "paddleclas_real" / "workerlog.0"
+    result = PARSERS["paddleclas"]([log], RunFacts(512, 1, 1))
+    assert result.reported == {"ips": {(str(log), 10): 444.43222, (str(log), 11): 661.17681}}
