@@ -35,6 +35,7 @@ class DllSource:
     repeat_is_iteration: bool = False  # a line repeating the previous counter ran one iteration
     zero_based: bool = False  # the counter is the 0-based index of the line's last iteration
     stated: tuple[Stated, ...] = ()  # the run shape its PARAMETER/argument lines print
+    reported: str | None = None  # the line's own throughput field, kept in ParseResult.reported
 
 
 # the batch and world size dllogger's PARAMETER lines print (`batch_size : 256`), or argparse's
@@ -106,6 +107,7 @@ SOURCES = {
         "total_ips",
         ("total_ips",),
         stated=(_PARAM_BATCH,),
+        reported="total_ips",
     ),
     "dle_tf1_bert": DllSource(
         "DLE TF1 BERT `Iteration: i  throughput_train`",
@@ -166,7 +168,7 @@ def _reader(source: DllSource):
             if fields and not any(k.startswith(source.family) for k in fields):
                 return None  # another record at the same step (validation, summary)
             raise Unreadable(f"no `{source.needed} : <number>`")
-        _number(fields, source.needed)
+        needed = _number(fields, source.needed)
         rank = (
             int(_number(fields, source.rank_field))
             if source.rank_field and source.rank_field in fields
@@ -181,7 +183,7 @@ def _reader(source: DllSource):
             last = previous.get(stream)
             previous[stream] = counter
             steps = counter - last if last is not None and counter > last else 1
-            return Row(
+            row = Row(
                 line,
                 counter,
                 counter=counter,
@@ -191,9 +193,20 @@ def _reader(source: DllSource):
                 time_s=stamp_of(m[1]),
                 repeats=True,
             )
-        return Row(
-            line, counter, counter=counter, key=(epoch, counter), rank=rank, time_s=stamp_of(m[1])
-        )
+        else:
+            row = Row(
+                line,
+                counter,
+                counter=counter,
+                key=(epoch, counter),
+                rank=rank,
+                time_s=stamp_of(m[1]),
+            )
+        if source.reported:
+            row.reported[source.reported] = (
+                needed if source.reported == source.needed else _number(fields, source.reported)
+            )
+        return row
 
     return read
 
@@ -278,7 +291,9 @@ def parse_dle_tf1_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
 
 def parse_dle_tf1_rn50_benchmark(logs: list[Path], facts: RunFacts) -> ParseResult:
     """`--mode=training_benchmark`: one `total_ips` line per display_every steps, counted from 0
-    after the hook's warm-up (the adapter sets it to 0). Only Horovod rank 0 logs.
+    after the hook's warm-up (the adapter sets it to 0). Only Horovod rank 0 logs. The printed
+    `total_ips` (the hook's global batch over that step's seconds) is kept in
+    ParseResult.reported, never used.
 
     Method: timestamps (dllogger), as parse_dle_tf1_rn50; job-wide (rank -1), the iterations since
     the previous line (`--mode=training_benchmark`'s `total_ips` lines, the counter from 0 after the

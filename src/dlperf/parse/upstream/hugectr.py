@@ -23,6 +23,11 @@ HCTR_PREFIX = r"\[HCTR\]\[[\d:.]+\]\[INFO\]\[RK(\d+)\]\[[^\]]*\]: "
 HCTR_CLAIM = re.compile(HCTR_PREFIX + r"Iter:")
 HCTR_ITER = re.compile(HCTR_PREFIX + rf"Iter: (\d+) Time\((\d+) iters\): ({NUM})s(?=\s|$)")
 HCTR_BATCH = re.compile(HCTR_PREFIX + r"Training batchsize: (\d+),")
+# Model::fit restarts the training timer right after printing `Iter:`, then evaluates (when
+# eval_interval divides the iteration): the next `Time(n iters)` holds that evaluation, whose own
+# `Eval Time for <batches> iters: <seconds>s` line comes before it (HugeCTR 23.2 evaluated before
+# printing, so the line came before the `Iter:` whose time held it: the same rule reads both)
+HCTR_EVAL = re.compile(HCTR_PREFIX + rf"Eval Time for \d+ iters: ({NUM})s(?=\s|$)")
 
 
 def parse_hugectr(logs: list[Path], facts: RunFacts) -> ParseResult:
@@ -66,11 +71,16 @@ def parse_hugectr_current(logs: list[Path], facts: RunFacts) -> ParseResult:
     and lasts t seconds. The `Training batchsize: N` line fit prints first is the global batch
     and wins over the run facts. Copies of a line are told apart as for every job-wide source
     (MPI tag, else the step), not by `RK<r>`: only the root rank prints these lines.
+    `Time(n iters)` also holds any evaluation since the previous `Iter:` line (fit restarts the
+    timer before it evaluates): the seconds of the `Eval Time for b iters: t s` lines between
+    them are taken off, with a note (the adapter turns evaluation off; public logs have it on).
 
-    Method: step times (`Time(n iters)`), as parse_hugectr, on the `[HCTR][..][INFO][RK0][main]: `
-    logger's line; job-wide (rank -1), n iterations."""
+    Method: step times (`Time(n iters)`, less the evaluation in it), as parse_hugectr, on the
+    `[HCTR][..][INFO][RK0][main]: ` logger's line; job-wide (rank -1), n iterations."""
     notes = ["timed by `Time(n iters)`"]
     header: dict[str, str] = {}
+    evaluated: dict[tuple[int, int | None], float] = {}  # eval seconds since the last `Iter:`
+    taken: list[float] = []
 
     def read(line: Line) -> Row:
         m = match(HCTR_ITER, line, "`[HCTR][..][INFO][RKr][..]: Iter: i Time(n iters): <s>s`")
@@ -78,13 +88,29 @@ def parse_hugectr_current(logs: list[Path], facts: RunFacts) -> ParseResult:
         if n < 1:
             raise Unreadable("Time(0 iters)")
         i = int(m[2])
-        return Row(line, i, counter=i, steps=n, key=i, duration_s=float(m[4]))
+        seconds = float(m[4])
+        if eval_s := evaluated.pop((line.file_index, line.tag_rank), 0.0):
+            if seconds <= eval_s:
+                raise Unreadable(
+                    f"Time({n} iters) {m[4]}s does not hold the {eval_s:g}s evaluation"
+                )
+            taken.append(eval_s)
+            seconds -= eval_s
+        return Row(line, i, counter=i, steps=n, key=i, duration_s=seconds)
 
     def other(line: Line) -> None:
-        if m := HCTR_BATCH.match(line.text):
+        if m := HCTR_EVAL.match(line.text):
+            stream = (line.file_index, line.tag_rank)
+            evaluated[stream] = evaluated.get(stream, 0.0) + float(m[2])
+        elif m := HCTR_BATCH.match(line.text):
             check_value("Training batchsize", int(m[2]), "global", facts, line.path, line.lineno)
             header.setdefault("batch_size", m[2])
 
     rows = collect(logs, HCTR_CLAIM, read, notes, other)
+    if taken:
+        notes.append(
+            f"{len(taken)} evaluation(s), {sum(taken):g}s in all (`Eval Time`), taken off the "
+            "`Time(n iters)` holding them"
+        )
     per_step = samples_per_step(header, facts, notes, global_key="batch_size")
     return global_result(logs, rows, facts, Method.STEP_TIMES, notes, "HugeCTR `Iter:`", per_step)

@@ -113,7 +113,6 @@ def _megatron(logs: list[Path], facts: RunFacts, first_iteration_line: bool) -> 
     (else refuse them)."""
     notes = ["timed by `elapsed time per iteration (ms)` times the interval's iterations"]
     shape: list[int] = []  # the stamp shape of the log's first line
-    reported: dict[tuple[str, int], float] = {}
 
     def read(line: Line) -> Row:
         text, stamp = line.text, BARE
@@ -152,7 +151,7 @@ def _megatron(logs: list[Path], facts: RunFacts, first_iteration_line: bool) -> 
         if g := MEGATRON_GBS.search(text):
             row.info["global_batch"] = int(g[1])
         if t := MEGATRON_TFLOPS.search(text):
-            row.info["reported_tflops"] = float(t[1])
+            row.reported[REPORTED_TFLOPS] = float(t[1])
         elif MEGATRON_TFLOPS_LABEL in text:
             notes.append(
                 f"{line.path}:{line.lineno}: `{MEGATRON_TFLOPS_LABEL}` without a number; "
@@ -194,19 +193,8 @@ def _megatron(logs: list[Path], facts: RunFacts, first_iteration_line: bool) -> 
             elif "global_batch" in row.info:
                 row.samples = row.info["global_batch"] * (row.steps or 1)
             previous = consumed
-            if "reported_tflops" in row.info:
-                reported[row.line.path, row.line.lineno] = row.info["reported_tflops"]
 
     rows = collect(logs, MEGATRON_CLAIM, read, notes, checker(facts, MEGATRON_STATED))
-    result = global_result(
+    return global_result(
         logs, rows, facts, Method.STEP_TIMES, notes, "Megatron `iteration i/n`", finish=finish
     )
-    if reported:
-        result.reported[REPORTED_TFLOPS] = reported
-        values = sorted(reported.values())
-        result.notes.append(
-            f"Megatron's own `{MEGATRON_TFLOPS_LABEL}` on {len(values)} line(s) "
-            f"({values[0]:g} to {values[-1]:g}), kept beside dlperf's figure as "
-            f"reported[{REPORTED_TFLOPS!r}], never in its place"
-        )
-    return result

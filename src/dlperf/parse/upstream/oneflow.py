@@ -56,6 +56,8 @@ LIBAI = re.compile(
 )
 LIBAI_HAS_TIME = re.compile(r"(?<!\w)time:")
 LIBAI_TIME = re.compile(rf"(?<!\w)time: ({NUM}) s/iter(?:\s|$)")
+# global batch / that running mean: LiBai's own figure, kept beside dlperf's (ParseResult.reported)
+LIBAI_THROUGHPUT = re.compile(rf"(?<!\w)total_throughput: ({NUM}) samples/s(?:\s|$)")
 LIBAI_UNTIMED = 2  # hooks.IterationTimer(warmup_iter=3) times iterations 3.. (1-based)
 CNN_CURRENT_EVAL = re.compile(r"^\[rank:\d+\] \[eval\], ")
 # oneflow_face (DLPerf's InsightFace) callback_util.py TrainMetric: `{desc}: iter {step}, loss
@@ -276,6 +278,8 @@ def parse_libai(logs: list[Path], facts: RunFacts) -> ParseResult:
     theirs. Lines before any iteration was timed carry no `time` and are read past. The printed
     mean has 4 decimals: a window's time is off by at most 5e-5 s x the timed iterations at its
     two ends.
+    LiBai's own `total_throughput` (the global batch over that running mean, so a rate since
+    iteration 3, not of the line's interval) is kept in ParseResult.reported, never used.
 
     Method: step times (the advance of the running mean s/iter x the timed iterations);
     job-wide (rank -1; rank 0 prints), the iterations since the previous line."""
@@ -302,6 +306,8 @@ def parse_libai(logs: list[Path], facts: RunFacts) -> ParseResult:
         done = k + 1
         row = Row(line, done, counter=done, key=k, step_time_s=float(t[1]))
         row.info["consumed"] = consumed
+        if tp := LIBAI_THROUGHPUT.search(text, t.end()):
+            row.reported["total_throughput"] = float(tp[1])
         return row
 
     def timed(kept: list[Row]) -> None:

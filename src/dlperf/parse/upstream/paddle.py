@@ -152,7 +152,8 @@ def parse_paddleclas(logs: list[Path], facts: RunFacts) -> ParseResult:
     the host every iteration, which waits for the GPU) over the iterations since the previous
     line; the meters also restart at iteration 5. Step times: each line covers the iterations
     since the previous one (i is 0-based), timed by batch_cost times their number. The logging
-    prefix's timestamps have whole seconds only and are not used.
+    prefix's timestamps have whole seconds only and are not used. The printed `ips` (the rank's
+    batch over batch_cost) is kept in ParseResult.reported, never used.
 
     Method: step times (batch_cost, the mean since the previous line); one rank's own, the
     iterations since the previous line."""
@@ -161,7 +162,9 @@ def parse_paddleclas(logs: list[Path], facts: RunFacts) -> ParseResult:
     def read(line: Line) -> Row:
         m = match(CLAS, line, "`[Train][Epoch e/E][Iter: i/n]... batch_cost: <s>s, ... ips:`")
         i = int(m[2])
-        return Row(line, i, counter=i + 1, key=(int(m[1]), i), step_time_s=float(m[3]))
+        row = Row(line, i, counter=i + 1, key=(int(m[1]), i), step_time_s=float(m[3]))
+        row.reported["ips"] = float(m[4])  # the rank's batch / batch_cost, as printed
+        return row
 
     rows = collect(logs, CLAS_CLAIM, read, notes)
     notes.append("step times: batch_cost (mean seconds per iteration since the previous line)")

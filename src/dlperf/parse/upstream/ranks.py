@@ -246,7 +246,9 @@ def global_result(
     if finish is not None:
         finish(kept)
     per_step = facts.global_batch if samples_per_step is None else samples_per_step
-    return ParseResult(build(kept, method, -1, per_step), method, dedupe_notes(notes))
+    records = build(kept, method, -1, per_step)
+    reported = kept_reported(kept, notes)
+    return ParseResult(records, method, dedupe_notes(notes), reported)
 
 
 def per_rank_result(
@@ -280,7 +282,24 @@ def per_rank_result(
     for rank in ranks:
         fill_steps(streams[rank], notes)
         records += build(streams[rank], method, rank, facts.batch_size_per_device)
-    return ParseResult(records, method, dedupe_notes(notes))
+    reported = kept_reported([row for rank in ranks for row in streams[rank]], notes)
+    return ParseResult(records, method, dedupe_notes(notes), reported)
+
+
+def kept_reported(rows: list[Row], notes: list[str]) -> dict[str, dict[tuple[str, int], float]]:
+    """ParseResult.reported of the rows that became records: each name's printed values by the
+    record's (path, line), with a note per name; the records never use them."""
+    reported: dict[str, dict[tuple[str, int], float]] = {}
+    for row in rows:
+        for name, value in row.reported.items():
+            reported.setdefault(name, {})[row.line.path, row.line.lineno] = value
+    for name, values in reported.items():
+        low, high = min(values.values()), max(values.values())
+        notes.append(
+            f"the source's own `{name}` on {len(values)} line(s) ({low:g} to {high:g}), kept "
+            f"beside dlperf's figure as reported[{name!r}], never in its place"
+        )
+    return reported
 
 
 def dedupe_notes(notes: list[str], limit: int = 5) -> list[str]:

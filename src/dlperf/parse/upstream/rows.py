@@ -35,6 +35,9 @@ class Row:
     rate: float | None = None  # samples/s
     samples: float | None = None  # samples covered, when the line says so itself
     info: dict[str, float] = field(default_factory=dict)  # other numbers a source keeps
+    # figures the line prints about its own iterations (a throughput, TFLOP/s), by name: kept in
+    # ParseResult.reported beside dlperf's own figure, never used for the records
+    reported: dict[str, float] = field(default_factory=dict)
     repeats: bool = False  # may repeat the previous line's counter (one more iteration run)
 
 
