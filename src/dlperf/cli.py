@@ -333,7 +333,9 @@ def _adapters() -> int:
         print(f"{name}: {english(adapter.title())} [{adapter.launcher}] {adapter.version}")
         print(f"  models: {', '.join(adapter.models)}; environment: {adapter.environment}")
         if isinstance(adapter, BuiltinWorkload) and adapter.sharded_models:
-            print(f"  sharding fsdp: {', '.join(sorted(adapter.sharded_models))} (others: ddp only)")
+            print(
+                f"  sharding fsdp: {', '.join(sorted(adapter.sharded_models))} (others: ddp only)"
+            )
         for model in (m for m in MODELS if m not in adapter.models):
             if model in adapter.lacks:
                 print(f"  no {model}: {english(adapter.why_not(model))}")
