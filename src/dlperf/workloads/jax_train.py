@@ -234,8 +234,9 @@ def fsdp_state_and_step(
     shardings = fsdp_shardings(model, optimizer, mesh)
 
     def put(value: Any, sharding: Any) -> Any:
+        # copies: on a CPU a device array may alias its numpy source, here the whole variable
         host = np.asarray(value)
-        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
+        return jax.make_array_from_callback(host.shape, sharding, lambda i: host[i].copy())
 
     values = (
         [v.value for v in model.trainable_variables],
@@ -243,6 +244,8 @@ def fsdp_state_and_step(
         [v.value for v in optimizer.variables],
     )
     state = jax.tree.map(put, values, shardings)
+    # Keras' own copies, whole on this device: the step reads the state only
+    jax.tree.map(lambda a: a.delete(), values)
     return state, make_fsdp_step(args, model, optimizer, mesh, shardings)
 
 
