@@ -15,6 +15,19 @@ of BatchNorm's moving statistics), so BatchNorm normalises over the local batch 
 meet through `jax.distributed.initialize` at MASTER_ADDR:MASTER_PORT; CPU collectives use gloo.
 Every variable is replicated: W&D's tables and InsightFace's classifier are whole on every rank.
 
+Option sharding: fsdp (GPT; on one rank it is ddp, and the config line says sharding=none), as
+MaxText's fsdp axis shards: parameters, gradients and optimizer state split over the mesh's data
+axis (make_fsdp_step). Each trainable and optimizer variable is sharded on its largest axis the
+world size divides (replicated where none does: the optimizer's scalars), the batch on the same
+axis, and the step is one `jax.jit` program with those in and out shardings, no shard_map: XLA's
+SPMD partitioner gathers each weight where a layer uses it and reduce-scatters its gradient. The
+loss is the mean over the global batch (GPT has no BatchNorm: it is ddp's mean gradient); each
+rank's step line states its own batch's loss, as under ddp. The state is first placed replicated
+(ddp's) and freed, then cut from every process's same initial weights, and Keras' own whole copies
+are freed. The config line states param_bytes, the bytes of trainable variables rank 0 holds (each
+rank's memory line its own): on two CPU ranks a toy GPT-2 held exactly half of ddp's, and every
+rank's losses equalled ddp's step by step to the step line's 4 decimals (tests/test_jax_fsdp.py).
+
 The xla column: JAX lowers every operation through XLA, and this workload always compiles the
 whole training step into one XLA program (`jax.jit`), so it is measured in the xla=on column only
 (the adapter skips xla=off cells). Op-by-op dispatch is no usable "off": on a 2-core CPU one
