@@ -323,6 +323,7 @@ def _report(tables: list[Path], out: Path, name: str | None) -> int:
 
 def _adapters() -> int:
     from dlperf.adapters import REGISTRY
+    from dlperf.adapters.builtin import BuiltinWorkload
     from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
     from dlperf.report.i18n import english
     from dlperf.vocabulary import MODELS
@@ -331,6 +332,10 @@ def _adapters() -> int:
         adapter = cls()
         print(f"{name}: {english(adapter.title())} [{adapter.launcher}] {adapter.version}")
         print(f"  models: {', '.join(adapter.models)}; environment: {adapter.environment}")
+        if isinstance(adapter, BuiltinWorkload) and adapter.sharded_models:
+            print(
+                f"  sharding fsdp: {', '.join(sorted(adapter.sharded_models))} (others: ddp only)"
+            )
         for model in (m for m in MODELS if m not in adapter.models):
             if model in adapter.lacks:
                 print(f"  no {model}: {english(adapter.why_not(model))}")

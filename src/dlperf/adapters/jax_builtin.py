@@ -88,9 +88,13 @@ class JaxBuiltin(BuiltinWorkload):
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS
     requirements: ClassVar[str | None] = "envs/jax.txt"
+    # sharding fsdp: variables and optimizer state split over the mesh's data axis, XLA's SPMD
+    # partitioner gathering each where it is used (jax_train.make_fsdp_step)
+    sharded_models: ClassVar[frozenset[str]] = frozenset({"gpt"})
     features: ClassVar[tuple[str, ...]] = (
         "XLA (jax.jit, always)",
         "data parallel (shard_map + pmean, gloo on CPU)",
+        "FSDP for GPT (sharding: fsdp; jit over NamedSharding, the data axis)",
         "AMP (Keras mixed_bfloat16)",
     )
     oom_patterns: ClassVar[tuple[str, ...]] = (

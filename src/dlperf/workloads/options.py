@@ -60,7 +60,7 @@ OPTIONS: tuple[Option, ...] = (
         "ddp",
         {"enum": ["ddp", "fsdp"]},
         "data parallel across ranks: ddp (replicas, gradients all-reduced) or fsdp (parameters, "
-        "gradients and optimizer state sharded: PyTorch FSDP2, GPT)",
+        "gradients and optimizer state sharded; GPT: PyTorch FSDP2, JAX jit over NamedSharding)",
     ),
     Option("clip_grad_norm", 1.0, AMOUNT, "BERT's gradient clipping; 0 turns it off"),
     Option("threads", 0, COUNT, "CPU threads per rank; 0: cores / ranks"),
