@@ -249,8 +249,9 @@ def main(argv: list[str] | None = None) -> int:
             "the workflow builds from envs/jax.txt (and envs/jax.excludes.txt)"
         )
     # InsightFace's classifier split across the ranks (on one rank: whole, a split of one)
-    facts = ClassifierSplit(args.num_classes, world, args.sample_rate)
-    split_facts = facts if args.model == "insightface" else None
+    split_facts = None
+    if args.model == "insightface":
+        split_facts = ClassifierSplit(args.num_classes, world, args.sample_rate)
     # a config error stops it before the backend starts
     config = model_configuration(args, split_facts)
     setup_platform(args, local_rank, local_world)
@@ -291,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
             position=lambda: jax.lax.axis_index("data"),
             gather=lambda x: jax.lax.all_gather(x, "data", tiled=True),
         )
-    # with a split, each rank draws its own block of the classifier (ceil(num_classes / ranks))
+    # with a split, each rank draws its own block of the classifier (ceil(num_classes / ranks)
+    # rows), from the seed every rank shares, as the PyTorch recipe's ranks draw their shards
     model = build_model(args, config, split)
     optimizer = make_optimizer(args)
     optimizer.build(model.trainable_variables)

@@ -133,7 +133,7 @@ def arcface_layer(
     the same on every rank).
 
     With a split (ClassifierSplit, its collectives given): the weight is this rank's block
-    (split.block rows; each rank draws its own), the features and labels of every rank are
+    (split.block rows, drawn on the rank), the features and labels of every rank are
     gathered, the labels renumbered into this rank's classes (-1: another rank's class), and
     the logits are every rank's images against this rank's classes, the block's unused rows at
     -inf; partial FC samples split.sampled of this rank's own classes. The loss over them is a
