@@ -813,6 +813,14 @@ def test_upstream_out_of_memory_messages(line: str):
         assert get_adapter(name).is_oom(f"step 3\n{line}\n"), name
 
 
+def test_jax_reads_ynnpack_refused_scratch_as_out_of_memory():
+    """JAX on a CPU under --memory-limit-gb: a kernel whose scratch buffer is refused fails
+    with YNNPACK's words, not XLA's RESOURCE_EXHAUSTED (an InsightFace step, 5M classes)."""
+    text = "allocate of <3> failed.\nJaxRuntimeError: INTERNAL: YNNPACK operation failed: error\n"
+    assert get_adapter("jax").is_oom(text)
+    assert not get_adapter("jax").is_oom("INTERNAL: YNNPACK operation failed: error\n")
+
+
 # ------------------------------------------------------------- InsightFace runners, W&D sweep
 
 FAKE_SAMPLE_CONFIG = """\

@@ -117,8 +117,9 @@ def test_insightface_trains_with_partial_fc(
     framework: str, flags: list[str], tmp_path: Path
 ) -> None:
     """A narrow ResNet backbone and ArcFace over 101 classes, half of them sampled per step:
-    finite losses, the step lines parse, the classifier stated as replicated; a backbone of
-    other widths than ResNet-50's has no formula, so no flops line (MFU n/a)."""
+    finite losses, the step lines parse, the classifier stated as JAX splits it (on one rank:
+    all 101 rows) or as TensorFlow replicates it; a backbone of other widths than ResNet-50's
+    has no formula, so no flops line (MFU n/a)."""
     command = workload(framework, "insightface", *FACE, "--sample-rate", "0.5", *flags)
     proc = run(framework, [*command, "--model-config", json.dumps(NARROW_RESNET)])
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
@@ -129,7 +130,13 @@ def test_insightface_trains_with_partial_fc(
     assert all(math.isfinite(x) and x > 0 for x in losses)
     (config,) = lines(proc.stdout, logline.CONFIG)
     described = json.loads(config["model_config"])
-    assert described["sampled_classes"] == 50 and described["classifier"] == "replicated"
+    assert described["sampled_classes"] == 50
+    if framework == "jax":
+        assert described["classifier"] == "split"
+        assert described["classifier_rows_per_rank"] == 101
+    else:
+        assert described["classifier"] == "replicated"
+        assert "classifier_rows_per_rank" not in described
     assert described["backbone"]["stackwise_num_filters"] == [64, 16, 16, 16]
     assert config["amp_dtype"] == ("bfloat16" if flags else "none")
     assert lines(proc.stdout, logline.FLOPS) == []
@@ -193,13 +200,51 @@ def test_insightface_trains_data_parallel_on_two_ranks(
     framework: str, workload_runs: WorkloadRuns
 ) -> None:
     """Two processes as the harness starts them (jax.distributed / MultiWorkerMirroredStrategy;
-    the workload contract's two-rank run), each with its own batch and the whole classifier,
-    partial FC drawing on both."""
+    the workload contract's two-rank run), each with its own batch, partial FC drawing on both.
+    JAX splits the classifier (51 rows a rank, 25 of them sampled): both ranks' loss is the one
+    mean over all the images; TensorFlow's whole classifier is on each."""
     run = workload_runs.tiny(framework, "insightface").check_ok()
     assert run.options.get("sample_rate", 1.0) < 1.0  # partial FC on both ranks
     records = run.records()
     assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
     assert run.config()["world_size"] == "2"
+    described = json.loads(run.config()["model_config"])
+    if framework == "jax":
+        assert described["classifier"] == "split"
+        assert (described["classifier_rows_per_rank"], described["sampled_classes"]) == (51, 50)
+        losses = [[s["loss"] for s in run.lines(logline.STEP, rank)] for rank in (0, 1)]
+        assert losses[0] == losses[1]
+    else:
+        assert described["classifier"] == "replicated"
+
+
+# A classifier of 5M x 16 fp32 (320 MB; the step holds about 8 of its size: weight, momentum,
+# gradient, the normalised copy, their buffers) under a 3.8 GiB address-space cap. Measured peak
+# address space uncapped (VmPeak, these runs' flags, a 2-core CPU): 4.20 GiB on one rank, 3.36 GiB
+# on each of two (whose baseline is 0.33 GiB higher: jax.distributed and gloo), so about 0.4 GiB
+# either side of the cap.
+SPLIT_FITS = {
+    "image_size": 16, "num_classes": 5_000_000, "embedding_size": 16, "sample_rate": 1.0,
+    "threads": 1, "calibrate_s": 0, "memory_limit_gb": 3.8, "model_config": NARROW_RESNET,
+}  # fmt: skip
+
+
+def test_split_classifier_trains_where_a_whole_one_is_out_of_memory(
+    workload_runs: WorkloadRuns,
+) -> None:
+    """Under the same cap, a classifier too large for one rank (out of memory before its first
+    step ends, as the adapter reads it: XLA's allocator or, inside the step, YNNPACK's) trains
+    split over two: each rank holds half of it (2.5M rows)."""
+    adapter = workload_runs.adapter("jax")
+    one = workload_runs.run("jax", workload_runs.cell(adapter, "insightface", 1), SPLIT_FITS)
+    assert one.exit_codes[0] != 0 and one.lines(logline.STEP) == []
+    assert adapter.is_oom(one.text()), one.text()[-2000:]
+    two = workload_runs.run("jax", workload_runs.cell(adapter, "insightface", 2), SPLIT_FITS)
+    two.check_ok()
+    assert json.loads(two.config()["model_config"])["classifier_rows_per_rank"] == 2_500_000
+    assert sorted((r.rank, r.step) for r in two.records()) == [
+        (k, i) for k in (0, 1) for i in (1, 2, 3)
+    ]
 
 
 # Run in the JAX environment: the products in the jaxprs of the model's forward pass and of
@@ -347,3 +392,165 @@ def test_arcface_is_the_pytorch_recipes(counted: list[dict]) -> None:
     pairs = sorted(set(zip(sampled["labels"], sampled["renumbered"], strict=True)))
     assert len(pairs) == len(set(sampled["labels"]))
     assert [number for _, number in pairs] == sorted(number for _, number in pairs)
+
+
+# Run in the JAX environment, one process with two CPU devices (a mesh of two, as two ranks'
+# shard_map runs it): InsightFace's classifier split over them against the same model whole on
+# each (jax_train's data parallel as it trains W&D), with the same weights: the whole one holds
+# full (101 x 16), the split one its rows in the two ranks' blocks (51 rows each, rank 1's last
+# row no class's). Each steps on the same two batches; then partial FC's layer alone.
+SPLIT = r"""
+import dataclasses, json, os, sys
+os.environ |= {"KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+import jax, keras, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from dlperf.workloads import jax_train, keras_models
+from dlperf.workloads.keras_special import ClassifierSplit
+
+argv, steps = json.loads(sys.argv[1]), int(sys.argv[2])
+mesh = Mesh(np.array(jax.devices()[:2]), ("data",))
+on = lambda spec: NamedSharding(mesh, spec)
+
+def build(args, world):
+    facts = ClassifierSplit(args.num_classes, world, args.sample_rate)
+    split = dataclasses.replace(
+        facts, position=lambda: jax.lax.axis_index("data"),
+        gather=lambda x: jax.lax.all_gather(x, "data", tiled=True),
+    ) if world > 1 else None
+    keras.utils.set_random_seed(0)  # the same backbone for both
+    return keras_models.build_model(args, keras_models.model_configuration(args, facts), split), facts
+
+args = jax_train.parse_args(argv)
+split_model, facts = build(args, 2)
+whole_model, _ = build(jax_train.parse_args([*argv, "--sample-rate", "1"]), 1)
+rng = np.random.default_rng(7)
+full = rng.normal(0, 0.01, (args.num_classes, args.embedding_size)).astype("float32")
+blocks = np.zeros((2 * facts.block, args.embedding_size), "float32")
+for rank, (start, end) in enumerate(facts.shards):
+    blocks[rank * facts.block : (rank + 1) * facts.block] = rng.normal(0, 0.01, blocks.shape)[: facts.block]
+    blocks[rank * facts.block : rank * facts.block + end - start] = full[start:end]
+whole_model.get_layer("arcface").weight.assign(full)
+x, y = zip(*(keras_models.synthetic_batch(args, {}, rank) for rank in range(2)))
+x = jax.tree.map(lambda *a: np.concatenate(a), *x)
+y = np.concatenate(y)
+
+def train(model, split, weight):
+    optimizer = keras_models.make_optimizer(args)
+    optimizer.build(model.trainable_variables)
+    specs = jax_train.state_specs(model, optimizer, split)
+    values = [[v.value for v in vs] for vs in (
+        model.trainable_variables, model.non_trainable_variables, optimizer.variables)]
+    head = model.get_layer("arcface").weight
+    index = [v.path for v in model.trainable_variables].index(head.path)
+    values[0][index] = weight
+    # a split block's optimizer slot: zeros for both blocks (the global array of two)
+    values[2] = [np.zeros((2 * v.shape[0], *v.shape[1:]), v.dtype) if s != P() else v
+                 for v, s in zip(values[2], specs[2])]
+    state = jax.tree.map(lambda v, s: jax.device_put(np.asarray(v), on(s)), tuple(values), specs)
+    shapes = {
+        "variable": list(head.shape), "global": list(state[0][index].shape),
+        "shards": [list(s.data.shape) for s in state[0][index].addressable_shards],
+        "slots": [list(state[2][i].shape) for i, s in enumerate(specs[2]) if s != P()],
+        "params": model.count_params(),
+    }
+    step = jax_train.make_step(args, model, optimizer, mesh, split)
+    batch = jax.device_put((x, y), on(P("data")))
+    losses = []
+    for _ in range(steps):
+        state, loss = step(state, *batch)
+        losses.append(np.asarray(loss).tolist())
+    return losses, shapes
+
+split_losses, split_shapes = train(split_model, True, blocks)
+whole_losses, whole_shapes = train(whole_model, False, full)
+
+# partial FC: the split layer (sample_rate 0.5) on 8 features, 4 a rank, against the whole one
+sampled_model, sampled_facts = build(jax_train.parse_args([*argv, "--sample-rate", "0.5"]), 2)
+sampled = sampled_model.get_layer("arcface")
+features = np.random.default_rng(0).standard_normal((8, args.embedding_size), "float32")
+labels = np.array([0, 5, 5, 99, 42, 7, 98, 60], "int32")
+seeds = [v.value for v in sampled.non_trainable_variables]
+
+def local(weight, features, labels):
+    out, _ = sampled.stateless_call([weight], seeds, features, labels)
+    return out["logits"], out["labels"]
+
+partial = jax.jit(jax.shard_map(
+    local, mesh=mesh, in_specs=(P("data"),) * 3, out_specs=(P("data"),) * 2, check_vma=False,
+))
+logits, renumbered = partial(*jax.device_put((blocks, features, labels), on(P("data"))))
+whole = whole_model.get_layer("arcface")(features, labels)
+print(json.dumps({
+    "split": split_losses, "whole": whole_losses, "split_shapes": split_shapes,
+    "whole_shapes": whole_shapes, "shards": facts.shards, "sampled_per_rank": sampled_facts.sampled,
+    "partial": {
+        "labels": labels.tolist(), "logits": np.asarray(logits).tolist(),
+        "renumbered": np.asarray(renumbered).tolist(),
+        "whole": np.asarray(whole["logits"]).tolist(),
+    },
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def split_and_whole() -> dict:
+    """SPLIT's three steps and partial FC's logits, 101 classes over two devices (4 images a
+    device; a narrow backbone)."""
+    argv = ["--model", "insightface", "--batch-size", "4", "--steps", "3", "--device", "cpu"]
+    argv += [*FACE, "--sample-rate", "1.0", "--model-config", json.dumps(NARROW_RESNET)]
+    command = [framework_python("jax"), "-c", SPLIT, json.dumps(argv), "3"]
+    env = workload_env(**BACKEND_ENV["jax"])
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_split_classifier_trains_as_the_whole_one(split_and_whole: dict) -> None:
+    """Step by step, the split classifier's loss (the same on both devices: the mean over all 8
+    images) is the mean of the whole classifier's two device losses (each the mean over its own 4
+    images), data parallel on the same devices: the same loss, so steps 2 and 3 check that the
+    update was the same too (a backbone gradient averaged instead of summed over the devices
+    moved step 2's loss by 14%). Within 1e-3 relative: the two sum the same terms in other
+    orders, and ArcFace's tiny initial weights (norm 0.04, learning rate 0.1) amplify fp32
+    rounding about 400 times a step (measured: 3e-8, 4e-8, then 3e-5)."""
+    split, whole = split_and_whole["split"], split_and_whole["whole"]
+    assert len(split) == len(whole) == 3
+    for ranks, replicas in zip(split, whole, strict=True):
+        assert ranks[0] == ranks[1]
+        assert ranks[0] == pytest.approx(sum(replicas) / 2, rel=1e-3)
+    assert all(math.isfinite(loss) and loss > 0 for loss, _ in split)
+
+
+def test_each_rank_holds_its_block_of_the_classifier(split_and_whole: dict) -> None:
+    """101 classes on 2 ranks: each rank's ArcFace variable and optimizer slot 51 x 16 (rank 0's
+    51 classes; rank 1's 50 and a row no class uses), the step's global arrays 102 rows sharded
+    over the two devices, and the model 50 x 16 parameters smaller than the whole one's."""
+    assert split_and_whole["shards"] == [[0, 51], [51, 101]]
+    split, whole = split_and_whole["split_shapes"], split_and_whole["whole_shapes"]
+    assert split["variable"] == [51, 16] and split["global"] == [102, 16]
+    assert split["shards"] == [[51, 16], [51, 16]] and split["slots"] == [[102, 16]]
+    assert whole["variable"] == whole["global"] == [101, 16] and whole["slots"] == []
+    assert whole["params"] - split["params"] == 50 * 16
+
+
+def test_split_partial_fc_scores_a_sample_of_each_ranks_classes(split_and_whole: dict) -> None:
+    """sample_rate 0.5 split: each rank scores all 8 images (both ranks' 4) against 25 of its own
+    classes (half its smallest share, the same count on both), each image's own class on the
+    rank that holds it and only there, with its margin logit the whole classifier's, and every
+    other logit one of that rank's classes' in the whole classifier."""
+    assert split_and_whole["sampled_per_rank"] == 25
+    partial = split_and_whole["partial"]
+    logits, renumbered, whole = partial["logits"], partial["renumbered"], partial["whole"]
+    shards = split_and_whole["shards"]
+    assert len(logits) == 16 and {len(row) for row in logits} == {25}  # 8 rows on each rank
+    for image, label in enumerate(partial["labels"]):
+        holders = [rank for rank, (start, end) in enumerate(shards) if start <= label < end]
+        assert [r for r in range(2) if renumbered[r * 8 + image] >= 0] == holders
+        for rank, (start, end) in enumerate(shards):
+            row, own = logits[rank * 8 + image], renumbered[rank * 8 + image]
+            if own >= 0:
+                assert row[own] == pytest.approx(whole[image][label], abs=1e-3)
+            others = [v for column, v in enumerate(row) if column != own]
+            mine = whole[image][start:end]
+            assert max(min(abs(v - w) for w in mine) for v in others) < 1e-3

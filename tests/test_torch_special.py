@@ -101,8 +101,8 @@ def test_insightface_sample_rate_outside_zero_to_one_stops_the_run():
 
 
 def test_classes_split_across_ranks_cover_them_once():
-    assert [insightface.shard(101, r, 2) for r in range(2)] == [(0, 51), (51, 101)]
-    assert [insightface.shard(10, r, 4) for r in range(4)] == [(0, 3), (3, 6), (6, 8), (8, 10)]
+    assert [flops.arcface_shard(101, r, 2) for r in range(2)] == [(0, 51), (51, 101)]
+    assert [flops.arcface_shard(10, r, 4) for r in range(4)] == [(0, 3), (3, 6), (6, 8), (8, 10)]
 
 
 PER_RANK = 4
@@ -145,7 +145,7 @@ def _sharded_outcome(rank, world, args, whole, expected, pixels, labels) -> tupl
     share of `whole`'s weights, wrapped as the workload wraps it."""
     model, _ = torch_train.build_model(args)
     model.backbone.load_state_dict(whole.backbone.state_dict())
-    start, end = insightface.shard(101, rank, world)
+    start, end = flops.arcface_shard(101, rank, world)
     assert model.head.weight.shape == (end - start, 16)
     with torch.no_grad():
         model.head.weight.copy_(whole.head.weight[start:end])

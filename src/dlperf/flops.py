@@ -314,6 +314,15 @@ def wide_deep_training_flops_per_sample(shape: WideDeepShape | None = None) -> f
 RESNET50_FEATURES = 2048  # channels of ResNet-50's last stage, pooled
 
 
+def arcface_shard(num_classes: int, rank: int, world: int) -> tuple[int, int]:
+    """The classes [start, end) of InsightFace's split classifier that a rank holds (every
+    framework's split, one rule): num_classes // world each, and one more on each of the first
+    num_classes % world ranks."""
+    each, more = divmod(num_classes, world)
+    start = rank * each + min(rank, more)
+    return start, start + each + (rank < more)
+
+
 def insightface_training_flops_per_sample(
     image_size: int = 112,
     num_classes: int = 85742,

@@ -42,7 +42,8 @@ KERAS_HUB_MODELS: dict[str, ModelSource] = {
     "insightface": ModelSource(
         "dlperf",
         "workloads/keras_models.py (KerasHub's ResNetBackbone: ResNet-50 v1.5; ArcFace, partial "
-        "FC; the classifier replicated on every rank, not split across ranks as pytorch's)",
+        "FC; the classifier split across the ranks as pytorch's, on JAX; whole on every rank on "
+        "TensorFlow)",
     ),
 }
 # ... their tiny configuration (model_config in transformers' names, as the pytorch workload's)
@@ -100,6 +101,9 @@ class JaxBuiltin(BuiltinWorkload):
     oom_patterns: ClassVar[tuple[str, ...]] = (
         *Adapter.oom_patterns,
         r"RESOURCE_EXHAUSTED",  # XLA's allocators, on CPU and GPU
+        # YNNPACK's CPU kernels, whose scratch buffer was refused (under --memory-limit-gb):
+        # "allocate of <3> failed.", then "INTERNAL: YNNPACK operation failed: error"
+        r"allocate of <\d+> failed",
         r"[Oo]ut of memory",
     )
 

@@ -13,7 +13,15 @@ Data parallel as DistributedDataParallel does it: every process holds one device
 batch, and `jax.shard_map` runs the step per device with an explicit `pmean` of the gradients (and
 of BatchNorm's moving statistics), so BatchNorm normalises over the local batch only. Processes
 meet through `jax.distributed.initialize` at MASTER_ADDR:MASTER_PORT; CPU collectives use gloo.
-Every variable is replicated: W&D's tables and InsightFace's classifier are whole on every rank.
+Every variable is replicated (W&D's tables are whole on every rank) but InsightFace's classifier,
+split across the ranks as the PyTorch workload splits it (model parallel): each rank holds a
+block of ceil(num_classes / ranks) rows (its own classes, dlperf.flops.arcface_shard's, then rows
+no class uses), a global array sharded over "data" as its optimizer slots are; every rank's
+features and labels are all-gathered, each rank scores them all against its own classes, and the
+loss is a sharded softmax cross entropy (sharded_xent: the max, the sum of exponentials and the
+target logit reduced over the ranks). Every rank's loss is then the mean over all the ranks'
+images, so the gradients of the rest of the model are summed over the ranks, not averaged (as the
+PyTorch recipe's DDP hook sums them), and the classifier's block keeps its own.
 
 Option sharding: fsdp (GPT; on one rank it is ddp, and the config line says sharding=none), as
 MaxText's fsdp axis shards: parameters, gradients and optimizer state split over the mesh's data
@@ -41,6 +49,7 @@ Every rank prints one line per step, in the format of dlperf.parse.builtin:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import sys
@@ -64,6 +73,7 @@ from dlperf.workloads.keras_models import (
     model_configuration,
     synthetic_batch,
 )
+from dlperf.workloads.keras_special import ClassifierSplit
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -96,8 +106,72 @@ def setup_platform(args: argparse.Namespace, local_rank: int, local_world: int) 
         os.sched_setaffinity(0, mine)
 
 
-def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -> Any:
-    """The training step over (trainable, non_trainable, optimizer) state; data parallel over mesh."""
+def split_leaves(model: Any, optimizer: Any) -> tuple[list[bool], list[bool]]:
+    """Which trainable variables and which optimizer variables hold InsightFace's split
+    classifier (each rank its own block): the ArcFace weight, and the optimizer's slots of it,
+    which Keras names after its path (insightface_arcface_weight_momentum)."""
+    weight = model.get_layer("arcface").weight
+    prefix = weight.path.replace("/", "_") + "_"
+    trainable = [v.path == weight.path for v in model.trainable_variables]
+    slots = [
+        v.name.startswith(prefix) and tuple(v.shape) == tuple(weight.shape)
+        for v in optimizer.variables
+    ]
+    assert sum(trainable) == 1, "no single ArcFace weight among the trainable variables"
+    return trainable, slots
+
+
+def state_specs(model: Any, optimizer: Any, split: bool) -> Any:
+    """The PartitionSpec of each leaf of the step's state (trainable, non_trainable, optimizer):
+    all replicated, but with a split classifier its block and slots, sharded over "data"."""
+    from jax.sharding import PartitionSpec as P
+
+    trainable, slots = split_leaves(model, optimizer) if split else ([], [])
+
+    def specs(flags: list[bool], count: int) -> list[Any]:
+        return [P("data") if flags and flags[i] else P() for i in range(count)]
+
+    return (
+        specs(trainable, len(model.trainable_variables)),
+        specs([], len(model.non_trainable_variables)),
+        specs(slots, len(optimizer.variables)),
+    )
+
+
+def sharded_xent() -> Any:
+    """The softmax cross entropy of logits whose classes are split across the ranks of "data"
+    (partial FC's DistCrossEntropy; the PyTorch recipe's ShardedCrossEntropy): the row max, the
+    sum of exponentials and the target logit reduced over the ranks, so every rank returns the
+    mean loss of all the rows; labels -1 are another rank's classes. A custom VJP: the backward
+    is local, (softmax - one-hot) / rows, so no collective is differentiated here (the gradient
+    of the features reaches their rank through the all-gather's transpose, which sums it)."""
+    import jax
+    import jax.numpy as jnp
+
+    def forward(logits: Any, labels: Any) -> tuple[Any, Any]:
+        logits = logits.astype(jnp.float32)
+        top = jax.lax.pmax(jnp.max(logits, axis=1, keepdims=True), "data")
+        exp = jnp.exp(logits - top)
+        total = jax.lax.psum(jnp.sum(exp, axis=1, keepdims=True), "data")
+        picked = jnp.take_along_axis(logits, jnp.maximum(labels, 0)[:, None], axis=1) - top
+        target = jax.lax.psum(jnp.where(labels[:, None] >= 0, picked, 0.0), "data")
+        return jnp.mean(jnp.log(total) - target), (exp / total, labels)
+
+    def backward(saved: Any, grad: Any) -> tuple[Any, None]:
+        softmax, labels = saved
+        one_hot = jax.nn.one_hot(labels, softmax.shape[1], dtype=softmax.dtype)  # -1: zeros
+        return (softmax - one_hot) * (grad / labels.shape[0]), None
+
+    xent = jax.custom_vjp(lambda logits, labels: forward(logits, labels)[0])
+    xent.defvjp(forward, backward)
+    return xent
+
+
+def make_step(
+    args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any, split: bool = False
+) -> Any:
+    """The training step over (trainable, non_trainable, optimizer) state; data parallel over
+    mesh, InsightFace's classifier split over it where `split` (state_specs)."""
     import jax
     import jax.numpy as jnp
     from jax.flatten_util import ravel_pytree
@@ -111,12 +185,16 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
         z = logits.astype(jnp.float32)
         return -jnp.mean(labels * jax.nn.log_sigmoid(z) + (1 - labels) * jax.nn.log_sigmoid(-z))
 
+    split_xent = sharded_xent() if split else None
+
     def loss_fn(trainable: Any, non_trainable: Any, x: Any, y: Any) -> Any:
         out, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
         if args.model == "resnet50":
             loss = xent(out, y)
         elif args.model == "wide_deep":
             loss = sigmoid_xent(out, y)
+        elif split_xent is not None:  # every rank's images against this rank's classes
+            loss = split_xent(out["logits"], out["labels"])
         elif args.model == "insightface":  # labels renumbered into partial FC's sample
             loss = xent(out["logits"], out["labels"])
         elif args.model == "gpt":  # next-token loss: position t predicts token t + 1
@@ -127,25 +205,37 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
-    def all_mean(tree: Any) -> Any:
+    def all_reduce(tree: Any, reduce: Any = jax.lax.pmean) -> Any:
         flat, unravel = ravel_pytree(tree)
-        return unravel(jax.lax.pmean(flat, "data"))
+        return unravel(reduce(flat, "data"))
 
     world = mesh.devices.size
+    specs = state_specs(model, optimizer, split)
+    own = [spec != P() for spec in specs[0]]  # the split classifier's block: this rank's own
 
     def local_step(state: Any, x: Any, y: Any) -> Any:
         trainable, non_trainable, opt_vars = state
         (loss, non_trainable), grads = grad_fn(trainable, non_trainable, x, y)
-        if world > 1:
+        if world > 1 and split:
+            # every rank's loss is the mean over all the ranks' images: a rank's gradient of a
+            # replicated variable is its own images' share of the whole, so the shares are
+            # summed (the classifier's block is this rank's alone: its gradient is whole)
+            shared = [i for i, mine in enumerate(own) if not mine]
+            summed = all_reduce([grads[i] for i in shared], jax.lax.psum)
+            grads = list(grads)
+            for i, g in zip(shared, summed, strict=True):
+                grads[i] = g
+        elif world > 1:
             # DDP's all-reduce of the gradients, in one flat buffer as DDP's buckets do: one
             # collective per tensor costs ~10 ms each over gloo, most of a small model's step.
-            grads = all_mean(grads)
+            grads = all_reduce(grads)
+        if world > 1:
             # BatchNorm's moving statistics: averaged so replicas agree (DDP broadcasts them).
             floats = [
                 i for i, v in enumerate(non_trainable) if jnp.issubdtype(v.dtype, jnp.floating)
             ]
             if floats:
-                averaged = all_mean([non_trainable[i] for i in floats])
+                averaged = all_reduce([non_trainable[i] for i in floats])
                 non_trainable = list(non_trainable)
                 for i, v in zip(floats, averaged, strict=True):
                     non_trainable[i] = v
@@ -155,8 +245,8 @@ def make_step(args: argparse.Namespace, model: Any, optimizer: Any, mesh: Any) -
     step = jax.shard_map(
         local_step,
         mesh=mesh,
-        in_specs=(P(), P("data"), P("data")),
-        out_specs=(P(), P("data")),
+        in_specs=(specs, P("data"), P("data")),
+        out_specs=(specs, P("data")),
         check_vma=False,
     )
     return jax.jit(step, donate_argnums=0)
@@ -276,7 +366,12 @@ def main(argv: list[str] | None = None) -> int:
             f"dlperf: the jax workload needs {', '.join(missing)}: it runs in the environment "
             "the workflow builds from envs/jax.txt (and envs/jax.excludes.txt)"
         )
-    config = model_configuration(args)  # a config error stops it before the backend starts
+    # InsightFace's classifier split across the ranks (on one rank: whole, a split of one)
+    split_facts = None
+    if args.model == "insightface":
+        split_facts = ClassifierSplit(args.num_classes, world, args.sample_rate)
+    # a config error stops it before the backend starts
+    config = model_configuration(args, split_facts)
     setup_platform(args, local_rank, local_world)
 
     import jax
@@ -308,7 +403,16 @@ def main(argv: list[str] | None = None) -> int:
     keras.config.set_dtype_policy("mixed_bfloat16" if use_amp else "float32")
     keras.utils.set_random_seed(0)  # the same initial weights on every rank
 
-    model = build_model(args, config)
+    split = None
+    if split_facts is not None and world > 1:  # the collectives, inside the step's shard_map
+        split = dataclasses.replace(
+            split_facts,
+            position=lambda: jax.lax.axis_index("data"),
+            gather=lambda x: jax.lax.all_gather(x, "data", tiled=True),
+        )
+    # with a split, each rank draws its own block of the classifier (ceil(num_classes / ranks)
+    # rows), from the seed every rank shares, as the PyTorch recipe's ranks draw their shards
+    model = build_model(args, config, split)
     optimizer = make_optimizer(args)
     optimizer.build(model.trainable_variables)
     # JAX allocates asynchronously: a variable that did not fit fails here, as RESOURCE_EXHAUSTED,
@@ -319,21 +423,21 @@ def main(argv: list[str] | None = None) -> int:
     replicated = NamedSharding(mesh, P())
     sharded = NamedSharding(mesh, P("data"))
 
-    def put_replicated(value: Any) -> Any:
+    def put(value: Any, spec: Any) -> Any:
         host = np.asarray(value)
+        if spec != P():  # this rank's block of a split variable: its rows of the global array
+            return jax.make_array_from_process_local_data(sharded, host)
         return jax.make_array_from_callback(host.shape, replicated, lambda index: host[index])
 
-    state = jax.tree.map(
-        put_replicated,
-        (
-            [v.value for v in model.trainable_variables],
-            [v.value for v in model.non_trainable_variables],
-            [v.value for v in optimizer.variables],
-        ),
+    values = (
+        [v.value for v in model.trainable_variables],
+        [v.value for v in model.non_trainable_variables],
+        [v.value for v in optimizer.variables],
     )
+    state = jax.tree.map(put, values, state_specs(model, optimizer, split is not None))
     x, y = synthetic_batch(args, config, rank)
     x, y = jax.tree.map(lambda a: jax.make_array_from_process_local_data(sharded, a), (x, y))
-    step = make_step(args, model, optimizer, mesh)
+    step = make_step(args, model, optimizer, mesh, split is not None)
 
     fsdp = args.sharding == "fsdp" and world > 1  # on one rank fsdp is ddp, as torch_train has it
     if fsdp:  # GPT's trainable and optimizer variables split over "data" (fsdp_shardings)

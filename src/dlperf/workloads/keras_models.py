@@ -18,8 +18,9 @@ layers (built in dlperf.workloads.keras_special): `wide_deep` (a wide part summi
 cross entropy; its sizes are options, not model_config) and `insightface` (KerasHub's ResNet
 backbone, ResNet-50 v1.5 by default, pooled to an embedding_size feature through a dense layer
 and batch norm, then an ArcFace margin softmax over num_classes; sample_rate < 1 is partial FC).
-Data parallel replicates InsightFace's classifier on every rank, as it replicates every variable
-(the PyTorch workload splits it across the ranks): what fits is one rank's whole classifier.
+InsightFace's classifier is whole on every rank (TensorFlow's mirrored data parallel) or split
+across the ranks (a ClassifierSplit: JAX's, as the PyTorch workload splits it): what fits is one
+rank's whole classifier or its num_classes / ranks share of it.
 
 Keras and KerasHub are imported only inside the functions that need them, after the workload has
 chosen its backend (KERAS_BACKEND); nothing here imports jax or tensorflow.
@@ -45,7 +46,7 @@ from dlperf.flops import (
     wide_deep_training_flops_per_sample,
 )
 from dlperf.workloads.common import log, log_stated_flops
-from dlperf.workloads.keras_special import build_insightface, build_wide_deep
+from dlperf.workloads.keras_special import ClassifierSplit, build_insightface, build_wide_deep
 
 MODEL_CONFIG_HELP = (
     "JSON overrides of the model's hyperparameters: KerasHub argument names, or the transformers "
@@ -193,10 +194,13 @@ def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, An
     return config
 
 
-def model_configuration(args: argparse.Namespace) -> dict[str, Any]:
+def model_configuration(
+    args: argparse.Namespace, split: ClassifierSplit | None = None
+) -> dict[str, Any]:
     """What the workload builds, as its `dlperf-config` line states it: the KerasHub arguments
     (model_hyperparameters); for wide_deep its option sizes and fields; for insightface the
-    backbone's arguments and the classifier's."""
+    backbone's arguments and the classifier's (split across the ranks where `split` says so,
+    else whole on every rank)."""
     config = model_hyperparameters(args.model, json.loads(args.model_config))
     if args.model == "wide_deep":
         return {name: getattr(args, name) for name in WIDE_DEEP_SIZES} | {
@@ -210,28 +214,47 @@ def model_configuration(args: argparse.Namespace) -> dict[str, Any]:
             "embedding_size": args.embedding_size,
             "num_classes": args.num_classes,
             "sample_rate": args.sample_rate,
-            "sampled_classes": sampled_classes(args),
-            "classifier": "replicated",  # on every rank, whole (not split across the ranks)
+            **classifier_facts(args, split),
             "arcface_scale": ARCFACE_SCALE,
             "arcface_margin": ARCFACE_MARGIN,
         }
     return config
 
 
-def sampled_classes(args: argparse.Namespace) -> int:
-    """InsightFace's classes scored per step: all of them, or partial FC's sample_rate of them
-    (arcface_torch's count). The sample always holds the step's own classes, so it must have
-    room for a batch of distinct ones: a smaller sample is refused, naming the option."""
+def classifier_facts(args: argparse.Namespace, split: ClassifierSplit | None) -> dict[str, Any]:
+    """InsightFace's classifier as the `dlperf-config` line states it: "replicated" (whole on every
+    rank) or "split" (each rank's classifier_rows_per_rank rows, ClassifierSplit.block), and
+    sampled_classes, the classes scored per step over all the ranks (partial FC's sample_rate of
+    them: arcface_torch's count, per rank with a split). A sample always holds its step's own
+    classes, so it must have room for a batch of distinct ones (with a split, every rank's
+    batch: they may all be one rank's classes): a smaller sample is refused, naming the option."""
     if not 0 < args.sample_rate <= 1:
         raise SystemExit(f"dlperf: sample_rate {args.sample_rate}: expected 0 < sample_rate <= 1")
-    sampled = max(1, int(args.sample_rate * args.num_classes))
-    if sampled < min(args.batch_size, args.num_classes):
+    if split is None:
+        sampled = max(1, int(args.sample_rate * args.num_classes))
+        facts: dict[str, Any] = {"sampled_classes": sampled, "classifier": "replicated"}
+        room, of = min(args.batch_size, args.num_classes), f"num_classes {args.num_classes}"
+    else:
+        if args.num_classes < split.world:
+            raise SystemExit(
+                f"dlperf: num_classes {args.num_classes} < {split.world} ranks: one has none"
+            )
+        sampled = split.sampled or split.block
+        facts = {
+            "sampled_classes": split.scored,
+            "classifier": "split",
+            "classifier_rows_per_rank": split.block,
+        }
+        room = min(args.batch_size * split.world, split.block) if split.sampled else 0
+        of = f"num_classes {args.num_classes}"
+        if split.world > 1:
+            of = f"each rank's {args.num_classes // split.world} or more of {of}"
+    if sampled < room:
         raise SystemExit(
-            f"dlperf: sample_rate {args.sample_rate}: partial FC's sample of {sampled} of "
-            f"num_classes {args.num_classes} cannot hold the {args.batch_size} classes of a "
-            "batch; raise sample_rate (or num_classes)"
+            f"dlperf: sample_rate {args.sample_rate}: partial FC's sample of {sampled} of {of} "
+            f"cannot hold the {room} classes of a batch; raise sample_rate (or num_classes)"
         )
-    return sampled
+    return facts
 
 
 def check_sequence_length(args: argparse.Namespace, config: dict[str, Any]) -> None:
@@ -244,9 +267,12 @@ def check_sequence_length(args: argparse.Namespace, config: dict[str, Any]) -> N
         )
 
 
-def build_model(args: argparse.Namespace, config: dict[str, Any]) -> Any:
+def build_model(
+    args: argparse.Namespace, config: dict[str, Any], split: ClassifierSplit | None = None
+) -> Any:
     """The Keras model of args.model: logits for resnet50, {"mlm", "nsp"} logits for bert_base,
-    next-token logits at every position for gpt."""
+    next-token logits at every position for gpt, {"logits", "labels"} for insightface (with a
+    split, of this rank's block of the classifier: keras_special.arcface_layer)."""
     import keras
     import keras_hub
 
@@ -260,7 +286,7 @@ def build_model(args: argparse.Namespace, config: dict[str, Any]) -> Any:
     if args.model == "wide_deep":
         return build_wide_deep(config)
     if args.model == "insightface":
-        return build_insightface(args, config)
+        return build_insightface(args, config, split)
     if args.model == "gpt":
         check_sequence_length(args, config)
         kwargs = {k: v for k, v in config.items() if k != "model_type"}

@@ -20,7 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from dlperf import flops
-from dlperf.flops import ARCFACE_MARGIN, ARCFACE_SCALE
+from dlperf.flops import ARCFACE_MARGIN, ARCFACE_SCALE, arcface_shard
 from dlperf.workloads.common import model_config_overrides
 from dlperf.workloads.torch_models.recipe import Recipe, generator, transformers_facts
 
@@ -29,14 +29,6 @@ def rank_and_world() -> tuple[int, int]:
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
-
-
-def shard(num_classes: int, rank: int, world: int) -> tuple[int, int]:
-    """The classes [start, end) a rank holds: num_classes // world each, and one more on each of
-    the first num_classes % world ranks."""
-    each, more = divmod(num_classes, world)
-    start = rank * each + min(rank, more)
-    return start, start + each + (rank < more)
 
 
 class Backbone(nn.Module):
@@ -105,7 +97,7 @@ class ArcFace(nn.Module):
     def __init__(self, embedding_size: int, num_classes: int, sample_rate: float) -> None:
         super().__init__()
         rank, world = rank_and_world()
-        self.start, end = shard(num_classes, rank, world)
+        self.start, end = arcface_shard(num_classes, rank, world)
         # arcface_torch's initialisation; each rank draws its own shard
         self.weight = nn.Parameter(torch.normal(0, 0.01, (end - self.start, embedding_size)))
         self.sampled = max(1, int(sample_rate * (end - self.start)))  # arcface_torch's count
