@@ -1,4 +1,4 @@
-"""The JAX workload's sharding: fsdp for GPT (jax_train.make_fsdp_step): one jax.jit step over the
+"""The JAX workload's sharding: fsdp for GPT (jax_fsdp.make_fsdp_step): one jax.jit step over the
 global batch, every trainable and optimizer variable split over the mesh's data axis, XLA
 gathering each weight where a layer uses it. Two ranks as the harness starts them (gloo on the
 CPU), in the environment the workflow builds from envs/jax.txt, against ddp's step on the same
