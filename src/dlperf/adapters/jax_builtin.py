@@ -90,7 +90,7 @@ class JaxBuiltin(BuiltinWorkload):
     lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS
     requirements: ClassVar[str | None] = "envs/jax.txt"
     # sharding fsdp: variables and optimizer state split over the mesh's data axis, XLA's SPMD
-    # partitioner gathering each where it is used (jax_train.make_fsdp_step)
+    # partitioner gathering each where it is used (jax_fsdp.make_fsdp_step)
     sharded_models: ClassVar[frozenset[str]] = frozenset({"gpt"})
     features: ClassVar[tuple[str, ...]] = (
         "XLA (jax.jit, always)",
