@@ -544,12 +544,35 @@ def test_a_built_in_framework_says_why_it_lacks_a_model(name: str):
     assert set(adapter.lacks) <= set(MODELS)
 
 
+@pytest.mark.parametrize("name", [n for n, a in REGISTRY.items() if issubclass(a, BuiltinWorkload)])
+def test_a_built_in_framework_shards_gpt_or_says_why_not(name: str):
+    """Issue 17: GPT with sharding fsdp where the framework has a sharded equivalent; where its
+    workload has none, the refusal (and `dlperf adapters`, the report) gives the reason."""
+    adapter = get_adapter(name)
+    assert set(adapter.fsdp_lacks) <= set(adapter.models) - adapter.sharded_models
+    if "gpt" not in adapter.models:
+        return
+    assert ("gpt" in adapter.sharded_models) != ("gpt" in adapter.fsdp_lacks), name
+    fsdp = case(name, "gpt", layouts=["1n2g"], xla=[True], options={"sharding": "fsdp"})
+    if "gpt" in adapter.sharded_models:
+        adapter.check_case(fsdp)
+    else:
+        why = english(adapter.fsdp_lacks["gpt"])
+        with pytest.raises(
+            ConfigError,
+            match=rf"^\.options\.sharding: {name} trains gpt with ddp only: {re.escape(why)}$",
+        ):
+            adapter.check_case(fsdp)
+
+
 def test_dlperf_adapters_says_what_each_lacks_and_where_each_release_ran():
     out = subprocess.run(
         [sys.executable, "-m", "dlperf", "adapters"], capture_output=True, text=True, check=True
     ).stdout
     mxnet = get_adapter("mxnet")
     assert f"  no gpt: {english(mxnet.lacks['gpt'])}" in out
+    paddle = get_adapter("paddlepaddle")
+    assert f"  no sharding fsdp for gpt: {english(paddle.fsdp_lacks['gpt'])}" in out
     megatron = get_adapter("megatron")
     for release in ("dlperf_v1", *megatron.releases):
         assert f"  release {release}: {megatron.evidence_of(release)}" in out

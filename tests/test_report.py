@@ -659,13 +659,14 @@ def test_the_report_says_what_a_framework_lacks_and_where_a_release_ran(tmp_path
     cases = [
         {"framework": "pytorch", "model": "gpt", "batch_size": [2], "layouts": ["1n1g"]},
         {"framework": "mxnet", "model": "resnet50", "batch_size": [2], "layouts": ["1n1g"]},
+        {"framework": "paddlepaddle", "model": "gpt", "batch_size": [2], "layouts": ["1n1g"]},
         {"framework": "tensorflow2", "model": "resnet50", "batch_size": [2],
          "layouts": ["1n1g"], "options": {"release": "current"}},
     ]  # fmt: skip
     config = validate({"name": "lacks", "cases": cases, "baselines": []})
-    outputs = [tmp_path / "report/report.en.md", tmp_path / "report/report.zh.md"]
+    outputs = [tmp_path / f"report/report.{name}" for name in ("en.md", "zh.md", "en.html")]
     render_reports(config, cells, runs, outputs, generated_at=GENERATED_AT)
-    en, zh = (path.read_text() for path in outputs)
+    en, zh, html = (path.read_text() for path in outputs)
     mxnet, tf2 = get_adapter("mxnet"), get_adapter("tensorflow2")
     zh_says = Translator("zh").say
     gpt, ran = mxnet.lacks["gpt"], tf2.evidence_of("current")
@@ -677,6 +678,19 @@ def test_the_report_says_what_a_framework_lacks_and_where_a_release_ran(tmp_path
     assert f"的版本 `current`：在 CI 中运行：原文“{ran.on}”" in zh
     assert "GluonNLP 0.10 的库中没有" in zh_says(gpt)
     assert "does not run ResNet" not in en  # pytorch runs every model of the suite
+    # a framework that trains a suite's model without sharding says why (pytorch shards GPT)
+    paddle = get_adapter("paddlepaddle")
+    unsharded = paddle.fsdp_lacks["gpt"]
+    assert (
+        f"- {english(paddle.title())} trains GPT data parallel only, without sharding: fsdp: "
+        f"{english(unsharded)}" in en
+    )
+    assert f"只以数据并行训练 GPT，不支持 sharding: fsdp：{zh_says(unsharded)}" in zh
+    assert "PaddlePaddle 3.3.1 的" not in zh_says(unsharded) and "的分片数据并行" in zh_says(
+        unsharded
+    )
+    assert en.count("without sharding: fsdp") == 1
+    assert html.count("trains GPT data parallel only, without sharding: fsdp") == 1
 
 
 def test_output_names_are_checked() -> None:

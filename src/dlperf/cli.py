@@ -336,6 +336,9 @@ def _adapters() -> int:
             print(
                 f"  sharding fsdp: {', '.join(sorted(adapter.sharded_models))} (others: ddp only)"
             )
+        if isinstance(adapter, BuiltinWorkload):
+            for model, why in adapter.fsdp_lacks.items():
+                print(f"  no sharding fsdp for {model}: {english(why)}")
         for model in (m for m in MODELS if m not in adapter.models):
             if model in adapter.lacks:
                 print(f"  no {model}: {english(adapter.why_not(model))}")

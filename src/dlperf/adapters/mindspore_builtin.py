@@ -51,6 +51,7 @@ class MindSporeBuiltin(BuiltinWorkload):
         ),
     }
     lacks: ClassVar[dict[str, Phrase]] = SPECIAL_CASES_LACKED
+    fsdp_lacks: ClassVar[dict[str, Phrase]] = {"gpt": Phrase.of("adapter.fsdp_lacks_mindspore")}
     tiny: ClassVar[dict[str, dict[str, Any]]] = TINY_IN_TRANSFORMERS_NAMES
     features: ClassVar[tuple[str, ...]] = (
         "GRAPH_MODE as XLA (PYNATIVE_MODE without)",

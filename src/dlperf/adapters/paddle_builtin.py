@@ -40,6 +40,7 @@ class PaddleBuiltin(BuiltinWorkload):
         ),
     }
     lacks: ClassVar[dict[str, Phrase]] = SPECIAL_CASES_LACKED
+    fsdp_lacks: ClassVar[dict[str, Phrase]] = {"gpt": Phrase.of("adapter.fsdp_lacks_paddle")}
     tiny: ClassVar[dict[str, dict[str, Any]]] = TINY_IN_TRANSFORMERS_NAMES
     features: ClassVar[tuple[str, ...]] = (
         "paddle.jit.to_static as XLA",

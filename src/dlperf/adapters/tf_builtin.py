@@ -29,6 +29,7 @@ class TensorFlowBuiltin(BuiltinWorkload):
     models: ClassVar[dict[str, ModelSource]] = KERAS_HUB_MODELS
     tiny: ClassVar[dict[str, dict[str, Any]]] = KERAS_HUB_TINY
     lacks: ClassVar[dict[str, Phrase]] = KERAS_LACKS
+    fsdp_lacks: ClassVar[dict[str, Phrase]] = {"gpt": Phrase.of("adapter.fsdp_lacks_tensorflow")}
     requirements: ClassVar[str | None] = "envs/tensorflow.txt"
     features: ClassVar[tuple[str, ...]] = (
         "tf.function(jit_compile=True) as XLA",

@@ -173,6 +173,11 @@ def _frameworks(cells: pd.DataFrame, config: Mapping[str, Any], order: Order) ->
                     for m in suite_models
                     if m not in info["models"] and m in info.get("lacks", {})
                 ),
+                unsharded=tuple(
+                    (display_name(m), info["fsdp_lacks"][m])
+                    for m in sorted(models[framework], key=order.model)
+                    if m in info.get("fsdp_lacks", {})
+                ),
                 ran=tuple(
                     (r, info["evidence"][r])
                     for r in sorted(releases.get(framework, ()))

@@ -167,6 +167,8 @@ class FrameworkRow:
     models: tuple[tuple[str, str], ...]  # (model name, source)
     # (model name, why) for the suite's models this framework does not run (its adapter's lacks)
     lacking: tuple[tuple[str, Text], ...] = ()
+    # (model name, why) for the suite's models it trains without sharding: fsdp only (fsdp_lacks)
+    unsharded: tuple[tuple[str, Text], ...] = ()
     # (release, where it has run for real) for each upstream release the suite's cases use
     ran: tuple[tuple[str, Text], ...] = ()
 
