@@ -10,6 +10,7 @@ jaxpr of its forward pass and of the JAX workload's whole training step are coun
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from workflow_helpers import framework_python, workload_env
+from workflow_helpers import framework_python, run_ranks, workload_env
 
 from dlperf import flops, logline
 from dlperf.adapters import get_adapter
@@ -554,3 +555,95 @@ def test_split_partial_fc_scores_a_sample_of_each_ranks_classes(split_and_whole:
             others = [v for column, v in enumerate(row) if column != own]
             mine = whole[image][start:end]
             assert max(min(abs(v - w) for w in mine) for v in others) < 1e-3
+
+
+# Run as two ranks in the TensorFlow environment: InsightFace on tf_train's own strategy and step,
+# its classifier split (argv[2] "split") or whole on each rank ("whole"), the ArcFace weight set
+# from one seeded 101 x 16 matrix (a rank's block: its classes' rows, then zeros), args.steps;
+# prints each step's loss and the classifier's shapes.
+TF_SPLIT = r"""
+import json, os, sys
+import numpy as np
+from dlperf.workloads import keras_models, tf_train
+from dlperf.workloads.keras_special import ClassifierSplit
+
+args, split_on = tf_train.parse_args(json.loads(sys.argv[1])), sys.argv[2] == "split"
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+tf_train.setup_process(args, rank, world, world)
+import keras, tensorflow as tf
+
+tf_train.pick_device(args, tf, rank, world)
+strategy = tf_train.make_strategy(tf, world, on_gpu=False)
+facts = ClassifierSplit(args.num_classes, world, args.sample_rate)
+config = keras_models.model_configuration(args, facts if split_on else None)
+split = tf_train.with_collectives(tf, strategy, facts) if split_on else None
+keras.utils.set_random_seed(0)
+with strategy.scope():
+    model = keras_models.build_model(args, config, split)
+    optimizer = keras_models.make_optimizer(args)
+    optimizer.build(model.trainable_variables)
+whole = np.random.default_rng(0).normal(0.0, 0.01, (args.num_classes, args.embedding_size))
+weight = model.get_layer("arcface").weight
+if split_on:
+    start, end = facts.shards[rank]
+    block = np.zeros((facts.block, args.embedding_size))
+    block[: end - start] = whole[start:end]
+    weight.assign(block.astype("float32"))
+else:
+    weight.assign(whole.astype("float32"))
+step = tf_train.make_step(args, tf, strategy, model, optimizer, split)
+x, y = tf.nest.map_structure(tf.constant, keras_models.synthetic_batch(args, config, rank))
+losses = [float(step(x, y)) for _ in range(args.steps)]
+slots = [list(v.shape) for v in optimizer.variables if tuple(v.shape) == tuple(weight.shape)]
+print(json.dumps({
+    "losses": losses, "weight": list(weight.shape), "slots": slots,
+    "params": model.count_params(), "classifier": config["classifier"],
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def tf_split_and_whole(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
+    """Two TensorFlow ranks (4 images each, a narrow backbone, 101 classes, jit_compile), split and
+    whole: each rank's last output line."""
+    argv = ["--model", "insightface", "--batch-size", "4", "--steps", "3", "--device", "cpu"]
+    argv += ["--threads", "1", *FACE, "--sample-rate", "1.0", "--jit-compile"]
+    argv += ["--model-config", json.dumps(NARROW_RESNET)]
+    results = {}
+    for kind in ("split", "whole"):
+        command = [framework_python("tensorflow"), "-c", TF_SPLIT, json.dumps(argv), kind]
+        folder = tmp_path_factory.mktemp(kind)
+        env = functools.partial(workload_env, **BACKEND_ENV["tensorflow"])
+        logs = run_ranks(command, folder, env=env)
+        results[kind] = [json.loads(log.read_text().splitlines()[-1]) for log in logs]
+    return results
+
+
+def test_tensorflow_split_classifier_trains_as_the_whole_one(
+    tf_split_and_whole: dict[str, list[dict]],
+) -> None:
+    """TensorFlow's split (tf.distribute's all-gather and all-reduce in the step, each worker's
+    block its own), step by step: every rank's loss is the mean over all 8 images, the mean of
+    the whole classifier's two rank losses (each over its own 4) from the same weights, so steps
+    2 and 3 check the update too. Within 1e-3 relative, as JAX's split (the same sums in other
+    orders, amplified by ArcFace's tiny weights)."""
+    split = [rank["losses"] for rank in tf_split_and_whole["split"]]
+    whole = [rank["losses"] for rank in tf_split_and_whole["whole"]]
+    assert len(split[0]) == 3 and split[0] == split[1]  # one loss, the same on both ranks
+    for step, loss in enumerate(split[0]):
+        assert loss == pytest.approx((whole[0][step] + whole[1][step]) / 2, rel=1e-3)
+    assert whole[0] != whole[1]  # the whole one's ranks see their own images
+    assert all(math.isfinite(loss) and loss > 0 for loss in split[0])
+
+
+def test_each_tensorflow_worker_holds_its_block_of_the_classifier(
+    tf_split_and_whole: dict[str, list[dict]],
+) -> None:
+    """101 classes on 2 workers: each worker's ArcFace weight and its momentum 51 x 16, the
+    model 50 x 16 parameters smaller than the whole one's 101 x 16, and the config line says
+    split."""
+    for split, whole in zip(tf_split_and_whole["split"], tf_split_and_whole["whole"], strict=True):
+        assert split["weight"] == [51, 16] and split["slots"] == [[51, 16]]
+        assert whole["weight"] == [101, 16] and whole["slots"] == [[101, 16]]
+        assert whole["params"] - split["params"] == 50 * 16
+        assert (split["classifier"], whole["classifier"]) == ("split", "replicated")

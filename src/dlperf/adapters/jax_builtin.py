@@ -42,8 +42,7 @@ KERAS_HUB_MODELS: dict[str, ModelSource] = {
     "insightface": ModelSource(
         "dlperf",
         "workloads/keras_models.py (KerasHub's ResNetBackbone: ResNet-50 v1.5; ArcFace, partial "
-        "FC; the classifier split across the ranks as pytorch's, on JAX; whole on every rank on "
-        "TensorFlow)",
+        "FC; the classifier split across the ranks as pytorch's)",
     ),
 }
 # ... their tiny configuration (model_config in transformers' names, as the pytorch workload's)

@@ -18,9 +18,9 @@ layers (built in dlperf.workloads.keras_special): `wide_deep` (a wide part summi
 cross entropy; its sizes are options, not model_config) and `insightface` (KerasHub's ResNet
 backbone, ResNet-50 v1.5 by default, pooled to an embedding_size feature through a dense layer
 and batch norm, then an ArcFace margin softmax over num_classes; sample_rate < 1 is partial FC).
-InsightFace's classifier is whole on every rank (TensorFlow's mirrored data parallel) or split
-across the ranks (a ClassifierSplit: JAX's, as the PyTorch workload splits it): what fits is one
-rank's whole classifier or its num_classes / ranks share of it.
+InsightFace's classifier is split across the ranks (a ClassifierSplit, with the backend's
+collectives: JAX's shard_map, TensorFlow's tf.distribute), as the PyTorch workload splits it: what
+fits is each rank's num_classes / ranks share of it (on one rank, the whole).
 
 Keras and KerasHub are imported only inside the functions that need them, after the workload has
 chosen its backend (KERAS_BACKEND); nothing here imports jax or tensorflow.

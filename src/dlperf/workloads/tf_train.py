@@ -21,7 +21,12 @@ MASTER_PORT + 1 + i of its node's host; --worker-hosts names the hosts when ther
 nodes). Every worker feeds its own batch; the gradients of the loss (divided by the number of
 workers) are summed by one batched all-reduce (ring over gRPC on CPU, NCCL on GPU), then every
 worker applies the same update. BatchNorm's moving statistics stay per worker. Every variable is
-mirrored: W&D's tables and InsightFace's classifier are whole on every worker.
+mirrored (W&D's tables whole on every worker) but InsightFace's classifier, which is split across
+the workers as the PyTorch and JAX workloads split it: each worker's component of the ArcFace
+weight is its own block of ceil(num_classes / workers) rows, updated by its own gradient alone;
+features and labels are all-gathered and the loss is a sharded cross entropy. Its collectives
+run in the step's graph, so under jit_compile XLA compiles the backbone (images to features) and
+the classifier runs beside it.
 
 Every rank prints one line per step, in the format of dlperf.parse.builtin:
 
@@ -31,6 +36,7 @@ Every rank prints one line per step, in the format of dlperf.parse.builtin:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import os
@@ -55,6 +61,7 @@ from dlperf.workloads.keras_models import (
     model_configuration,
     synthetic_batch,
 )
+from dlperf.workloads.keras_special import ClassifierSplit
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -119,8 +126,110 @@ def pick_device(args: argparse.Namespace, tf: Any, local_rank: int, local_world:
     return on_gpu
 
 
-def make_step(args: argparse.Namespace, tf: Any, strategy: Any, model: Any, optimizer: Any) -> Any:
-    """One training step over the fixed batch: a tf.function returning this worker's loss."""
+def sharded_xent(tf: Any, gather: Any) -> Any:
+    """The softmax cross entropy of logits whose classes are split across the replicas (the JAX
+    workload's sharded_xent, partial FC's DistCrossEntropy): the row max, the sum of
+    exponentials and the target logit reduced over the replicas (the max through an all-gather:
+    tf.distribute reduces by sum or mean only), so every replica returns the mean loss of all the
+    rows; labels -1 are another replica's classes. The gradient is local, (softmax - one-hot) /
+    rows: the features' gradient reaches their replica through the all-gather's own gradient,
+    which sums it."""
+
+    @tf.custom_gradient
+    def xent(logits: Any, labels: Any) -> Any:
+        context = tf.distribute.get_replica_context()
+        logits = tf.cast(logits, tf.float32)
+        tops = gather(tf.reduce_max(logits, axis=1, keepdims=True))  # every replica's rows' max
+        top = tf.reduce_max(tf.reshape(tops, (-1, tf.shape(logits)[0])), axis=0)[:, None]
+        exp = tf.exp(logits - top)
+        total = context.all_reduce("sum", tf.reduce_sum(exp, axis=1, keepdims=True))
+        picked = tf.gather(logits, tf.maximum(labels, 0)[:, None], axis=1, batch_dims=1) - top
+        target = context.all_reduce("sum", tf.where(labels[:, None] >= 0, picked, 0.0))
+        softmax = exp / total
+
+        def grad(upstream: Any) -> tuple[Any, None]:
+            one_hot = tf.one_hot(labels, tf.shape(softmax)[1], dtype=softmax.dtype)  # -1: zeros
+            rows = tf.cast(tf.shape(labels)[0], softmax.dtype)
+            return (softmax - one_hot) * (upstream / rows), None
+
+        return tf.reduce_mean(tf.math.log(total) - target), grad
+
+    return xent
+
+
+def make_strategy(tf: Any, world: int, on_gpu: bool) -> Any:
+    """MultiWorkerMirroredStrategy over the world's workers (NCCL on GPUs, ring over gRPC on
+    CPUs); the default strategy on one."""
+    if world == 1:
+        return tf.distribute.get_strategy()
+    implementation = tf.distribute.experimental.CommunicationImplementation
+    return tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(
+            implementation=implementation.NCCL if on_gpu else implementation.RING
+        )
+    )
+
+
+def with_collectives(tf: Any, strategy: Any, facts: ClassifierSplit) -> ClassifierSplit:
+    """The split with tf.distribute's collectives, called inside strategy.run: this replica's
+    index, and every replica's x concatenated along axis 0 in replica order (differentiable: its
+    gradient is summed over the replicas and each replica's slice sent back). The all-gather
+    sends its result to the input's device, which a tensor of a tf.function has only where one
+    was set: this worker's own."""
+    (device,) = strategy.extended.worker_devices
+
+    def gather(x: Any) -> Any:
+        with tf.device(device):
+            x = tf.identity(x)
+        return tf.distribute.get_replica_context().all_gather(x, axis=0)
+
+    return dataclasses.replace(
+        facts,
+        position=lambda: tf.distribute.get_replica_context().replica_id_in_sync_group,
+        gather=gather,
+    )
+
+
+def split_gradients(
+    args: argparse.Namespace, tf: Any, model: Any, optimizer: Any, split: ClassifierSplit
+) -> tuple[Any, list[bool]]:
+    """InsightFace's gradients with its classifier split: (gradients(x, y), which trainable
+    variable is the classifier's block). Every replica's loss is the mean over all the replicas'
+    images, so the all-reduce sums the other gradients undivided; the block's is whole already.
+    The split's collectives cannot sit in a nested tf.function (a merge_call there is refused),
+    so under jit_compile only the backbone (images to features) is one compiled function; the
+    classifier and its loss are traced into the step with the collectives."""
+    import keras
+
+    head = model.get_layer("arcface")
+    backbone = keras.Model(model.input["images"], model.get_layer("features").output)
+    features_of = tf.function(
+        lambda images: backbone(images, training=True), jit_compile=args.jit_compile
+    )
+    split_xent = sharded_xent(tf, split.gather)
+
+    def gradients(x: Any, y: Any) -> tuple[Any, Any]:
+        del y  # the labels go in with the images: the margin needs them
+        with tf.GradientTape() as tape:
+            out = head(features_of(x["images"]), x["labels"])
+            loss = split_xent(out["logits"], out["labels"])
+            scaled = optimizer.scale_loss(loss)  # scaled up under fp16
+        return loss, tape.gradient(scaled, model.trainable_variables)
+
+    return gradients, [v.path == head.weight.path for v in model.trainable_variables]
+
+
+def make_step(
+    args: argparse.Namespace,
+    tf: Any,
+    strategy: Any,
+    model: Any,
+    optimizer: Any,
+    split: ClassifierSplit | None = None,
+) -> Any:
+    """One training step over the fixed batch: a tf.function returning this worker's loss; with
+    InsightFace's classifier split (a ClassifierSplit of several replicas), each replica's
+    block of it is its own variable's local value, updated by its own gradient alone."""
     replicas = strategy.num_replicas_in_sync
 
     def xent(logits: Any, labels: Any) -> Any:
@@ -150,19 +259,27 @@ def make_step(args: argparse.Namespace, tf: Any, strategy: Any, model: Any, opti
             scaled = optimizer.scale_loss(loss / replicas)
         return loss, tape.gradient(scaled, model.trainable_variables)
 
+    own = [False] * len(model.trainable_variables)  # a split classifier's block: each its own
     compute = tf.function(gradients, jit_compile=args.jit_compile)
+    if split is not None:
+        compute, own = split_gradients(args, tf, model, optimizer, split)
 
     def replica_step(x: Any, y: Any) -> tuple[Any, Any]:
         loss, grads = compute(x, y)
         if replicas > 1:  # one batched collective for all the gradients, as DDP's buckets
-            grads = tf.distribute.get_replica_context().all_reduce("sum", grads)
+            # (a split classifier's block is this replica's alone: its gradient is whole)
+            shared = [g for g, mine in zip(grads, own, strict=True) if not mine]
+            summed = iter(tf.distribute.get_replica_context().all_reduce("sum", shared))
+            grads = [g if mine else next(summed) for g, mine in zip(grads, own, strict=True)]
         return loss, grads
 
     @tf.function
     def step(x: Any, y: Any) -> Any:
         loss, grads = strategy.run(replica_step, args=(x, y))
         # In cross-replica context, so the optimizer all-reduces nothing again; the clipping of
-        # BERT's and GPT's global norm and loss scaling act on the summed gradients.
+        # BERT's and GPT's global norm and loss scaling act on the summed gradients. Each
+        # replica's component of a variable takes that replica's gradient: a split classifier's
+        # block stays each replica's own.
         optimizer.apply(grads, model.trainable_variables)
         return loss
 
@@ -180,38 +297,34 @@ def main(argv: list[str] | None = None) -> int:
             f"dlperf: the tensorflow workload needs {', '.join(missing)}: it runs in the "
             "environment the workflow builds from envs/tensorflow.txt"
         )
-    config = model_configuration(args)  # a config error stops it before the backend starts
+    # InsightFace's classifier split across the ranks (on one rank: whole, a split of one)
+    split_facts = None
+    if args.model == "insightface":
+        split_facts = ClassifierSplit(args.num_classes, world, args.sample_rate)
+    # a config error stops it before the backend starts
+    config = model_configuration(args, split_facts)
     setup_process(args, rank, world, local_world)
 
     import keras
     import tensorflow as tf
 
     on_gpu = pick_device(args, tf, local_rank, local_world)
-    if world > 1:
-        implementation = (
-            tf.distribute.experimental.CommunicationImplementation.NCCL
-            if on_gpu
-            else tf.distribute.experimental.CommunicationImplementation.RING
-        )
-        strategy = tf.distribute.MultiWorkerMirroredStrategy(
-            communication_options=tf.distribute.experimental.CommunicationOptions(
-                implementation=implementation
-            )
-        )
-    else:
-        strategy = tf.distribute.get_strategy()
+    strategy = make_strategy(tf, world, on_gpu)
     use_amp = args.precision == "amp"
     amp_dtype = ("float16" if on_gpu else "bfloat16") if use_amp else "none"
     keras.config.set_dtype_policy(f"mixed_{amp_dtype}" if use_amp else "float32")
     keras.utils.set_random_seed(0)  # the same initial weights on every worker
 
+    split = None
+    if split_facts is not None and world > 1:  # a block of ceil(num_classes / ranks) rows each
+        split = with_collectives(tf, strategy, split_facts)
     with strategy.scope():
-        model = build_model(args, config)
+        model = build_model(args, config, split)
         optimizer = make_optimizer(args)
         if use_amp and on_gpu:
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         optimizer.build(model.trainable_variables)
-    step = make_step(args, tf, strategy, model, optimizer)
+    step = make_step(args, tf, strategy, model, optimizer, split)
     device = "/GPU:0" if on_gpu else "/CPU:0"
     with tf.device(device):  # the batch lives on the device: no input pipeline is timed
         x, y = tf.nest.map_structure(tf.constant, synthetic_batch(args, config, rank))
