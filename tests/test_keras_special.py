@@ -118,8 +118,8 @@ def test_insightface_trains_with_partial_fc(
     framework: str, flags: list[str], tmp_path: Path
 ) -> None:
     """A narrow ResNet backbone and ArcFace over 101 classes, half of them sampled per step:
-    finite losses, the step lines parse, the classifier stated as JAX splits it (on one rank:
-    all 101 rows) or as TensorFlow replicates it; a backbone of other widths than ResNet-50's
+    finite losses, the step lines parse, the classifier stated as both split it (on one rank:
+    all 101 rows); a backbone of other widths than ResNet-50's
     has no formula, so no flops line (MFU n/a)."""
     command = workload(framework, "insightface", *FACE, "--sample-rate", "0.5", *flags)
     proc = run(framework, [*command, "--model-config", json.dumps(NARROW_RESNET)])
@@ -132,12 +132,8 @@ def test_insightface_trains_with_partial_fc(
     (config,) = lines(proc.stdout, logline.CONFIG)
     described = json.loads(config["model_config"])
     assert described["sampled_classes"] == 50
-    if framework == "jax":
-        assert described["classifier"] == "split"
-        assert described["classifier_rows_per_rank"] == 101
-    else:
-        assert described["classifier"] == "replicated"
-        assert "classifier_rows_per_rank" not in described
+    assert described["classifier"] == "split"
+    assert described["classifier_rows_per_rank"] == 101
     assert described["backbone"]["stackwise_num_filters"] == [64, 16, 16, 16]
     assert config["amp_dtype"] == ("bfloat16" if flags else "none")
     assert lines(proc.stdout, logline.FLOPS) == []
@@ -202,21 +198,18 @@ def test_insightface_trains_data_parallel_on_two_ranks(
 ) -> None:
     """Two processes as the harness starts them (jax.distributed / MultiWorkerMirroredStrategy;
     the workload contract's two-rank run), each with its own batch, partial FC drawing on both.
-    JAX splits the classifier (51 rows a rank, 25 of them sampled): both ranks' loss is the one
-    mean over all the images; TensorFlow's whole classifier is on each."""
+    Both split the classifier (51 rows a rank, 25 of them sampled): both ranks' loss is the one
+    mean over all the images."""
     run = workload_runs.tiny(framework, "insightface").check_ok()
     assert run.options.get("sample_rate", 1.0) < 1.0  # partial FC on both ranks
     records = run.records()
     assert sorted((r.rank, r.step) for r in records) == [(k, i) for k in (0, 1) for i in (1, 2, 3)]
     assert run.config()["world_size"] == "2"
     described = json.loads(run.config()["model_config"])
-    if framework == "jax":
-        assert described["classifier"] == "split"
-        assert (described["classifier_rows_per_rank"], described["sampled_classes"]) == (51, 50)
-        losses = [[s["loss"] for s in run.lines(logline.STEP, rank)] for rank in (0, 1)]
-        assert losses[0] == losses[1]
-    else:
-        assert described["classifier"] == "replicated"
+    assert described["classifier"] == "split"
+    assert (described["classifier_rows_per_rank"], described["sampled_classes"]) == (51, 50)
+    losses = [[s["loss"] for s in run.lines(logline.STEP, rank)] for rank in (0, 1)]
+    assert losses[0] == losses[1]
 
 
 # A classifier of 5M x 16 fp32 (320 MB; the step holds about 8 of its size: weight, momentum,
