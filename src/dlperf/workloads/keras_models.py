@@ -46,7 +46,12 @@ from dlperf.flops import (
     wide_deep_training_flops_per_sample,
 )
 from dlperf.workloads.common import log, log_stated_flops
-from dlperf.workloads.keras_special import ClassifierSplit, build_insightface, build_wide_deep
+from dlperf.workloads.keras_special import (
+    ClassifierSplit,
+    build_insightface,
+    build_wide_deep,
+    classifier_facts,
+)
 
 MODEL_CONFIG_HELP = (
     "JSON overrides of the model's hyperparameters: KerasHub argument names, or the transformers "
@@ -219,42 +224,6 @@ def model_configuration(
             "arcface_margin": ARCFACE_MARGIN,
         }
     return config
-
-
-def classifier_facts(args: argparse.Namespace, split: ClassifierSplit | None) -> dict[str, Any]:
-    """InsightFace's classifier as the `dlperf-config` line states it: "replicated" (whole on every
-    rank) or "split" (each rank's classifier_rows_per_rank rows, ClassifierSplit.block), and
-    sampled_classes, the classes scored per step over all the ranks (partial FC's sample_rate of
-    them: arcface_torch's count, per rank with a split). A sample always holds its step's own
-    classes, so it must have room for a batch of distinct ones (with a split, every rank's
-    batch: they may all be one rank's classes): a smaller sample is refused, naming the option."""
-    if not 0 < args.sample_rate <= 1:
-        raise SystemExit(f"dlperf: sample_rate {args.sample_rate}: expected 0 < sample_rate <= 1")
-    if split is None:
-        sampled = max(1, int(args.sample_rate * args.num_classes))
-        facts: dict[str, Any] = {"sampled_classes": sampled, "classifier": "replicated"}
-        room, of = min(args.batch_size, args.num_classes), f"num_classes {args.num_classes}"
-    else:
-        if args.num_classes < split.world:
-            raise SystemExit(
-                f"dlperf: num_classes {args.num_classes} < {split.world} ranks: one has none"
-            )
-        sampled = split.sampled or split.block
-        facts = {
-            "sampled_classes": split.scored,
-            "classifier": "split",
-            "classifier_rows_per_rank": split.block,
-        }
-        room = min(args.batch_size * split.world, split.block) if split.sampled else 0
-        of = f"num_classes {args.num_classes}"
-        if split.world > 1:
-            of = f"each rank's {args.num_classes // split.world} or more of {of}"
-    if sampled < room:
-        raise SystemExit(
-            f"dlperf: sample_rate {args.sample_rate}: partial FC's sample of {sampled} of {of} "
-            f"cannot hold the {room} classes of a batch; raise sample_rate (or num_classes)"
-        )
-    return facts
 
 
 def check_sequence_length(args: argparse.Namespace, config: dict[str, Any]) -> None:

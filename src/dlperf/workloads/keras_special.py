@@ -1,5 +1,6 @@
 """The special cases as Keras 3 layers, built as the PyTorch recipes build them
-(dlperf.workloads.torch_models): Wide & Deep and InsightFace's ArcFace over KerasHub's ResNet.
+(dlperf.workloads.torch_models): Wide & Deep and InsightFace's ArcFace over KerasHub's ResNet,
+with the facts of InsightFace's classifier (whole or split) its `dlperf-config` line states.
 Keras and KerasHub are imported inside the functions, after the workload chose its backend."""
 
 from __future__ import annotations
@@ -61,6 +62,42 @@ class ClassifierSplit:
     def scored(self) -> int:
         """The classes scored per step over all the ranks."""
         return self.num_classes if self.sampled is None else self.sampled * self.world
+
+
+def classifier_facts(args: argparse.Namespace, split: ClassifierSplit | None) -> dict[str, Any]:
+    """InsightFace's classifier as the `dlperf-config` line states it: "replicated" (whole on every
+    rank) or "split" (each rank's classifier_rows_per_rank rows, ClassifierSplit.block), and
+    sampled_classes, the classes scored per step over all the ranks (partial FC's sample_rate of
+    them: arcface_torch's count, per rank with a split). A sample always holds its step's own
+    classes, so it must have room for a batch of distinct ones (with a split, every rank's
+    batch: they may all be one rank's classes): a smaller sample is refused, naming the option."""
+    if not 0 < args.sample_rate <= 1:
+        raise SystemExit(f"dlperf: sample_rate {args.sample_rate}: expected 0 < sample_rate <= 1")
+    if split is None:
+        sampled = max(1, int(args.sample_rate * args.num_classes))
+        facts: dict[str, Any] = {"sampled_classes": sampled, "classifier": "replicated"}
+        room, of = min(args.batch_size, args.num_classes), f"num_classes {args.num_classes}"
+    else:
+        if args.num_classes < split.world:
+            raise SystemExit(
+                f"dlperf: num_classes {args.num_classes} < {split.world} ranks: one has none"
+            )
+        sampled = split.sampled or split.block
+        facts = {
+            "sampled_classes": split.scored,
+            "classifier": "split",
+            "classifier_rows_per_rank": split.block,
+        }
+        room = min(args.batch_size * split.world, split.block) if split.sampled else 0
+        of = f"num_classes {args.num_classes}"
+        if split.world > 1:
+            of = f"each rank's {args.num_classes // split.world} or more of {of}"
+    if sampled < room:
+        raise SystemExit(
+            f"dlperf: sample_rate {args.sample_rate}: partial FC's sample of {sampled} of {of} "
+            f"cannot hold the {room} classes of a batch; raise sample_rate (or num_classes)"
+        )
+    return facts
 
 
 def build_wide_deep(config: dict[str, Any]) -> Any:
