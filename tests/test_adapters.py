@@ -551,6 +551,8 @@ def test_a_built_in_framework_shards_gpt_or_says_why_not(name: str):
     adapter = get_adapter(name)
     assert set(adapter.fsdp_lacks) <= set(adapter.models) - adapter.sharded_models
     if "gpt" not in adapter.models:
+        with pytest.raises(ConfigError, match=r"with ddp only: it shards no model$"):
+            adapter.check_case(case(name, "resnet50", options={"sharding": "fsdp"}))
         return
     assert ("gpt" in adapter.sharded_models) != ("gpt" in adapter.fsdp_lacks), name
     fsdp = case(name, "gpt", layouts=["1n2g"], xla=[True], options={"sharding": "fsdp"})

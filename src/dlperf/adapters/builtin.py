@@ -111,9 +111,11 @@ class BuiltinWorkload(Adapter):
 
     def why_ddp_only(self, model: str) -> Phrase:
         """Why this workload refuses `sharding: fsdp` for `model`."""
-        return self.fsdp_lacks.get(model) or Phrase.of(
-            "adapter.fsdp_only", models=", ".join(sorted(self.sharded_models)) or "-"
-        )
+        if model in self.fsdp_lacks:
+            return self.fsdp_lacks[model]
+        if not self.sharded_models:
+            return Phrase.of("adapter.fsdp_none")
+        return Phrase.of("adapter.fsdp_only", models=", ".join(sorted(self.sharded_models)))
 
     def describe(self) -> dict[str, Any]:
         return super().describe() | {"fsdp_lacks": dict(self.fsdp_lacks)}
