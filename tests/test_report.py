@@ -686,9 +686,7 @@ def test_the_report_says_what_a_framework_lacks_and_where_a_release_ran(tmp_path
         f"{english(unsharded)}" in en
     )
     assert f"只以数据并行训练 GPT，不支持 sharding: fsdp：{zh_says(unsharded)}" in zh
-    assert "PaddlePaddle 3.3.1 的" not in zh_says(unsharded) and "的分片数据并行" in zh_says(
-        unsharded
-    )
+    assert zh_says(unsharded) != english(unsharded) and "分片数据并行" in zh_says(unsharded)
     assert en.count("without sharding: fsdp") == 1
     assert html.count("trains GPT data parallel only, without sharding: fsdp") == 1
 
