@@ -4,6 +4,7 @@ start-up, and the writer of the `dlperf-*` lines the built-in parser reads (dlpe
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -81,6 +82,55 @@ def start_rank(args: argparse.Namespace) -> tuple[int, int, int, int]:
         int(env.get("LOCAL_RANK", 0)),
         int(env.get("LOCAL_WORLD_SIZE", 1)),
     )
+
+
+def require_modules(framework: str, modules: Iterable[str], environment: str) -> None:
+    """Stop, naming what is missing and where it comes from, when this interpreter lacks the
+    framework's packages: a built-in workload runs in the environment the workflow builds for it."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SystemExit(
+            f"dlperf: the {framework} workload needs {', '.join(missing)}: it runs in the "
+            f"environment the workflow builds from {environment}"
+        )
+
+
+def train_steps(
+    rank: int,
+    args: argparse.Namespace,
+    gpu_index: int | None,
+    step: Callable[[], float],
+    fields: Callable[[], dict[str, str]] = dict,
+) -> None:
+    """The measured part of every built-in workload: `args.steps` calls of `step`, each stamped
+    on the step clock and written as a `dlperf-step` line (with `fields()`, e.g. CUDA-event
+    times), and NVML sampled around them (PowerSampler, on GPU `gpu_index`). `step` trains one
+    step and returns its loss only once the device has finished it: that wait is what makes the
+    end timestamp the step's end."""
+    power = PowerSampler(rank, gpu_index, args.power_interval_s if args.explain else 0).start()
+    for i in range(1, args.steps + 1):
+        start = step_clock()
+        loss = step()
+        end = step_clock()
+        log(
+            "step",
+            rank=rank,
+            step=i,
+            samples=args.batch_size,
+            start=f"{start:.6f}",
+            end=f"{end:.6f}",
+            loss=f"{loss:.4f}",
+            **fields(),
+        )
+    power.stop()
+
+
+def log_memory(rank: int, peak_allocated_bytes: float | None = None, **fields: Any) -> None:
+    """The `dlperf-memory rank=R peak_rss_mb=X [peak_allocated_mb=Y]` line that ends every run:
+    the process's peak resident memory and, on a GPU, the framework allocator's peak."""
+    if peak_allocated_bytes is not None:
+        fields["peak_allocated_mb"] = f"{peak_allocated_bytes / 2**20:.1f}"
+    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **fields)
 
 
 def leave_together(barrier: Callable[[], Any]) -> None:

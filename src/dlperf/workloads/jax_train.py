@@ -40,18 +40,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import os
 import sys
 from typing import Any
 
 from dlperf.workloads.common import (
-    PowerSampler,
-    log,
     log_measured_peak,
-    peak_rss_mb,
+    log_memory,
+    require_modules,
     start_rank,
-    step_clock,
+    train_steps,
     workload_parser,
 )
 from dlperf.workloads.jax_fsdp import fsdp_state_and_step, held_bytes
@@ -246,12 +244,9 @@ def make_step(
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank, world, local_rank, local_world = start_rank(args)
-    missing = [m for m in ("jax", "keras", "keras_hub") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise SystemExit(
-            f"dlperf: the jax workload needs {', '.join(missing)}: it runs in the environment "
-            "the workflow builds from envs/jax.txt (and envs/jax.excludes.txt)"
-        )
+    require_modules(
+        "jax", ("jax", "keras", "keras_hub"), "envs/jax.txt (and envs/jax.excludes.txt)"
+    )
     # InsightFace's classifier split across the ranks (on one rank: whole, a split of one)
     split_facts = None
     if args.model == "insightface":
@@ -361,36 +356,16 @@ def main(argv: list[str] | None = None) -> int:
 
         gpu = device.device_kind if device.platform == "gpu" else "none"
         log_measured_peak(rank, args, math, matmul_of, sync, gpu)
-    power = PowerSampler(
-        rank,
-        local_rank if device.platform == "gpu" else None,
-        args.power_interval_s if args.explain else 0,
-    ).start()
-    for i in range(1, args.steps + 1):
-        start = step_clock()
+
+    def train_step() -> float:
+        nonlocal state
         state, loss = step(state, x, y)
-        jax.block_until_ready((state, loss))  # the timestamp below is the step's end
-        end = step_clock()
-        loss_value = float(loss.addressable_shards[0].data[0])
-        log(
-            "step",
-            rank=rank,
-            step=i,
-            samples=args.batch_size,
-            start=f"{start:.6f}",
-            end=f"{end:.6f}",
-            loss=f"{loss_value:.4f}",
-        )
-    power.stop()
+        jax.block_until_ready((state, loss))
+        return float(loss.addressable_shards[0].data[0])
+
+    train_steps(rank, args, local_rank if device.platform == "gpu" else None, train_step)
     stats = (device.memory_stats() or {}) if device.platform == "gpu" else {}
-    gpu_peak = (
-        {"peak_allocated_mb": f"{stats['peak_bytes_in_use'] / 2**20:.1f}"}
-        if "peak_bytes_in_use" in stats
-        else {}
-    )
-    log(
-        "memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", param_bytes=param_bytes, **gpu_peak
-    )
+    log_memory(rank, stats.get("peak_bytes_in_use"), param_bytes=param_bytes)
     if world > 1:
         jax.distributed.shutdown()
     return 0

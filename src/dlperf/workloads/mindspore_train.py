@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import importlib.util
 import json
 import os
 import subprocess
@@ -54,18 +53,23 @@ from typing import Any
 
 from dlperf.flops import BertShape, DecoderShape
 from dlperf.workloads.common import (
-    PowerSampler,
     log,
     log_measured_peak,
+    log_memory,
     log_stated_flops,
     model_config_overrides,
-    peak_rss_mb,
+    require_modules,
     start_rank,
-    step_clock,
+    train_steps,
     workload_parser,
 )
 
 ENVIRONMENT = "envs/mindspore.txt"
+PACKAGES = (
+    "mindspore",
+    "mindcv",
+    "mindformers",
+)  # what the workload imports, and its config line's versions
 # MindFormers' BertConfig takes transformers' names; these define the network (the rest of it is
 # about parallelism, checkpoints and inference). Its own default max_position_embeddings is 128:
 # BERT-base's 512 is set unless the model_config says otherwise.
@@ -322,7 +326,7 @@ def synthetic_batch(
 
 
 def versions() -> dict[str, str]:
-    return {m: importlib.metadata.version(m) for m in ("mindspore", "mindcv", "mindformers")}
+    return {m: importlib.metadata.version(m) for m in PACKAGES}
 
 
 def train(args: argparse.Namespace, rank: int, world: int) -> None:
@@ -385,37 +389,19 @@ def train(args: argparse.Namespace, rank: int, world: int) -> None:
         log_measured_peak(
             rank, args, math, matmul_of, ms.runtime.synchronize, "gpu" if on_gpu else "none"
         )
-    power = PowerSampler(
+    train_steps(
         rank,
+        args,
         int(os.environ.get("LOCAL_RANK", 0)) if on_gpu else None,
-        args.power_interval_s if args.explain else 0,
-    ).start()
-    for step in range(1, args.steps + 1):
-        start = step_clock()
-        loss = step_cell(*batch)
-        loss_value = loss.asnumpy().item()  # waits for the device: the step's end
-        log(
-            "step",
-            rank=rank,
-            step=step,
-            samples=args.batch_size,
-            start=f"{start:.6f}",
-            end=f"{step_clock():.6f}",
-            loss=f"{loss_value:.4f}",
-        )
-    power.stop()
-    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}")
+        lambda: step_cell(*batch).asnumpy().item(),  # asnumpy waits for the device
+    )
+    log_memory(rank)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank, world, local_rank, local_world = start_rank(args)
-    missing = [m for m in ("mindspore", "mindcv", "mindformers") if not importlib.util.find_spec(m)]
-    if missing:
-        raise SystemExit(
-            f"dlperf: the mindspore workload needs {', '.join(missing)}: it runs in the environment "
-            f"the workflow builds from {ENVIRONMENT}"
-        )
+    require_modules("mindspore", PACKAGES, ENVIRONMENT)
     threads = args.threads or max(1, (os.cpu_count() or 1) // local_world)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     os.environ.setdefault("GLOG_v", "3")  # MindSpore's C++ log: errors only

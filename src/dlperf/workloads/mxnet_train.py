@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import importlib.util
 import json
 import os
 import subprocess
@@ -44,17 +43,22 @@ from typing import Any
 
 from dlperf.flops import BertShape
 from dlperf.workloads.common import (
-    PowerSampler,
     log,
     log_measured_peak,
+    log_memory,
     log_stated_flops,
-    peak_rss_mb,
+    require_modules,
     start_rank,
-    step_clock,
+    train_steps,
     workload_parser,
 )
 
 ENVIRONMENT = "envs/mxnet.txt"
+PACKAGES = (
+    "mxnet",
+    "gluoncv",
+    "gluonnlp",
+)  # what the workload imports, and its config line's versions
 # transformers' BertConfig names (what every built-in adapter's model_config takes) -> GluonNLP's
 # bert_hparams keys. GluonNLP's own `hidden_size` is the feed-forward width, so its names are not
 # accepted as well: {"hidden_size": 256} must mean one thing.
@@ -265,7 +269,7 @@ class GradientSum:
 
 
 def versions() -> dict[str, str]:
-    return {m: importlib.metadata.version(m) for m in ("mxnet", "gluoncv", "gluonnlp")}
+    return {m: importlib.metadata.version(m) for m in PACKAGES}
 
 
 def train(args: argparse.Namespace, rank: int, world: int, local_rank: int) -> None:
@@ -332,11 +336,8 @@ def train(args: argparse.Namespace, rank: int, world: int, local_rank: int) -> N
             model_config=json.dumps(config, sort_keys=True, separators=(",", ":")),
         )
         log_compute(args, config, ctx, amp_dtype if use_amp else "float32", mx)
-    power = PowerSampler(
-        rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
-    ).start()
-    for step in range(1, args.steps + 1):
-        start = step_clock()
+
+    def train_step() -> float:
         with autograd.record():
             loss = forward_loss(args, net, batch, mx)
             share = loss / world  # the summed gradients are those of the global mean loss
@@ -352,20 +353,13 @@ def train(args: argparse.Namespace, rank: int, world: int, local_rank: int) -> N
                 amp.unscale(trainer)
             clip_grad_global_norm(params, args.clip_grad_norm)
         trainer.step(1)
-        mx.nd.waitall()  # the update is done: the timestamp below is the step's end
-        end = step_clock()
-        log(
-            "step",
-            rank=rank,
-            step=step,
-            samples=args.batch_size,
-            start=f"{start:.6f}",
-            end=f"{end:.6f}",
-            loss=f"{loss.asscalar():.4f}",
-        )
-    power.stop()
-    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}")
-    del trainer, sum_gradients, kv  # a worker's KVStore finalizes ps-lite when it is freed
+        mx.nd.waitall()  # the update is done
+        return float(loss.asscalar())
+
+    train_steps(rank, args, local_rank if on_gpu else None, train_step)
+    log_memory(rank)
+    # a worker's KVStore finalizes ps-lite when it is freed: now, not when the frame goes
+    trainer = sum_gradients = kv = None
 
 
 def log_compute(
@@ -393,12 +387,7 @@ def log_compute(
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank, world, local_rank, local_world = start_rank(args)
-    missing = [m for m in ("mxnet", "gluoncv", "gluonnlp") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise SystemExit(
-            f"dlperf: the mxnet workload needs {', '.join(missing)}: build its environment "
-            f"from {ENVIRONMENT} (python3 -m venv VENV && VENV/bin/pip install -r {ENVIRONMENT})"
-        )
+    require_modules("mxnet", PACKAGES, ENVIRONMENT)
     # MXNet sizes its OpenMP pool when it loads: each rank gets its share of the cores.
     os.environ["OMP_NUM_THREADS"] = str(
         args.threads or max(1, (os.cpu_count() or 1) // local_world)

@@ -28,15 +28,14 @@ from typing import Any
 
 from dlperf.flops import BertShape, DecoderShape
 from dlperf.workloads.common import (
-    PowerSampler,
     leave_together,
     log,
     log_measured_peak,
+    log_memory,
     log_stated_flops,
     model_config_overrides,
-    peak_rss_mb,
     start_rank,
-    step_clock,
+    train_steps,
     workload_parser,
 )
 
@@ -298,34 +297,18 @@ def main(argv: list[str] | None = None) -> int:
         gpu = paddle.device.cuda.get_device_name() if on_gpu else "none"
         sync = paddle.device.synchronize if on_gpu else lambda: None  # CPU kernels: synchronous
         log_measured_peak(rank, args, math, matmul_of, sync, gpu)
-    power = PowerSampler(
-        rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
-    ).start()
-    for step in range(1, args.steps + 1):
-        start = step_clock()
+
+    def train_step() -> float:
         with paddle.amp.auto_cast(enable=use_amp, level="O1", dtype=amp_dtype):
             loss = loss_fn(trained(*batch["inputs"]), batch)
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
         optimizer.clear_grad()
-        loss_value = float(loss)  # waits for the device: the timestamp below is the step's end
-        log(
-            "step",
-            rank=rank,
-            step=step,
-            samples=args.batch_size,
-            start=f"{start:.6f}",
-            end=f"{step_clock():.6f}",
-            loss=f"{loss_value:.4f}",
-        )
-    power.stop()
-    gpu_peak = (
-        {"peak_allocated_mb": f"{paddle.device.cuda.max_memory_allocated() / 2**20:.1f}"}
-        if on_gpu
-        else {}
-    )
-    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
+        return float(loss)  # waits for the device
+
+    train_steps(rank, args, local_rank if on_gpu else None, train_step)
+    log_memory(rank, paddle.device.cuda.max_memory_allocated() if on_gpu else None)
     if world > 1:
         leave_together(paddle.distributed.barrier)
     return 0

@@ -37,19 +37,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import os
 import sys
 from typing import Any
 
 from dlperf.workloads.common import (
-    PowerSampler,
-    log,
     log_measured_peak,
-    peak_rss_mb,
+    log_memory,
+    require_modules,
     start_rank,
-    step_clock,
+    train_steps,
     workload_parser,
 )
 from dlperf.workloads.keras_models import (
@@ -289,14 +287,7 @@ def make_step(
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank, world, local_rank, local_world = start_rank(args)
-    missing = [
-        m for m in ("tensorflow", "keras", "keras_hub") if importlib.util.find_spec(m) is None
-    ]
-    if missing:
-        raise SystemExit(
-            f"dlperf: the tensorflow workload needs {', '.join(missing)}: it runs in the "
-            "environment the workflow builds from envs/tensorflow.txt"
-        )
+    require_modules("tensorflow", ("tensorflow", "keras", "keras_hub"), "envs/tensorflow.txt")
     # InsightFace's classifier split across the ranks (on one rank: whole, a split of one)
     split_facts = None
     if args.model == "insightface":
@@ -364,31 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             else "none"
         )
         log_measured_peak(rank, args, math, matmul_of, sync, gpu)
-    power = PowerSampler(
-        rank, local_rank if on_gpu else None, args.power_interval_s if args.explain else 0
-    ).start()
-    for i in range(1, args.steps + 1):
-        start = step_clock()
-        loss = step(x, y)
-        loss_value = float(loss)  # waits for the step: the timestamp below is its end
-        log(
-            "step",
-            rank=rank,
-            step=i,
-            samples=args.batch_size,
-            start=f"{start:.6f}",
-            end=f"{step_clock():.6f}",
-            loss=f"{loss_value:.4f}",
-        )
-    power.stop()
-    gpu_peak = (
-        {
-            "peak_allocated_mb": f"{tf.config.experimental.get_memory_info('GPU:0')['peak'] / 2**20:.1f}"
-        }
-        if on_gpu
-        else {}
-    )
-    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
+    train_steps(rank, args, local_rank if on_gpu else None, lambda: float(step(x, y)))
+    log_memory(rank, tf.config.experimental.get_memory_info("GPU:0")["peak"] if on_gpu else None)
     return 0
 
 

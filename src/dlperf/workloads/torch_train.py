@@ -25,12 +25,11 @@ from torch import nn
 from dlperf import flops
 from dlperf.measure.ceiling import measure_allreduce_busbw
 from dlperf.workloads.common import (
-    PowerSampler,
     leave_together,
     log,
-    peak_rss_mb,
+    log_memory,
     start_rank,
-    step_clock,
+    train_steps,
     workload_parser,
 )
 from dlperf.workloads.torch_models import RECIPES
@@ -248,15 +247,9 @@ def main(argv: list[str] | None = None) -> int:
                 busbw_gb_s=f"{probe.busbw_bytes_per_s / 1e9:.6g}",
                 seconds=f"{time.perf_counter() - started:.3f}",
             )
-    power = PowerSampler(
-        rank,
-        device.index if device.type == "cuda" else None,
-        args.power_interval_s if args.explain else 0,
-    )
-    power.start()
     clock = DeviceClock(device)
-    for step in range(1, args.steps + 1):
-        start = step_clock()
+
+    def train_step() -> float:
         with torch.autocast(device.type, dtype=amp_dtype, enabled=use_amp):
             loss = ddp(**batch)
         optimizer.zero_grad(set_to_none=True)
@@ -267,24 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         scaler.step(optimizer)
         scaler.update()
         clock.mark()
-        loss_value = loss.item()  # waits for the device: the timestamp below is the step's end
-        log(
-            "step",
-            rank=rank,
-            step=step,
-            samples=args.batch_size,
-            start=f"{start:.6f}",
-            end=f"{step_clock():.6f}",
-            loss=f"{loss_value:.4f}",
-            **clock.fields(),
-        )
-    power.stop()
-    gpu_peak = (
-        {"peak_allocated_mb": f"{torch.cuda.max_memory_allocated() / 2**20:.1f}"}
-        if device.type == "cuda"
-        else {}
+        return loss.item()  # waits for the device
+
+    train_steps(
+        rank, args, device.index if device.type == "cuda" else None, train_step, clock.fields
     )
-    log("memory", rank=rank, peak_rss_mb=f"{peak_rss_mb():.1f}", **gpu_peak)
+    log_memory(rank, torch.cuda.max_memory_allocated() if device.type == "cuda" else None)
     if world > 1:
         leave_together(dist.barrier)
     return 0
