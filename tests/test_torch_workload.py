@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from dlperf.adapters import get_adapter
+from dlperf.adapters import TaskContext, get_adapter
+from dlperf.config import validate
+from dlperf.errors import ConfigError
+from dlperf.matrix import Cell, Layout
 from dlperf.workloads import torch_train
 from dlperf.workloads.options import command_flags
+
+if TYPE_CHECKING:
+    from conftest import WorkloadRuns
 
 
 def _args(model: str, model_config: str):
@@ -112,3 +120,49 @@ def test_a_sequence_longer_than_the_models_positions_stops_the_run():
     )
     with pytest.raises(SystemExit, match="seq_len 4096 > the model's max_position_embeddings 1024"):
         torch_train.build_model(args)
+
+
+def test_the_xla_column_compiles_in_the_mode_the_case_asks():
+    """torch.compile is PyTorch's xla column: its mode is the option compile_mode, checked
+    against torch.compile's modes, passed only where the cell compiles, and parsed by the
+    workload; another framework's case cannot name it."""
+    adapter = get_adapter("pytorch")
+    command = _command(adapter, xla=True, options={"compile_mode": "reduce-overhead"})
+    at = command.index("--compile")
+    assert command[at + 1 : at + 3] == ["--compile-mode", "reduce-overhead"]
+    assert "--compile" not in _command(adapter, xla=False, options={})
+    assert (
+        torch_train.parse_args(["--model", "gpt", "--batch-size", "1", "--steps", "1"]).compile_mode
+        == "default"
+    )
+
+    case = {"framework": "pytorch", "model": "bert_base", "batch_size": [8], "layouts": ["1n1g"]}
+    validate({"cases": [dict(case, options={"compile_mode": "max-autotune"})]})
+    with pytest.raises(ConfigError, match=r"options\.compile_mode: 'fast' is not one of"):
+        validate({"cases": [dict(case, options={"compile_mode": "fast"})]})
+    with pytest.raises(ConfigError, match=r"compile_mode"):
+        validate({"cases": [dict(case, framework="jax", options={"compile_mode": "default"})]})
+
+
+def _command(adapter, xla: bool, options: dict) -> list[str]:
+    cell = Cell("pytorch", "bert_base", "fp32", xla, 2, Layout(1, 1))
+    ctx = TaskContext(
+        cell=cell, options=adapter.resolved_options(options), steps=3, device="cpu", rank=0,
+        node_rank=0, nodes=1, gpus_per_node=1, master_addr="127.0.0.1", master_port=29500,
+        run_dir=Path("/tmp"),
+    )  # fmt: skip
+    return adapter.command(ctx)
+
+
+@pytest.mark.integration
+def test_a_compiled_run_trains_and_states_its_mode(workload_runs: WorkloadRuns) -> None:
+    """The xla column on a CPU: a tiny BERT through torch.compile (Inductor's C++ kernels) in
+    mode reduce-overhead (CUDA graphs are a GPU's; on a CPU it compiles as default) trains its
+    steps, and its config line says how it was compiled."""
+    adapter = workload_runs.adapter("pytorch")
+    cell = Cell("pytorch", "bert_base", "fp32", True, workload_runs.batch, Layout(1, 1))
+    options = adapter.tiny["bert_base"] | {"compile_mode": "reduce-overhead"}
+    run = workload_runs.run("pytorch", cell, options)
+    run.check_ok()
+    assert [r.step for r in run.records()] == list(range(1, workload_runs.steps + 1))
+    assert run.config()["compile"] == "reduce-overhead"

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.report.i18n import Phrase
+from dlperf.workloads.options import COMPILE_MODE
 
 
 class PyTorchBuiltin(BuiltinWorkload):
@@ -43,6 +44,12 @@ class PyTorchBuiltin(BuiltinWorkload):
         "torch.compile as XLA",
     )
     module: ClassVar[str] = "dlperf.workloads.torch_train"
+    options: ClassVar[dict[str, Any]] = BuiltinWorkload.options | {
+        COMPILE_MODE.name: COMPILE_MODE.default
+    }
+    option_types: ClassVar[dict[str, dict[str, Any]]] = BuiltinWorkload.option_types | {
+        COMPILE_MODE.name: COMPILE_MODE.schema
+    }
     sharded_models: ClassVar[frozenset[str]] = frozenset({"gpt"})  # FSDP2 per decoder block
     amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.emulated")
     tiny: ClassVar[dict[str, dict[str, Any]]] = {
@@ -74,4 +81,7 @@ class PyTorchBuiltin(BuiltinWorkload):
     }  # fmt: skip
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:
-        return ["--compile"] if ctx.cell.xla else []  # torch.compile is PyTorch's XLA column
+        if not ctx.cell.xla:
+            return []
+        mode = COMPILE_MODE.argument(ctx.options[COMPILE_MODE.name])
+        return ["--compile", COMPILE_MODE.dashed, mode]  # torch.compile is PyTorch's XLA column

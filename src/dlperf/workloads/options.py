@@ -100,6 +100,16 @@ OPTIONS: tuple[Option, ...] = (
 )
 FLAGS = tuple(o for o in OPTIONS if o.flag)
 
+# PyTorch's alone (adapter `pytorch` passes it with --compile in the xla column)
+COMPILE_MODE = Option(
+    "compile_mode",
+    "default",
+    {"enum": ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]},
+    "torch.compile's mode in the xla column (reduce-overhead: each step replayed as CUDA graphs, "
+    "no launch cost per kernel; on a CPU as default)",
+    flag=False,
+)
+
 
 def add_arguments(parser: argparse.ArgumentParser, helps: dict[str, str]) -> None:
     """Every option the workloads get as a flag, with its default and help (or the workload's

@@ -32,6 +32,7 @@ from dlperf.workloads.common import (
     train_steps,
     workload_parser,
 )
+from dlperf.workloads.options import COMPILE_MODE
 from dlperf.workloads.torch_models import RECIPES
 from dlperf.workloads.torch_models.recipe import Recipe
 
@@ -43,6 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         model_config_help="JSON overrides of the transformers config (e.g. a smaller BERT for a CPU)",
     )
     p.add_argument("--compile", action="store_true", help="torch.compile (the xla=on column)")
+    COMPILE_MODE.add_to(p)
     return p.parse_args(argv)
 
 
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"dlperf: sharding fsdp: no FSDP recipe for {args.model}")
         how.shard(plain)
     if args.compile:
-        model = torch.compile(model)  # type: ignore[assignment]
+        model = torch.compile(model, mode=args.compile_mode)  # type: ignore[assignment]
     ddp = how.wrap(model, device) if world > 1 and not sharded else model
     # On CUDA: fused optimizer kernels (one launch for every parameter, and the grad scaler's
     # inf check stays on the device instead of a host sync per step).
@@ -182,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             amp_dtype=str(amp_dtype).removeprefix("torch.") if use_amp else "none",
             world_size=world,
             sharding=args.sharding if world > 1 else "none",
+            compile=args.compile_mode if args.compile else "none",
             torch=torch.__version__,
             cuda=torch.version.cuda or "none",
             cudnn=torch.backends.cudnn.version() or "none",
