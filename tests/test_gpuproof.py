@@ -10,7 +10,10 @@ import pytest
 from workflow_helpers import ROOT, planned_jobs
 
 from dlperf import logline
+from dlperf.adapters import get_adapter
+from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.gpuproof import kit, summary
+from dlperf.matrix import expand_case
 from dlperf.paths import ResultPaths
 
 
@@ -19,10 +22,11 @@ def test_the_gpu_suite_plans_every_case(tmp_path: Path) -> None:
         tmp_path, "--config", f"suite={ROOT / 'config' / 'gpu.yaml'}", "device=auto"
     )
     cells = {w.split("cell=")[1].split(",")[0] for w in jobs["run_cell"]}
-    assert len(jobs["run_cell"]) == 17 * 3
+    assert len(jobs["run_cell"]) == 18 * 3
     assert "pytorch.resnet50.amp.noxla.b256.1n1g" in cells
     assert "jax.bert_base.amp.xla.b64.1n1g" in cells
     assert "pytorch.gpt.amp.xla.b4-llama1b.1n1g" in cells
+    assert "pytorch.bert_base.amp.xla.b256-cudagraphs.1n1g" in cells
     assert jobs["find_max_batch"] == ["cell=pytorch.bert_base.amp.noxla.bmax.1n1g"]
     # the upstream sources that need CUDA, at their current releases, on synthetic or mock data
     assert {
@@ -34,7 +38,11 @@ def test_the_gpu_suite_plans_every_case(tmp_path: Path) -> None:
 
 def _upstream_cases() -> list[dict]:
     suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
-    return [dict(c) for c in suite["cases"][14:]]
+    upstream = [
+        c for c in suite["cases"] if isinstance(get_adapter(c["framework"]), UpstreamAdapter)
+    ]
+    assert [n for n, c in enumerate(suite["cases"], 1) if c in upstream] == [15, 16, 17]
+    return [dict(c) for c in upstream]
 
 
 def test_the_gpu_suites_upstream_cases_run_from_dlperf_sources(
@@ -103,6 +111,34 @@ def test_the_gpu_suites_gpt_case_is_llama_1b_at_sequence_2048() -> None:
     [tiny] = kit.tiny_suite({"cases": [case]})["cases"]
     assert tiny["options"]["model_config"]["model_type"] == "llama"
     assert tiny["options"]["seq_len"] == 32 and tiny["batch_size"] == [4]
+
+
+def test_repeats_given_on_the_command_line_replace_the_suites(tmp_path: Path) -> None:
+    """--repeats 1 spends a short session on every case once; without it, the suite's three."""
+    suite = ["--out", str(tmp_path)]
+    assert kit.proof_suite(kit.parse_args(suite))["repeats"] == 3
+    assert kit.proof_suite(kit.parse_args([*suite, "--repeats", "1"]))["repeats"] == 1
+    assert kit.proof_suite(kit.parse_args([*suite, "--tiny", "--repeats", "2"]))["repeats"] == 2
+    stage = summary.Stage(1, {}, ["pytorch.resnet50.amp.noxla.b256.1n1g"])
+    assert kit.stage_targets(stage, 2) == [
+        f"results/runs/pytorch.resnet50.amp.noxla.b256.1n1g/r{r}/manifest.json" for r in (1, 2)
+    ]
+
+
+def test_the_bert_cuda_graphs_case_compiles_in_reduce_overhead_mode(tmp_path: Path) -> None:
+    """Case 18: BERT-base AMP b256 through torch.compile's CUDA graphs, no plain loop beside it;
+    its cell id names the variant, so it never shares a cell with case 5's default compile."""
+    suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
+    case = suite["cases"][17]
+    assert (case["model"], case["options"], case["batch_size"]) == (
+        "bert_base",
+        {"compile_mode": "reduce-overhead"},
+        [256],
+    )
+    assert not kit.is_reference_case(case)
+    [checked] = kit.validated_suite(dict(suite, cases=[case]), tmp_path)["cases"]
+    [cell] = expand_case(checked)
+    assert cell.id == "pytorch.bert_base.amp.xla.b256-cudagraphs.1n1g"
 
 
 def test_the_targets_hold_gpt_mfu_to_torchtitans() -> None:

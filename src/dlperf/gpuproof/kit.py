@@ -102,6 +102,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--budget-s", type=float, default=540.0, help="wall time for everything")
     p.add_argument("--cases", help="case numbers to run, e.g. 1,2,5 (default: all, in order)")
     p.add_argument("--tiny", action="store_true", help="CPU-sized models and window (tests)")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        help="runs per cell instead of the suite's (1: every case once in a short session; a "
+        "later call with more adds runs, keeping those made)",
+    )
     return p.parse_args(argv)
 
 
@@ -110,9 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = Clock(args.budget_s)
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    base = dict(read_layer(args.suite).data)  # dlperf's one YAML loader: a key twice is an error
-    if args.tiny:
-        base = tiny_suite(base)
+    base = proof_suite(args)
     validated = validated_suite(base, work)  # a bad suite stops here, naming the key
     stages = [
         Stage(n, base["cases"][n - 1], [s.id for s in expand_case(validated["cases"][n - 1])])
@@ -137,6 +141,17 @@ def main(argv: list[str] | None = None) -> int:
     clock.say(f"wrote {len(files)} files to {args.out}: {', '.join(f.name for f in files)}")
     print(summary.markdown(proof), flush=True)
     return 0
+
+
+def proof_suite(args: argparse.Namespace) -> dict[str, Any]:
+    """The suite the command runs: as written (dlperf's one YAML loader: a key twice is an error),
+    at a CPU's size with --tiny, with --repeats runs per cell where given."""
+    base = dict(read_layer(args.suite).data)
+    if args.tiny:
+        base = tiny_suite(base)
+    if args.repeats is not None:
+        base["repeats"] = args.repeats
+    return base
 
 
 def tiny_suite(base: dict[str, Any]) -> dict[str, Any]:
@@ -210,11 +225,7 @@ def run_stage(
         stage.reference = run_reference(stage.case, base, work, clock)
     earlier = [s.case for s in stages if s.state in ("done", "failed") and s.cells]
     suite_file = write_suite(base, [*earlier, stage.case], work)
-    targets = [
-        RUN_MANIFEST_PATTERN.format(cell=cell, repeat=r)
-        for cell in stage.cells
-        for r in range(1, repeats + 1)
-    ]
+    targets = stage_targets(stage, repeats)
     clock.say(f"{label}: {len(targets)} runs")
     code, stopped = snakemake(work, suite_file, targets, clock.left() - REPORT_RESERVE_S)
     stage.seconds = time.monotonic() - started
@@ -227,6 +238,15 @@ def run_stage(
         stage.state = "done"
     statuses = summary.run_statuses(work / RESULTS, stage.cells)
     clock.say(f"{label}: {stage.state} in {stage.seconds:.0f}s; runs {statuses or 'none'}")
+
+
+def stage_targets(stage: Stage, repeats: int) -> list[str]:
+    """The run manifests of a case's cells, repeats 1 to `repeats`: what Snakemake is asked for."""
+    return [
+        RUN_MANIFEST_PATTERN.format(cell=cell, repeat=r)
+        for cell in stage.cells
+        for r in range(1, repeats + 1)
+    ]
 
 
 def missing_packages(case: dict[str, Any]) -> list[str]:
