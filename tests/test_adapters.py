@@ -604,18 +604,6 @@ def test_what_a_source_cannot_run_is_refused_with_the_key_named():
                 options={"max_batch_size": {"resnet50": 256}},
             )
         )
-    with pytest.raises(ConfigError, match=r"^\.options\.env\.1BAD: not a valid"):
-        get_adapter("oneflow").check_case(
-            case("oneflow", "resnet50", options={"env": {"1BAD": "x"}})
-        )
-    with pytest.raises(ConfigError, match=r"^\.options\.extra_args"):
-        get_adapter("oneflow").check_case(
-            case("oneflow", "resnet50", options={"extra_args": "--a --b"})
-        )
-    with pytest.raises(ConfigError, match=r"^\.options\.ssh_port"):
-        get_adapter("ngc_mxnet").check_case(
-            case("ngc_mxnet", "resnet50", options={"ssh_port": "22"})
-        )
 
 
 def test_max_batch_size_per_precision_from_the_case_is_used():
@@ -1061,3 +1049,32 @@ def test_tokens_per_sample_is_a_language_models_sequence(framework, model, optio
     adapter = get_adapter(framework)
     cell = Cell(framework, model, "amp", False, 8, Layout(1, 1), "default")
     assert adapter.tokens_per_sample(cell, adapter.resolved_options(options)) == tokens
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"extra_args": ["--x", None]}, r"\.options\.extra_args: None is not of type"),
+        ({"extra_args": "--x"}, r"\.options\.extra_args: '--x' is not of type 'array'"),
+        ({"env": {"1BAD": "x"}}, r"\.options\.env: '1BAD' does not match"),
+        ({"env": {"NCCL_DEBUG": ["INFO"]}}, r"\.options\.env: \['INFO'\] is not of type"),
+        ({"ssh_port": -1}, r"\.options\.ssh_port: -1 is less than the minimum of 0"),
+        ({"ssh_port": "22"}, r"\.options\.ssh_port: '22' is not of type 'integer'"),
+        ({"mpi_args": [True]}, r"\.options\.mpi_args: True is not of type"),
+        ({"data_dir": 3}, r"\.options\.data_dir: 3 is not of type 'string'"),
+    ],
+)
+def test_an_upstream_sources_shared_options_are_typed_before_anything_runs(options, message):
+    """The options every upstream adapter shares are checked by their schemas (upstream.
+    COMMON_TYPES), like every other option: arguments are strings or numbers, env names are
+    names the shell takes, a port is not negative."""
+    case = {
+        "framework": "mxnet_gluoncv",
+        "model": "resnet50",
+        "batch_size": [8],
+        "layouts": ["1n1g"],
+    }
+    adapter = get_adapter("mxnet_gluoncv")
+    adapter.check_case(dict(case, options={"extra_args": ["--x", 1], "env": {"A": 2}}))
+    with pytest.raises(ConfigError, match=message):
+        adapter.check_case(dict(case, options=options))

@@ -20,7 +20,6 @@ as before; a non-default release is an option of the run and part of what it mea
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -45,7 +44,18 @@ from dlperf.parse.upstream.rows import rows_for
 from dlperf.report.i18n import Phrase, Text, english, recorded
 from dlperf.vocabulary import LANGUAGE_MODELS, PRECISIONS
 
-ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# The shared options' types beyond what their defaults say (Adapter.option_problem checks them)
+_ARGUMENTS = {"type": "array", "items": {"type": ["string", "number"]}}
+COMMON_TYPES: dict[str, dict[str, Any]] = {
+    "extra_args": _ARGUMENTS,
+    "mpi_args": _ARGUMENTS,
+    "env": {  # NAME: value, a name the shell takes
+        "type": "object",
+        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "additionalProperties": {"type": ["string", "number"]},
+    },
+    "ssh_port": {"type": "integer", "minimum": 0},  # 0: ssh's default
+}
 DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
 
 
@@ -140,6 +150,7 @@ class UpstreamAdapter(Adapter):
     releases: ClassVar[dict[str, Release]] = {}  # name -> a release other than dlperf_v1
     # options left out of a cell's measure at their defaults (added after DLPerf v1.0's results,
     # so a cell that does not set them measures, and is fresh, exactly as before they existed)
+    option_types: ClassVar[dict[str, dict[str, Any]]] = COMMON_TYPES
     quiet_options: ClassVar[tuple[str, ...]] = ("release", "sources_dir")
     evidence: ClassVar[Evidence] = Evidence()  # what DLPerf v1.0's release has run on here
     oom_patterns: ClassVar[tuple[str, ...]] = (
@@ -184,7 +195,6 @@ class UpstreamAdapter(Adapter):
             options = self.resolved_options(
                 {**case.get("options", {}), **case.get("precision_options", {}).get(precision, {})}
             )
-            check_common_options(options)
             if "max" in case["batch_size"]:
                 for xla in case_setting(case, "xla"):
                     resolve_max_batch(options["max_batch_size"], self.name, model, precision, xla)
@@ -404,30 +414,6 @@ class UpstreamAdapter(Adapter):
 
 
 # --------------------------------------------------------------------------------- helpers
-
-
-def check_common_options(options: dict[str, Any]) -> None:
-    """Types of the shared options (a ConfigError names the key)."""
-    for key in ("source_root", "sources_dir", "script", "python", "data_dir"):
-        if key in options and not isinstance(options[key], str):
-            raise ConfigError(f".options.{key}: expected a string, got {options[key]!r}")
-    for key in ("extra_args", "mpi_args"):
-        value = options.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(a, str | int | float) for a in value):
-            raise ConfigError(f".options.{key}: expected a list of arguments (strings or numbers)")
-    env = options.get("env", {})
-    if not isinstance(env, dict):
-        raise ConfigError(".options.env: expected a mapping NAME: value")
-    for name, value in env.items():
-        if not isinstance(name, str) or not ENV_KEY.match(name):
-            raise ConfigError(f".options.env.{name}: not a valid environment variable name")
-        if not isinstance(value, str | int | float):
-            raise ConfigError(f".options.env.{name}: expected a string or number")
-    if not isinstance(options.get("max_batch_size", {}), dict):
-        raise ConfigError(".options.max_batch_size: expected a mapping model -> size")
-    port = options.get("ssh_port", 0)
-    if not isinstance(port, int) or port < 0:
-        raise ConfigError(".options.ssh_port: expected a port number (0 = ssh's default)")
 
 
 def resolve_max_batch(
