@@ -25,7 +25,6 @@ import os
 import signal
 import subprocess
 import sys
-import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,12 +37,12 @@ from dlperf.adapters import get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.config import Suite, load
 from dlperf.defaults import case_setting
-from dlperf.gpuproof import summary
+from dlperf.gpuproof import pack, summary
 from dlperf.gpuproof.summary import Stage, suite_window
 from dlperf.launch.facts import node_facts
 from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
-from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN, RUNS, ResultPaths
+from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
@@ -137,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     proof = summary.build(work / RESULTS, stages, facts, base, report_state)
     atomic_write_json(work / "proof.json", proof)
     (work / "proof.md").write_text(summary.markdown(proof))
-    files = pack(work, args.out.resolve())
+    files = pack.pack(work, args.out.resolve())
     clock.say(f"wrote {len(files)} files to {args.out}: {', '.join(f.name for f in files)}")
     print(summary.markdown(proof), flush=True)
     return 0
@@ -398,57 +397,6 @@ def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> 
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
             return process.returncode, True
-
-
-PACKED_REPORTS = (("en", "html"), ("zh", "html"), ("en", "md"))  # (language, format)
-
-
-def pack(work: Path, out: Path) -> list[Path]:
-    """proof.md, proof.json, the reports, and two archives: tables (with the suite that ran) and
-    logs (every run's logs and manifests, the searches, the references, Snakemake's log)."""
-    out.mkdir(parents=True, exist_ok=True)
-    files = []
-    for name in ("proof.md", "proof.json"):
-        files.append(_copy(work / name, out / name))
-    results = ResultPaths(work / RESULTS)
-    for lang, fmt in PACKED_REPORTS:
-        path = results.report(lang, fmt)
-        if path.exists():
-            files.append(_copy(path, out / path.name))
-    files.append(
-        _tar(
-            out / "tables.tar.gz",
-            work,
-            [results.tables, results.json, work / "suite.yaml"],
-        )
-    )
-    files.append(
-        _tar(
-            out / "logs.tar.gz",
-            work,
-            [
-                results.root / RUNS,
-                results.root / "maxbatch",
-                results.root / "logs",
-                work / "logs",
-                work / "snakemake.log",
-            ],
-        )
-    )
-    return files
-
-
-def _copy(source: Path, target: Path) -> Path:
-    target.write_bytes(source.read_bytes())
-    return target
-
-
-def _tar(target: Path, root: Path, paths: list[Path]) -> Path:
-    with tarfile.open(target, "w:gz") as tar:
-        for path in paths:
-            if path.exists():
-                tar.add(path, arcname=str(path.relative_to(root)))
-    return target
 
 
 if __name__ == "__main__":
