@@ -168,6 +168,13 @@ def test_a_log_or_manifest_copied_over_with_its_mtime_kept_rebuilds_the_tables(c
     copied_manifest = run_row(copy, f"{RESNET}.1n1g", 1)
     assert copied_manifest.status == "parse_error"
     assert "not of the run of its folder" in copied_manifest.status_detail
+    # again, with Snakemake's records of the first remake kept (the stamp it consumed then is an
+    # input whose checksum .snakemake/ holds: a stamp touched without new content went unseen)
+    shutil.copy2(two / "r2/rank0.log", two / "r2/rank1.log")
+    assert {"tables", "report"} <= set(planned_jobs(copy, "--config", "suite=suite.yaml"))
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    copied_again = run_row(copy, f"{RESNET}.1n2g", 2)
+    assert copied_again.status == "parse_error" and "rank1.log" in copied_again.status_detail
 
 
 def test_a_deleted_log_is_a_parse_error_naming_it(copy):

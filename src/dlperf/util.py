@@ -8,6 +8,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,7 +78,7 @@ def remove_reports(results: ResultPaths) -> None:
 
 def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     """A rule's extra input that remakes `output` when `stale` (made with other params than the
-    suite's, by what dlperf records beside it), by the stamp's time alone: Snakemake's own records
+    suite's, by what dlperf records beside it), by the stamp's time and content: Snakemake's own records
     of params live in .snakemake/, which a fresh clone of a results folder, a new machine or
     `rm -rf .snakemake` loses. The stamp is touched now when stale. It is a file, not a rule's
     output (Snakemake does not remake a missing input of an existing output); once a remake
@@ -85,8 +86,11 @@ def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     remake the output again. A stamp newer than the output that nothing needs was left by a dry
     run of another suite: removed, so that nothing is remade for it."""
     if stale:
+        # New content each time, not only a new time: Snakemake skips an input newer than its
+        # output whose checksum is the one it recorded when it last made the output, so an empty
+        # stamp would remake it once, and never again once .snakemake/ holds its checksum.
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
+        stamp.write_text(f"stale at {time.time_ns()}\n")
         return [str(stamp)]
     try:
         stamped = stamp.stat().st_mtime_ns
