@@ -153,6 +153,23 @@ def test_with_snakemakes_records_lost_a_changed_window_or_title_still_remakes_ta
     assert set(planned_jobs(copy, "--config", "suite=suite.yaml")) == {"tables", "report", "all"}
 
 
+def test_a_cell_left_out_of_the_suite_leaves_the_tables_with_snakemakes_records_lost(copy):
+    """The tables list the suite's planned cells: a layout dropped from the case, then
+    .snakemake/ lost, rebuilds them without its cell (its runs stay on disk, not in any table
+    or in the report)."""
+    config = tiny_suite()
+    config["cases"][0]["layouts"] = ["1n1g"]
+    write_suite(copy, config)
+    shutil.rmtree(copy / ".snakemake")
+    assert {"tables", "report"} <= set(planned_jobs(copy, "--config", "suite=suite.yaml"))
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    assert set(table(copy, "cells.tsv").cell_id) == {f"{RESNET}.1n1g"}
+    assert set(table(copy, "runs.tsv").cell_id) == {f"{RESNET}.1n1g"}
+    report = (copy / "results/report/report.en.md").read_text()
+    assert "| 1n1g |" in report and "| 1n2g |" not in report and f"{RESNET}.1n2g" not in report
+    assert (copy / f"results/runs/{RESNET}.1n2g/r1/manifest.json").exists()
+
+
 def test_a_log_or_manifest_copied_over_with_its_mtime_kept_rebuilds_the_tables(copy):
     """`cp -p` (or `touch -r`, `rsync -a`) keeps the mtime Snakemake and the edited logs' param
     go by, not the ctime: the tables are rebuilt, where the run is a parse_error naming it."""

@@ -35,7 +35,9 @@ from dlperf.util import json_digest, stamp_inputs
 T = TypeVar("T")
 # processes the tables rule reads runs with at most: a Slurm login node, where it runs, is shared
 TABLES_READERS = 4
-TABLES_KEYS = ("window", "repeats", "variance", "adaptive_repeats")
+# cases: the tables list the planned cells, each missing one too (a case removed from the suite
+# must leave them with .snakemake/ lost as well)
+TABLES_KEYS = ("cases", "window", "repeats", "variance", "adaptive_repeats")
 REPORT_KEYS = ("name", "report", "baselines", "repeats", "window", "backend", "device",
                "time_limit_min", "cases")  # fmt: skip
 PLAN_KEYS = ("cases", "repeats", "site", "time_limit_min", "backend", "device")
@@ -276,7 +278,7 @@ class Campaign:
 
     def tables_params(self) -> str:
         """What the tables are computed with besides the runs' manifests."""
-        return json.dumps(self._settings(TABLES_KEYS), sort_keys=True)
+        return json.dumps(self._settings(TABLES_KEYS), sort_keys=True, default=str)
 
     def tables_threads(self, cores: int) -> int:
         """The tables rule's threads: its processes reading runs (dlperf.measure.runs)."""
