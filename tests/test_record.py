@@ -330,3 +330,25 @@ def test_no_module_but_the_records_own_reads_its_parts_by_key():
         for line in record_part_key_reads(path.read_text())
     ]
     assert found == [], "read RunRecord's typed accessors instead (dlperf.launch.record)"
+
+
+def test_a_record_changed_after_its_marker_is_read_again(tmp_path):
+    """A manifest replaced by one of another measure (copied from another results folder, its
+    mtime kept by `cp -p` or `touch -r`) beside the marker of the first: its ctime is newer than
+    the marker, so it is read, and the run is redone; a record of the marker's own measure,
+    read once, gets its marker touched."""
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    now, other = record(), record(options={"image_size": 24})
+    now.write(run.manifest)
+    mtime = run.manifest.stat().st_mtime_ns
+    marker = run.measured(now.measure_digest)
+    past = marker.stat().st_mtime_ns - 10**9  # the marker, a second before the copy
+    os.utime(marker, ns=(past, past))
+    run.manifest.write_text(json.dumps(other.to_json()))
+    os.utime(run.manifest, ns=(mtime, mtime))  # touch -r: the mtime as before, the ctime now
+    assert recorded_other_measure(run, now.measure_digest)
+    assert redo_inputs(run, now.measure_digest) == [str(run.redo)]
+    run.manifest.write_text(json.dumps(now.to_json()))  # the record of the marker's measure
+    assert not recorded_other_measure(run, now.measure_digest)
+    assert marker.stat().st_mtime_ns >= run.manifest.stat().st_ctime_ns  # read once

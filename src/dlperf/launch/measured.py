@@ -58,16 +58,29 @@ def measure_digest(measure: dict[str, Any]) -> str:
 
 def recorded_other_measure(run: RunPaths, digest: str) -> bool:
     """Whether the run has a record, of another measure than `digest` (then it is redone, even
-    when Snakemake's own records of its params are lost: a fresh clone, a new machine). A
-    record written before the markers existed is read once to tell."""
-    if not run.manifest.exists() or run.measured(digest).exists():
-        return False
-    if any(run.dir.glob("measured-*")):
-        return True
+    when Snakemake's own records of its params are lost: a fresh clone, a new machine). The
+    marker of `digest` answers in one stat while the record has not changed since the marker was
+    written (its ctime, which `cp -p` or `touch -r` cannot set back); a record without it, or
+    changed since, is read to tell, and the marker touched where the record is of `digest`."""
+    marker = run.measured(digest)
     try:
-        return measure_digest(json.loads(run.manifest.read_text())["measure"]) != digest
+        changed_ns = run.manifest.stat().st_ctime_ns
+    except FileNotFoundError:
+        return False
+    try:
+        if changed_ns <= marker.stat().st_mtime_ns:
+            return False
+    except FileNotFoundError:
+        if any(run.dir.glob("measured-*")):
+            return True
+    try:
+        recorded = measure_digest(json.loads(run.manifest.read_text())["measure"])
     except (OSError, ValueError, KeyError, TypeError):
         return False  # an unreadable record is the tables' parse_error, which names it
+    if recorded != digest:
+        return True
+    marker.touch()  # read once: the record is of this measure
+    return False
 
 
 def redo_inputs(run: RunPaths, digest: str) -> list[str]:

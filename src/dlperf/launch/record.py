@@ -204,11 +204,13 @@ class RunRecord:
         return data
 
     def write(self, path: Path) -> RunRecord:
-        """Write the record, after the marker of its measure (dlperf.paths.RunPaths.measured)."""
+        """Write the record, then the marker of its measure (dlperf.paths.RunPaths.measured): a
+        marker is never older than the record it names, so a record changed since (copied over,
+        edited) is read again (dlperf.launch.measured.recorded_other_measure)."""
         for old in path.parent.glob("measured-*"):
             old.unlink()
-        (path.parent / f"measured-{self.measure_digest}").touch()
         atomic_write_json(path, self.to_json())
+        (path.parent / f"measured-{self.measure_digest}").touch()
         return replace(self, path=path)
 
     # --- what every reader asks of it ---
