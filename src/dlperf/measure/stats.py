@@ -110,6 +110,15 @@ def _durations_from_timestamps(
 ) -> list[float]:
     durations = []
     previous_end = records[before].time_s if before >= 0 else selected[0].start_s
+    if before >= 1:  # the window starts at that end: it must not go back in time either
+        earlier, last = records[before - 1], records[before]
+        if earlier.time_s is not None and last.time_s is not None and last.time_s < earlier.time_s:
+            raise ParseError(
+                f"step {last.step} ends before step {earlier.step}: the window's start cannot be "
+                "told",
+                last.path,
+                last.line,
+            )
     for record in selected:
         end = _need(record.time_s, record, "a timestamp")
         start = record.start_s if previous_end is None else previous_end

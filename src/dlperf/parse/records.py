@@ -47,7 +47,8 @@ class StepRecord:
 
     def __post_init__(self) -> None:
         """Every parser's records are checked here, once: a value no real step can have
-        (non-finite, no samples, a non-positive time or rate) is a ParseError naming the line."""
+        (non-finite, no samples, a non-positive time or rate, an end before its start) is a
+        ParseError naming the line."""
         if not (math.isfinite(self.samples) and self.samples > 0) or self.steps < 1:
             raise ParseError(
                 f"impossible step record: samples={self.samples}, steps={self.steps}",
@@ -60,6 +61,13 @@ class StepRecord:
                 continue
             if not math.isfinite(value) or (name in ("duration_s", "rate") and value <= 0):
                 raise ParseError(f"impossible step record: {name}={value}", self.path, self.line)
+        if self.start_s is not None and self.time_s is not None and self.time_s < self.start_s:
+            raise ParseError(
+                f"impossible step record: it ends ({self.time_s}) before it starts "
+                f"({self.start_s})",
+                self.path,
+                self.line,
+            )
 
 
 @dataclass
