@@ -130,7 +130,25 @@ def test_diff_results_too_few_runs_and_one_sided_cells(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "A has 1 ok run (need >= 2 per side)" in out
     assert "only in A" in out
-    assert "environment (9 run manifests in A, 3 in B): no differences" in out
+    # the manifests of the ok runs: A's oom run is no part of its figures
+    assert "environment (8 run manifests in A, 3 in B): no differences" in out
+
+
+def test_a_run_on_disk_the_runs_table_left_out_is_no_part_of_the_diff(tmp_path, capsys):
+    """A repeat left from an earlier suite (r8, of another torch and image size, beside a table
+    of seven runs) is not read: it made the cell "not comparable" and hid a regression; an
+    unreadable one does not stop the diff."""
+    a = results(tmp_path / "a", {CELL: BASE})
+    b = results(tmp_path / "b", {CELL: [v * 0.8 for v in BASE]})
+    left = a / "runs" / CELL / "r8" / "manifest.json"
+    left.parent.mkdir()
+    left.write_text(json.dumps(manifest(CELL, 8, "2.14.0", image_size=64)))
+    (a / "runs" / CELL / "r9").mkdir()
+    (a / "runs" / CELL / "r9" / "manifest.json").write_text("{not json")
+    assert main(["diff", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "environment (7 run manifests in A, 7 in B): no differences" in out
+    assert "slower REGRESSION" in out
 
 
 def test_diff_bad_arguments_say_what_was_expected(tmp_path, capsys):
@@ -159,7 +177,7 @@ def test_diff_bad_arguments_say_what_was_expected(tmp_path, capsys):
     assert "give two of the same kind" in capsys.readouterr().err
     (a / "tables" / "runs.tsv").write_text("cell_id\tstatus\n")
     assert main(["diff", str(a), str(a)]) == 2
-    assert "has no column throughput_samples_per_s" in capsys.readouterr().err
+    assert "has no column repeat, throughput_samples_per_s" in capsys.readouterr().err
 
 
 def test_diff_results_without_runs_tables_falls_back_to_cell_medians(tmp_path, capsys):

@@ -20,7 +20,8 @@ from dlperf.status import Status
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
 RUN_JSON_KEYS = ("throughput_samples_per_s", "percentiles_ms")
-RUNS_COLUMNS = ("cell_id", "status", "throughput_samples_per_s")
+RUNS_COLUMNS = ("cell_id", "repeat", "status", "throughput_samples_per_s")
+RUNS_TABLE = "a runs table (tables/runs.tsv)"
 CELLS_COLUMNS = ("cell_id", "throughput_median", "status")
 
 
@@ -105,7 +106,15 @@ class ResultsFolder:
         return self.paths.cells
 
     def manifests(self) -> Iterator[Path]:
-        return iter(self.paths.run_manifests())
+        """The manifests of the ok runs its runs table holds: what its figures come from. A run
+        on disk the tables left out (a cell no longer in the suite, a repeat beyond the suite's, a
+        stale record) or did not count measured something else, and is no part of either side."""
+        if not self.runs_table.is_file():
+            return  # cells.tsv alone: cell medians, no runs
+        runs = read_table(self.runs_table, RUNS_COLUMNS, RUNS_TABLE)
+        ok = runs[runs["status"].astype(str) == Status.OK]
+        for cell_id, repeat in zip(ok["cell_id"].astype(str), ok["repeat"], strict=True):
+            yield self.paths.run(cell_id, int(repeat)).manifest
 
 
 def results_folder(path: Path) -> ResultsFolder:
@@ -216,9 +225,8 @@ def diff_results(
     """Per cell of either side: B's ok-run throughputs against A's (dlperf.compare.significance);
     a cell whose sides trained or measured with other settings (the runs tables' resolved batch
     size, options and window; the manifests' steps and device) gets no verdict."""
-    what = "a runs table (tables/runs.tsv)"
-    ra = read_table(a.runs_table, RUNS_COLUMNS, what)
-    rb = read_table(b.runs_table, RUNS_COLUMNS, what)
+    ra = read_table(a.runs_table, RUNS_COLUMNS, RUNS_TABLE)
+    rb = read_table(b.runs_table, RUNS_COLUMNS, RUNS_TABLE)
     return diff_runs_tables(ra, rb, alpha, threshold, manifest_settings(a), manifest_settings(b))
 
 
@@ -233,8 +241,6 @@ def manifest_settings(folder: ResultsFolder) -> Settings:
             record = RunRecord.read(path)
         except ParseError as err:
             raise DiffInputError(f"unreadable run manifest: {err}") from err
-        if record.status != Status.OK:
-            continue
         cell = found.setdefault(str(record.cell_id), {})
         for key, value in (("steps", record.measured_steps), ("device", record.measured_device)):
             if value is not None:

@@ -86,7 +86,8 @@ def workload_facts(record: RunRecord) -> dict[str, str]:
 
 
 def folder_facts(folder: ResultsFolder) -> tuple[dict[str, set[str]], int]:
-    """Every value each fact takes over the folder's run manifests, and how many were read."""
+    """Every value each fact takes over the manifests of the folder's ok runs (its runs table's), and
+    how many were read."""
     facts: dict[str, set[str]] = {}
     count = 0
     for path in folder.manifests():
