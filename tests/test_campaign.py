@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -235,3 +236,18 @@ def test_a_job_function_states_its_signature_once_and_every_rules_function_does(
     handed = set(re.findall(r"^def (\w+)\(wildcards\)", rules, re.M)) - {"cell_spec"}
     stated = set(re.findall(r"^@job_function\ndef (\w+)\(", rules, re.M))
     assert handed and handed == stated
+
+
+def test_a_baseline_replaced_with_its_mtime_kept_re_renders_the_report(tmp_path, monkeypatch):
+    """The report's params hold each baseline's content: a file copied over with `cp -p` (its
+    mtime older than the report) still changes them, so the report is remade with it."""
+    monkeypatch.chdir(tmp_path)
+    shipped = ROOT / "config/baselines/dlperf_v1.0.tsv"
+    mine = tmp_path / "mine.tsv"
+    shutil.copy2(shipped, mine)
+    suite = SUITE | {"baselines": [{"name": "DLPerf v1.0", "path": "mine.tsv"}]}
+    before = campaign(tmp_path, suite).report_params()
+    lines = mine.read_text().splitlines(keepends=True)
+    mine.write_text("".join(lines[:-1]))  # one published row fewer
+    os.utime(mine, ns=(shipped.stat().st_mtime_ns,) * 2)  # cp -p: the old mtime
+    assert campaign(tmp_path, suite).report_params() != before

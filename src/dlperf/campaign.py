@@ -10,6 +10,7 @@ of the rules (a param changes exactly when what its output shows would).
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import json
 import os
@@ -297,7 +298,13 @@ class Campaign:
     def report_params(self) -> str:
         """Every setting the report shows or uses: a change re-renders it, never leaves it
         stale."""
-        return json.dumps(self._settings(REPORT_KEYS), sort_keys=True, default=str)
+        # each baseline's content too: a file replaced with its mtime kept (cp -p) is re-read
+        contents = {
+            b["path"]: hashlib.sha256(Path(b["path"]).read_bytes()).hexdigest()[:16]
+            for b in self.config["baselines"]
+        }
+        settings = self._settings(REPORT_KEYS) | {"baseline_contents": contents}
+        return json.dumps(settings, sort_keys=True, default=str)
 
     def plan_params(self) -> str:
         """What the plan is made of besides earlier runs: a change remakes it (before any run, as
