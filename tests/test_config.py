@@ -411,3 +411,17 @@ def test_a_max_cells_probe_ids_must_fit_a_file_name_too(tmp_path, more, model, b
     assert "(its probe cell '" in message and probe in message
     assert "is 257 bytes" in message and "at most 250" in message
     assert "shorten the variant (or lower the search's ceiling)" in message
+
+
+def test_a_cell_named_twice_by_one_case_says_why():
+    """Two sweep values that give one id part, or a value repeated in a list: the error says
+    which, not "comes from both cases[0] and cases[0]"."""
+    case = {"framework": "ngc_pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
+    swept = dict(case, sweep={"python": ["pythön3", "pythén3"]})
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.sweep: \{'python': 'pythön3'\} and "):
+        Suite(validate({"cases": [swept]})).cell_specs()
+    twice = dict(case, layouts=["1n1g", "1n1g"])
+    with pytest.raises(ConfigError, match=r"cases\[0\]: names the cell .*1n1g twice"):
+        Suite(validate({"cases": [twice]})).cell_specs()
+    with pytest.raises(ConfigError, match=r"comes from both cases\[0\] and cases\[1\]"):
+        Suite(validate({"cases": [case, case]})).cell_specs()

@@ -298,6 +298,23 @@ def _find(name: str, search: Sequence[Path], what: str) -> Path:
     raise ConfigError(f"{what}: no such file {name!r} (looked in {', '.join(map(str, search))})")
 
 
+def _named_twice(spec: CellSpec, case: int, first_case: int, first: CellSpec) -> str:
+    """Why a cell id comes twice, and what to do."""
+    if first_case != case:
+        return (
+            f"cell {spec.id} comes from both cases[{first_case}] and cases[{case}]: to measure "
+            "both, give one a `variant` (e.g. `variant: current` beside `options: {release: "
+            "current}`), which becomes part of its cell ids"
+        )
+    if first.swept != spec.swept:  # two values of one sweep, one id part
+        return (
+            f"cases[{case}].sweep: {first.swept} and {spec.swept} give the same cell {spec.id}: "
+            "a value's part of the id keeps letters, digits and _ (others become _, '.' p, "
+            "'-' m): make the values differ there"
+        )
+    return f"cases[{case}]: names the cell {spec.id} twice (a value repeated in one of its lists)"
+
+
 @dataclass(frozen=True)
 class Suite:
     """A validated configuration with its expanded matrix."""
@@ -314,17 +331,13 @@ class Suite:
 
     @cached_property
     def _cell_specs(self) -> tuple[CellSpec, ...]:  # the workflow's start-up asks four times
-        seen: dict[str, int] = {}
+        seen: dict[str, tuple[int, CellSpec]] = {}
         specs = []
         for i, case in enumerate(self.config["cases"]):
             for spec in expand_case(case):
                 if spec.id in seen:
-                    raise ConfigError(
-                        f"cell {spec.id} comes from both cases[{seen[spec.id]}] and cases[{i}]: "
-                        "to measure both, give one a `variant` (e.g. `variant: current` beside "
-                        "`options: {release: current}`), which becomes part of its cell ids"
-                    )
-                seen[spec.id] = i
+                    raise ConfigError(_named_twice(spec, i, *seen[spec.id]))
+                seen[spec.id] = i, spec
                 specs.append(spec)
         return tuple(specs)
 
