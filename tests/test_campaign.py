@@ -251,3 +251,41 @@ def test_a_baseline_replaced_with_its_mtime_kept_re_renders_the_report(tmp_path,
     mine.write_text("".join(lines[:-1]))  # one published row fewer
     os.utime(mine, ns=(shipped.stat().st_mtime_ns,) * 2)  # cp -p: the old mtime
     assert campaign(tmp_path, suite).report_params() != before
+
+
+def test_a_search_result_edited_by_hand_is_searched_again_and_its_runs_redone(
+    tmp_path, monkeypatch
+):
+    """A `max` cell's result whose value its probes never confirmed is redone (its digest is
+    the suite's: only the value was edited), not used to record the cell's runs failed; a run
+    recorded at another value than the result holds now (a result changed with its mtime kept)
+    gets the stamp that redoes it."""
+    from dlperf.util import json_digest
+
+    monkeypatch.chdir(tmp_path)
+    suite = SUITE | {"cases": [SUITE["cases"][0] | {"batch_size": ["max"], "layouts": ["1n1g"]}]}
+    cell_id = "pytorch.resnet50.fp32.noxla.bmax.1n1g"
+    c = campaign(tmp_path, suite)
+    search = c.results.max_batch(cell_id)
+    search.result.parent.mkdir(parents=True, exist_ok=True)
+    probes = [{"value": 2, "status": "ok"}, {"value": 4, "status": "ok", "full_length": True}]
+    digest = json_digest(json.loads(c.search_json(cell_id)))
+
+    def write_result(value: int) -> None:
+        data = {"status": "ok", "value": value, "detail": "", "probes": probes}
+        search.result.write_text(json.dumps(data | {"search_digest": digest}))
+
+    write_result(4)
+    assert campaign(tmp_path, suite).search_inputs(cell_id) == []
+    write_result(8)  # no probe ran 8
+    assert campaign(tmp_path, suite).search_inputs(cell_id) == [str(search.redo)]
+
+    write_result(4)
+    run = c.results.run(cell_id, 1)
+    run.dir.mkdir(parents=True)
+    run.manifest.write_text(json.dumps({"batch_size_resolved": 4}))
+    run.measured(c.measure_digest(cell_id)).touch()  # of the suite's measure
+    assert str(run.redo) not in campaign(tmp_path, suite).run_inputs(cell_id, 1)
+    probes[1] = {"value": 2, "status": "ok", "full_length": True}
+    write_result(2)  # the result now holds 2 (confirmed); the run trained at 4
+    assert str(run.redo) in campaign(tmp_path, suite).run_inputs(cell_id, 1)

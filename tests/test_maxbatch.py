@@ -113,6 +113,25 @@ def test_a_result_of_another_cell_or_edited_past_its_probes_is_failed(tmp_path):
     )
 
 
+def test_a_value_its_whole_run_confirmation_ran_out_of_memory_at_is_not_confirmed(tmp_path):
+    """2 ok, 4 oom, 3 ok (short), 3 oom and 2 ok at full length: the search found 2; the same
+    result edited to 3 (a short probe's value, whose whole run ran out of memory) is failed."""
+    import json
+
+    probes = [
+        Probe(2, "ok"), Probe(4, "oom"), Probe(3, "ok"),
+        Probe(3, "oom", full_length=True), Probe(2, "ok", full_length=True),
+    ]  # fmt: skip
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(SearchResult("ok", 2, "2 fits", probes).to_dict()))
+    assert load_result(path).value == 2
+    path.write_text(json.dumps(SearchResult("ok", 3, "3 fits", probes).to_dict()))
+    edited = load_result(path)
+    assert (
+        edited.status == "failed" and "its value 3 is none of its ok probes' [2]" in edited.detail
+    )
+
+
 def test_a_result_written_before_option_searches_reads_its_batch_size(tmp_path):
     """Results folders measured before `value` replaced `batch_size` keep their searches."""
     import json

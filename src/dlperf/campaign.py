@@ -29,7 +29,14 @@ from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S, PlanError
-from dlperf.plan.maxbatch import recorded_search_digest, search_params, searched
+from dlperf.plan.maxbatch import (
+    READ_ERRORS,
+    read_result,
+    recorded_other_value,
+    recorded_search_digest,
+    search_params,
+    searched,
+)
 from dlperf.plan.plan import make_plan, plan_text, run_priorities
 from dlperf.util import json_digest, stamp_inputs
 
@@ -167,10 +174,17 @@ class Campaign:
         for a `max` cell its search result, and for a run recorded with another measure the stamp
         that redoes it even without Snakemake's records (dlperf.launch.measured.redo_inputs)."""
         spec = self.cell(cell_id)
-        search = [str(self.results.max_batch(cell_id).result)] if searched(spec) else []
+        option = searched(spec)
+        result = self.results.max_batch(cell_id).result
+        search = [str(result)] if option else []
         if cell_id not in self.cells_on_disk:
             return self.environment_pins(cell_id) + search  # no record, no stamp: nothing to redo
-        redo = redo_inputs(self.results.run(cell_id, repeat), self.measure_digest(cell_id))
+        run = self.results.run(cell_id, repeat)
+        other_value = False
+        if option:  # a run recorded at another value than the search's is redone too
+            value = self.once("found", cell_id, lambda: _found_value(result, cell_id))
+            other_value = recorded_other_value(run.manifest, option, value)
+        redo = redo_inputs(run, self.measure_digest(cell_id), other_value)
         return self.environment_pins(cell_id) + search + redo
 
     @functools.cached_property
@@ -203,7 +217,10 @@ class Campaign:
         another cell's search."""
         result = self.results.max_batch(cell_id).result
         digest = json_digest(json.loads(self.search_json(cell_id)))
-        stale = result.exists() and recorded_search_digest(result) != digest
+        # a result it cannot use (a value none of its probes confirmed: edited by hand) too
+        stale = result.exists() and (
+            recorded_search_digest(result) != digest or _found_value(result, cell_id) is None
+        )
         return self.environment_pins(cell_id) + stamp_inputs(
             self.results.max_batch(cell_id).redo, result, stale
         )
@@ -438,3 +455,12 @@ def package_files(*names: str) -> list[str]:
         else:
             files.append(str(path))
     return files
+
+
+def _found_value(result: Path, cell_id: str) -> int | None:
+    """The value a cell's search found, where its result can be used (None: not searched yet,
+    found none, or a result that cannot be trusted: maxbatch.read_result)."""
+    try:
+        return read_result(result, cell_id).value
+    except READ_ERRORS:
+        return None

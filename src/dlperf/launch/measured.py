@@ -83,7 +83,10 @@ def recorded_other_measure(run: RunPaths, digest: str) -> bool:
     return False
 
 
-def redo_inputs(run: RunPaths, digest: str) -> list[str]:
+def redo_inputs(run: RunPaths, digest: str, other_value: bool = False) -> list[str]:
     """The run rule's extra input: a stamp that redoes the run when its record is of another
-    measure than `digest`, even with Snakemake's records of its params lost (util.stamp_inputs)."""
-    return stamp_inputs(run.redo, run.manifest, recorded_other_measure(run, digest))
+    measure than `digest` (or, `other_value`, a `max` cell's run of another value than its
+    search holds now: maxbatch.recorded_other_value), even with Snakemake's records of its
+    params lost (util.stamp_inputs)."""
+    stale = other_value or recorded_other_measure(run, digest)
+    return stamp_inputs(run.redo, run.manifest, stale)

@@ -204,23 +204,49 @@ def recorded_search_digest(path: Path) -> str | None:
         return None
 
 
+READ_ERRORS = (OSError, ValueError, KeyError, TypeError, AttributeError)
+
+
+def read_result(path: Path, cell_id: str | None = None) -> SearchResult:
+    """A search result written by find_max_batch, or one of READ_ERRORS saying why it cannot be
+    used: unreadable, of another cell's search (with `cell_id`), or with a value its probes did
+    not confirm (copied, or edited by hand). Where the search ran whole-run confirmations, only
+    a value one of them ran ok, and none ran out of memory, is confirmed."""
+    data = json.loads(path.read_text())
+    found = SearchResult.from_dict(data)
+    searched_cell = data.get("cell", {}).get("cell_id", cell_id)
+    if cell_id is not None and searched_cell != cell_id:
+        raise ValueError(f"it is the search of {searched_cell}")
+    whole = [p for p in found.probes if p.full_length]
+    confirmed = {p.value for p in whole or found.probes if p.status == Status.OK}
+    confirmed -= {p.value for p in whole if p.status == Status.OOM}
+    if found.value is not None and found.probes and found.value not in confirmed:
+        raise ValueError(f"its value {found.value} is none of its ok probes' {sorted(confirmed)}")
+    return found
+
+
 def load_result(path: Path, cell_id: str | None = None) -> SearchResult:
-    """A search result written by find_max_batch; a missing or unreadable one is `failed`, and
-    so is one of another cell's search (with `cell_id`) or whose value none of its probes
-    confirmed (copied, or edited by hand)."""
+    """read_result, or `failed` naming why the result cannot be used."""
     try:
-        data = json.loads(path.read_text())
-        found = SearchResult.from_dict(data)
-        searched_cell = data.get("cell", {}).get("cell_id", cell_id)
-        if cell_id is not None and searched_cell != cell_id:
-            raise ValueError(f"it is the search of {searched_cell}")
-        confirmed = {p.value for p in found.probes if p.status == Status.OK}
-        if found.value is not None and found.probes and found.value not in confirmed:
-            raise ValueError(
-                f"its value {found.value} is none of its ok probes' {sorted(confirmed)}"
-            )
-        return found
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        return read_result(path, cell_id)
+    except READ_ERRORS as err:
         return SearchResult(
             Status.FAILED, None, f"no readable max batch search result {path}: {err}"
         )
+
+
+def recorded_other_value(manifest: Path, option: str, value: int | None) -> bool:
+    """Whether a `max` cell's run trained at another value of the searched option (batch_size,
+    or a swept option) than its search's result holds now: a result changed with its mtime kept
+    (`cp -p`, `touch -r`) would otherwise leave runs of two values in one cell."""
+    try:
+        data = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        return False  # no record (nothing to redo) or an unreadable one (the tables' parse_error)
+    if not isinstance(data, dict):
+        return False
+    if option == BATCH:
+        resolved = data.get("batch_size_resolved")
+    else:
+        resolved = (data.get("options_resolved") or {}).get(option)
+    return value is not None and resolved != value
