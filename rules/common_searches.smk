@@ -26,7 +26,7 @@ def max_batch_params(wildcards):
 
 @job_function
 def decision_inputs(wildcards):
-    return CAMPAIGN.cell_manifests(wildcards.cell, int(wildcards.runs))
+    return CAMPAIGN.decision_inputs(wildcards.cell, int(wildcards.runs))
 
 
 @job_function

@@ -79,6 +79,15 @@ def test_a_noisy_cell_gets_more_runs_up_to_max_and_a_laxer_target_stops_it_early
     assert (cell.runs_planned, cell.runs_done) == (2, 2)
     assert sorted(tables(tmp_path, "runs.tsv").repeat) == [1, 2]
 
+    # the first target again, Snakemake's records lost: the decision made with the lax target
+    # is made again (it records its settings), and the cell has its four runs back, none redone
+    shutil.rmtree(tmp_path / ".snakemake")
+    proc = snakemake(tmp_path, "--cores", "2", "--configfile", "config.yaml")
+    assert "run_cell" not in proc.stderr + proc.stdout
+    assert json.loads((decisions / "after_r2.json").read_text())["more"]
+    cell = tables(tmp_path, "cells.tsv").set_index("cell_id").loc[CELL]
+    assert (cell.runs_planned, cell.runs_done) == (4, 4)
+
 
 def test_a_plain_repeats_suite_plans_the_same_jobs_as_before(tmp_path):
     shutil.copy(TINY_SUITE, tmp_path / "config.yaml")

@@ -27,6 +27,7 @@ from dlperf.launch.allocation import Allocation, LocalMachine, allocate
 from dlperf.launch.measured import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
+from dlperf.measure.decision import DECISION_KEYS, recorded_settings_digest, settings_digest
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S, PlanError
 from dlperf.plan.maxbatch import (
@@ -49,7 +50,7 @@ TABLES_KEYS = ("cases", "window", "repeats", "variance", "adaptive_repeats")
 REPORT_KEYS = ("name", "report", "baselines", "repeats", "window", "backend", "device",
                "time_limit_min", "cases")  # fmt: skip
 PLAN_KEYS = ("cases", "repeats", "site", "time_limit_min", "backend", "device")
-ADAPTIVE_KEYS = ("window", "repeats", "adaptive_repeats")
+ADAPTIVE_KEYS = DECISION_KEYS
 
 
 @dataclass(frozen=True)
@@ -275,6 +276,16 @@ class Campaign:
                 if log.st_mtime_ns > manifest.st_mtime_ns:
                     changed.append([path, log.st_mtime_ns, log.st_size])
         return changed
+
+    def decision_inputs(self, cell_id: str, runs: int) -> dict[str, list[str]]:
+        """A repeat decision's inputs: the runs it reads, and a stamp that remakes it when it was
+        made with other settings (its recorded digest), also with Snakemake's records lost."""
+        decision = self.results.repeat_decision(cell_id, runs)
+        stale = decision.exists() and recorded_settings_digest(decision) != settings_digest(
+            self.config
+        )
+        stamp = self.results.remake(f"repeats/{cell_id}/after_r{runs}")
+        return self.cell_manifests(cell_id, runs) | {"remake": stamp_inputs(stamp, decision, stale)}
 
     def cell_manifests(self, cell_id: str, runs: int) -> dict[str, list[str]]:
         """The manifests of a cell's first `runs` runs (what a repeat decision reads)."""

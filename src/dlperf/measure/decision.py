@@ -7,6 +7,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from dlperf.util import json_digest
+
+# What a decision is made with besides its runs: recorded in it (settings_digest), so one made
+# with others is made again also when Snakemake's records (.snakemake/) are lost
+DECISION_KEYS = ("window", "repeats", "adaptive_repeats")
 
 
 @dataclass(frozen=True)
@@ -18,6 +25,20 @@ class Decision:
     reason: str
     rel_ci_width: float | None  # (ci_high - ci_low) / median of the ok runs; None without a CI
     ci_level: float | None
+    settings_digest: str = ""  # of the suite's DECISION_KEYS it was made with
+
+
+def settings_digest(config: dict[str, Any]) -> str:
+    """The digest of the settings a decision is made with."""
+    return json_digest({key: config.get(key) for key in DECISION_KEYS})
+
+
+def recorded_settings_digest(path: Path) -> str | None:
+    """The settings digest a decision on disk records (None: unreadable, or made before)."""
+    try:
+        return str(json.loads(path.read_text())["settings_digest"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def wants_more(path: Path) -> bool:

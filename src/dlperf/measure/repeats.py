@@ -23,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from dlperf.measure.decision import Decision
+from dlperf.measure.decision import Decision, settings_digest
 from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window
 from dlperf.measure.variance import repeats_needed
@@ -64,7 +64,8 @@ def decision_rule(smk: Any) -> None:
     )
     log.info("%s after %d runs: more=%s (%s)", decision.cell_id, decision.runs, decision.more,
              decision.reason)  # fmt: skip
-    atomic_write_json(Path(smk.output[0]), asdict(decision))
+    recorded = asdict(decision) | {"settings_digest": settings_digest(config)}
+    atomic_write_json(Path(smk.output[0]), recorded)
 
 
 def cell_runs_rule(smk: Any) -> None:
