@@ -88,6 +88,14 @@ def test_a_noisy_cell_gets_more_runs_up_to_max_and_a_laxer_target_stops_it_early
     cell = tables(tmp_path, "cells.tsv").set_index("cell_id").loc[CELL]
     assert (cell.runs_planned, cell.runs_done) == (4, 4)
 
+    # a run the decisions added, its manifest deleted: asked for by name and redone, as a
+    # planned run is (it stayed in the tables, from nothing on disk)
+    (tmp_path / f"results/runs/{CELL}/r3/manifest.json").unlink()
+    proc = snakemake(tmp_path, "--cores", "2", "--configfile", "config.yaml")
+    assert (tmp_path / f"results/runs/{CELL}/r3/manifest.json").exists()
+    runs = tables(tmp_path, "runs.tsv")
+    assert sorted(runs.repeat) == [1, 2, 3, 4] and set(runs.status) == {"ok"}
+
 
 def test_a_plain_repeats_suite_plans_the_same_jobs_as_before(tmp_path):
     shutil.copy(TINY_SUITE, tmp_path / "config.yaml")

@@ -414,7 +414,19 @@ class Campaign:
         reports = self.report_outputs()
         if not self.results.cells.exists():
             return reports
-        return reports + [m for m in self.all_manifests() if not os.path.exists(m)]
+        wanted = self.all_manifests() + self.adaptive_manifests()
+        return reports + [m for m in dict.fromkeys(wanted) if not os.path.exists(m)]
+
+    def adaptive_manifests(self) -> list[str]:
+        """The runs beyond `repeats` that the cells' decisions added (their runs.json lists): one
+        deleted is asked for by name too, as a planned run is."""
+        found: list[str] = []
+        for path in map(Path, self.adaptive_run_lists()):
+            try:
+                found += [str(m) for m in json.loads(path.read_text())["manifests"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # none yet, or unreadable: its rule remakes it
+        return found
 
 
 # The package code each rule after the runs executes: its modules' import closure (which
