@@ -5,7 +5,8 @@ import json
 import os
 from pathlib import Path
 
-from dlperf.campaign import Campaign, job_function
+from dlperf.campaign import Campaign
+from dlperf.rulecode import job_function
 from dlperf.errors import ConfigError
 from dlperf.matrix import CELL_ID_RE
 from dlperf.paths import RUN_LOG_PATTERN, RUN_MANIFEST_PATTERN

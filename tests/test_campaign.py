@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dlperf.campaign import RULE_CODE, Campaign, job_function, rule_code
+from dlperf.campaign import Campaign
 from dlperf.errors import ConfigError
 from dlperf.launch.measured import measure_of
 from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S
+from dlperf.rulecode import RULE_CODE, job_function, rule_code
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = {

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import json
 import os
 import sys
@@ -20,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import dlperf
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.config import Suite, resolve_baselines, snakemake_config
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
@@ -31,14 +29,14 @@ from dlperf.measure.decision import DECISION_KEYS, recorded_settings_digest, set
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S, PlanError
 from dlperf.plan.maxbatch import (
-    READ_ERRORS,
-    read_result,
+    found_value,
     recorded_other_value,
     recorded_search_digest,
     search_params,
     searched,
 )
 from dlperf.plan.plan import make_plan, plan_text, run_priorities
+from dlperf.rulecode import rule_code
 from dlperf.util import json_digest, stamp_inputs
 
 T = TypeVar("T")
@@ -50,7 +48,6 @@ TABLES_KEYS = ("cases", "window", "repeats", "variance", "adaptive_repeats")
 REPORT_KEYS = ("name", "report", "baselines", "repeats", "window", "backend", "device",
                "time_limit_min", "cases")  # fmt: skip
 PLAN_KEYS = ("cases", "repeats", "site", "time_limit_min", "backend", "device")
-ADAPTIVE_KEYS = DECISION_KEYS
 
 
 @dataclass(frozen=True)
@@ -183,7 +180,7 @@ class Campaign:
         run = self.results.run(cell_id, repeat)
         other_value = False
         if option:  # a run recorded at another value than the search's is redone too
-            value = self.once("found", cell_id, lambda: _found_value(result, cell_id))
+            value = self.once("found", cell_id, lambda: found_value(result, cell_id))
             other_value = recorded_other_value(run.manifest, option, value)
         redo = redo_inputs(run, self.measure_digest(cell_id), other_value)
         return self.environment_pins(cell_id) + search + redo
@@ -220,7 +217,7 @@ class Campaign:
         digest = json_digest(json.loads(self.search_json(cell_id)))
         # a result it cannot use (a value none of its probes confirmed: edited by hand) too
         stale = result.exists() and (
-            recorded_search_digest(result) != digest or _found_value(result, cell_id) is None
+            recorded_search_digest(result) != digest or found_value(result, cell_id) is None
         )
         return self.environment_pins(cell_id) + stamp_inputs(
             self.results.max_batch(cell_id).redo, result, stale
@@ -321,7 +318,7 @@ class Campaign:
     def adaptive_params(self, cell_id: str, runs: int) -> str:
         """A repeat decision's settings, and its runs' task logs edited since they ran."""
         edited = self.edited_logs((cell_id, r) for r in range(1, runs + 1))
-        return json.dumps(self._settings(ADAPTIVE_KEYS) | {"edited_logs": edited}, sort_keys=True)
+        return json.dumps(self._settings(DECISION_KEYS) | {"edited_logs": edited}, sort_keys=True)
 
     def report_params(self) -> str:
         """Every setting the report shows or uses: a change re-renders it, never leaves it
@@ -427,63 +424,3 @@ class Campaign:
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # none yet, or unreadable: its rule remakes it
         return found
-
-
-# The package code each rule after the runs executes: its modules' import closure (which
-# tests/test_campaign.py checks against dlperf.workloads.code_files) and the data files they read.
-# Editing any of it remakes what the rule made, and never reruns a run: an upgrade of dlperf that
-# judges runs differently (a new check of a record) rebuilds the tables that showed them.
-_CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
-              "launch/record.py", "launch/measured.py", "config.py", "defaults.py", "layers.py", "schemas", "errors.py",
-              "jsontypes.py", "logline.py", "matrix.py", "paths.py", "status.py", "util.py",
-              "vocabulary.py", "flops.py", "peaks.py", "workloads/__init__.py",
-              "workloads/options.py",
-              # the adapters' phrases (lacks, evidence) are the report catalog's
-              "report/__init__.py", "report/i18n.py", "report/mdtext.py", "report/locales")  # fmt: skip
-RULE_CODE = {
-    "tables": (*_CORE_CODE, "workflow.py"),
-    "repeat_decision": _CORE_CODE,
-    "adaptive_runs": _CORE_CODE,
-    "plan": (*_CORE_CODE, "plan"),
-    "report": (*_CORE_CODE, "plan", "report"),
-}
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def job_function(function: F) -> F:
-    """An input, params or priority function, its signature stated once: Snakemake inspects a
-    function's signature on every call, a few times a job (a tenth of a 5,000-job dry run)."""
-    function.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
-    return function
-
-
-def rule_code(rule: str) -> list[str]:
-    """The source and data files of dlperf that `rule` runs (RULE_CODE): its `code` input."""
-    return package_files(*RULE_CODE[rule])
-
-
-@functools.cache
-def package_files(*names: str) -> list[str]:
-    """Source files of the dlperf package (modules or subpackages) a rule's output depends on."""
-    root = Path(dlperf.__file__).parent
-    files: list[str] = []
-    for name in names:
-        path = root / name
-        if path.is_dir():
-            files += sorted(
-                str(p) for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-            )
-        else:
-            files.append(str(path))
-    return files
-
-
-def _found_value(result: Path, cell_id: str) -> int | None:
-    """The value a cell's search found, where its result can be used (None: not searched yet,
-    found none, or a result that cannot be trusted: maxbatch.read_result)."""
-    try:
-        return read_result(result, cell_id).value
-    except READ_ERRORS:
-        return None

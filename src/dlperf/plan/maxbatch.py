@@ -250,3 +250,12 @@ def recorded_other_value(manifest: Path, option: str, value: int | None) -> bool
     else:
         resolved = (data.get("options_resolved") or {}).get(option)
     return value is not None and resolved != value
+
+
+def found_value(result: Path, cell_id: str) -> int | None:
+    """The value a cell's search found, where its result can be used (None: not searched yet,
+    found none, or a result that cannot be trusted: read_result)."""
+    try:
+        return read_result(result, cell_id).value
+    except READ_ERRORS:
+        return None
