@@ -1009,7 +1009,8 @@ def test_hugectr_vocabulary_and_embedding_width_as_dlperf_set_them(
     assert by_name["sparse_embedding2"]["sparse_embedding_hparam"]["embedding_vec_size"] == 1
     assert by_name["reshape1"]["leading_dim"] == 32 * 26
     # 0 (the default) leaves the template alone and stays out of the measure
-    assert "vocab_size" not in hugectr.measured_options({})
+    cell = Cell("hugectr", "wide_deep", "fp32", False, 16384, Layout(4, 8))
+    assert "vocab_size" not in hugectr.measured_options(cell, {})
     plain = context(
         hugectr,
         "wide_deep",

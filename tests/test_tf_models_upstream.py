@@ -158,7 +158,8 @@ def test_steps_per_loop_is_release_current_only_and_leaves_dlperf_v1_cells_as_th
     with pytest.raises(ConfigError, match="steps_per_loop: only release current"):
         adapter.check_case(case | {"options": {"steps_per_loop": 5}})
     adapter.check_case(case | {"options": CURRENT | {"steps_per_loop": 5}})
-    assert "steps_per_loop" not in adapter.measured_options({})
+    cell = Cell("tensorflow2", "resnet50", "fp32", False, 2, Layout(1, 1))
+    assert "steps_per_loop" not in adapter.measured_options(cell, {})
     assert adapter.resolved_options(CURRENT)["steps_per_loop"] == 100
 
 

@@ -94,8 +94,11 @@ def test_default_release_is_dlperf_v1_and_left_out_of_the_measure(name: str):
     a run is still launched with it."""
     adapter = get_adapter(name)
     assert adapter.options["release"] == DEFAULT_RELEASE
-    assert "release" not in adapter.measured_options({})
-    assert adapter.measured_options({"release": DEFAULT_RELEASE}) == adapter.measured_options({})
+    cell = Cell(name, "resnet50", "fp32", False, 8, Layout(1, 1))
+    assert "release" not in adapter.measured_options(cell, {})
+    assert adapter.measured_options(cell, {"release": DEFAULT_RELEASE}) == adapter.measured_options(
+        cell, {}
+    )
     assert adapter.resolved_options({})["release"] == DEFAULT_RELEASE
     assert adapter.release(adapter.resolved_options({})) is None
 
@@ -806,7 +809,7 @@ def test_megatron_current_without_data_runs_on_mock_data(tmp_path: Path):
     assert adapter.skip_reason(cell, adapter.resolved_options(CURRENT)) is None
     assert "data_dir" in adapter.skip_reason(cell, adapter.resolved_options({}))
     # the new options at their defaults are no part of what a run measures
-    assert "vocab_size" not in adapter.measured_options(CURRENT)
+    assert "vocab_size" not in adapter.measured_options(cell, CURRENT)
     assert adapter.resolved_options(CURRENT)["vocab_size"] == 50257  # launched with it
 
 
@@ -848,7 +851,8 @@ def test_sources_dir_is_the_checkout_dlperf_sources_places(
     commit = adapter.source_of(model, adapter.resolved_options(options)).tag
     assert "/s/" + script.format(commit) in cmd
     assert adapter.resolved_options(options)["sources_dir"] == "/s/"
-    assert "sources_dir" not in adapter.measured_options(CURRENT)  # unset: measured as before
+    cell = Cell(name, model, precision, False, 8, Layout(1, 1))
+    assert "sources_dir" not in adapter.measured_options(cell, CURRENT)  # unset: measured as before
     both = options | {"source_root": "/r"}
     cmd = adapter.command(context(adapter, model, "1n1g", 0, precision, False, tmp_path, both))
     assert not any("/s/" in a for a in cmd)

@@ -174,9 +174,10 @@ class Adapter(ABC):
         """Every option with its default: what a run is launched with."""
         return {**self.options, **options}
 
-    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def measured_options(self, cell: Cell, options: dict[str, Any]) -> dict[str, Any]:
         """The options a cell's measure states (dlperf.launch.measured.measure_of): the resolved
-        ones, less any an adapter keeps out so cells stay fresh across a new option."""
+        ones, less any an adapter keeps out so cells stay fresh across a new option, or that
+        this cell's command does not pass (a change of it must not rerun the cell)."""
         return self.resolved_options(options)
 
     def steps_for(self, warmup: int, measure: int, options: Mapping[str, Any] | None = None) -> int:

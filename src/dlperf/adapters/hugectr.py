@@ -86,10 +86,10 @@ class HugeCTR(UpstreamAdapter):
         ),
     }
 
-    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def measured_options(self, cell: Cell, options: dict[str, Any]) -> dict[str, Any]:
         """As every upstream adapter's, less vocab_size and deep_embedding_vec_size at 0 (the
         template's): cells that do not set them measure (and stay fresh) as before they existed."""
-        measured = super().measured_options(options)
+        measured = super().measured_options(cell, options)
         for key in JSON_ONLY_OPTIONS:
             if not measured.get(key):
                 measured.pop(key, None)

@@ -112,10 +112,10 @@ class TensorFlow2(UpstreamAdapter):
                     "(DLPerf v1.0's scripts log every 100 steps)"
                 )
 
-    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def measured_options(self, cell: Cell, options: dict[str, Any]) -> dict[str, Any]:
         """steps_per_loop only where release current runs (DLPerf v1.0's cells measure, and are
         fresh, as before the option existed)."""
-        measured = super().measured_options(options)
+        measured = super().measured_options(cell, options)
         if self.release_name(measured) != "current":
             measured.pop("steps_per_loop", None)
         return measured

@@ -204,11 +204,11 @@ class UpstreamAdapter(Adapter):
             return {"enum": [DEFAULT_RELEASE, *self.releases]}
         return super().option_schema(key)
 
-    def measured_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def measured_options(self, cell: Cell, options: dict[str, Any]) -> dict[str, Any]:
         """The resolved options less the `quiet_options` at their defaults: `release` when it is
         DLPerf v1.0's, `sources_dir` when unset (so cells of the default release measure, and are
         fresh, exactly as before these options existed). The run is launched with all of them."""
-        measured = super().measured_options(options)
+        measured = super().measured_options(cell, options)
         for key in self.quiet_options:
             if key in measured and measured[key] == self.options[key]:
                 del measured[key]

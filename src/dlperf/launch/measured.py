@@ -34,7 +34,7 @@ def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
     window = config["window"]
     measure = {
         "cell": spec.cell.key(),
-        "options": adapter.measured_options(spec.options),
+        "options": adapter.measured_options(spec.cell, spec.options),
         "steps": adapter.steps_for(
             window["warmup"], window["measure"], adapter.resolved_options(spec.options)
         ),
