@@ -19,13 +19,13 @@ from dlperf.measure.tables import cells_table, planned_cells
 from dlperf.measure.variance import VarianceSettings
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.facts import parse_facts
-from dlperf.paths import RunPaths
+from dlperf.paths import MaxBatchPaths, RunPaths
 
 CELL = Cell.parse("pytorch.resnet50.fp32.noxla.b4.1n2g")
 WINDOW = Window(warmup=2, measure=5)
 
 
-def rank_log(rank: int, steps: int = 9, step_s: float = 0.1) -> str:
+def rank_log(rank: int, steps: int = 9, step_s: float = 0.1, samples: int = 4) -> str:
     lines = [logline.format_line(logline.CONFIG, model="resnet50", model_config="{}")]
     for step in range(1, steps + 1):
         start, end = 100 + (step - 1) * step_s, 100 + step * step_s
@@ -34,7 +34,7 @@ def rank_log(rank: int, steps: int = 9, step_s: float = 0.1) -> str:
                 logline.STEP,
                 rank=rank,
                 step=step,
-                samples=4,
+                samples=samples,
                 start=f"{start:.6f}",
                 end=f"{end:.6f}",
             )
@@ -237,25 +237,54 @@ def test_one_run_at_4_1_beside_two_at_57_is_flagged_and_kept_in_the_median(tmp_p
     assert cell["batch_size_resolved"] == 4
 
 
-def test_a_max_cell_parses_and_reports_the_batch_size_its_search_found(tmp_path):
-    cell = Cell.parse("pytorch.resnet50.fp32.noxla.bmax.1n1g")
-    paths = RunPaths(cell.id, 1, tmp_path)
+def write_max_run(root: Path, cell: Cell, repeat: int, batch: int) -> Path:
+    """An ok run of a `max` cell that trained at `batch` (its step lines say so)."""
+    paths = RunPaths(cell.id, repeat, root)
     paths.dir.mkdir(parents=True)
-    (paths.dir / "rank0.log").write_text(rank_log(0))
+    (paths.dir / "rank0.log").write_text(rank_log(0, samples=batch))
     manifest = {
         "cell": cell.key(),
-        "repeat": 1,
+        "repeat": repeat,
         "status": "ok",
-        "batch_size_resolved": 48,
+        "batch_size_resolved": batch,
         "adapter": {"name": "pytorch"},
         "measure": {"options": {}},
         "tasks": [{"task": 0, "log": "rank0.log"}],
     }
     paths.manifest.write_text(json.dumps(manifest))
-    runs, _ = runs_table([paths.manifest], WINDOW)
+    return paths.manifest
+
+
+def test_a_max_cell_parses_and_reports_the_batch_size_its_search_found(tmp_path):
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.bmax.1n1g")
+    runs, _ = runs_table([write_max_run(tmp_path, cell, 1, 48)], WINDOW)
+    assert runs.loc[0, "status"] == "ok"
     assert runs.loc[0, "batch_size"] == "max" and runs.loc[0, "batch_size_resolved"] == 48
+    assert runs.loc[0, "throughput_samples_per_s"] == pytest.approx(480)  # 48 per 0.1 s
     cells = cells_table(runs, planned_cells([CellSpec(cell, {})]), WINDOW, 1)
     assert cells.loc[0, "batch_size_resolved"] == 48 and cells.loc[0, "flags"] == ""
+
+
+def test_a_max_run_at_another_value_than_its_search_holds_is_stale_not_pooled(tmp_path):
+    """A search result changed after the cell's runs (its mtime kept, so read before the redo):
+    the run at the old value is `stale` naming the result, and the cell's median is the runs at
+    the value the result holds, alone."""
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.bmax.1n1g")
+    result = MaxBatchPaths(cell.id, tmp_path).result
+    result.parent.mkdir(parents=True)
+    probes = [{"value": 64, "status": "ok", "full_length": True}]
+    result.write_text(json.dumps({"status": "ok", "value": 64, "detail": "", "probes": probes}))
+    manifests = [write_max_run(tmp_path, cell, 1, 48), write_max_run(tmp_path, cell, 2, 64)]
+    runs, _ = runs_table(manifests, WINDOW)
+    assert runs["status"].tolist() == ["stale", "ok"]
+    assert (
+        f"trained at batch_size 48; its search ({result}) now holds 64"
+        in runs.loc[0, "status_detail"]
+    )
+    cells = cells_table(runs, planned_cells([CellSpec(cell, {})]), WINDOW, 2)
+    assert cells.loc[0, "throughput_median"] == pytest.approx(640)
+    assert cells.loc[0, "batch_size_resolved"] == 64 and cells.loc[0, "flags"] == ""
+    assert cells.loc[0, "runs_ok"] == 1
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,9 @@ from dlperf.parse.checks import (
 )
 from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, ParseResult, StepRecord
-from dlperf.paths import RunPaths, run_json
+from dlperf.paths import MaxBatchPaths, RunPaths, run_json
+from dlperf.plan.maxbatch import BATCH, found_value, recorded_other_value, searched_in
+from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
@@ -142,6 +144,7 @@ def _run_row(
     if row["workload_wall_s"] and row["noticed_at"] and row["submitted_at"]:
         row["harness_overhead_s"] = row["noticed_at"] - row["submitted_at"] - row["workload_wall_s"]
     stale = record.stale_against((expected_measures or {}).get(record.cell_id))
+    stale = stale or _other_value_than_search(record, manifest_path)
     if stale:
         row |= {"status": Status.STALE, "status_detail": stale}
         return RunRow(record, row, [], None)
@@ -179,6 +182,29 @@ def _run_row(
             row["ranks"] = result.ranks if not per_node else len(logs)
             row |= figures
     return RunRow(record, row, records, result)
+
+
+def _other_value_than_search(record: RunRecord, manifest_path: Path) -> str:
+    """Why a `max` cell's run is not its figure: it trained at another value than the cell's
+    search holds now (a result changed after the run: the run is redone, and until then its
+    figure must not pool with runs at the new value). '' otherwise."""
+    option = searched_in(record.planned_cell, record.measured_options)
+    if option is None:
+        return ""
+    result = MaxBatchPaths(record.cell_id, RunPaths.of_manifest(manifest_path).root).result
+    value = found_value(result, record.cell_id)
+    if not recorded_other_value(manifest_path, option, value):
+        return ""
+    trained = record.trained_batch_size if option == BATCH else record.options_resolved.get(option)
+    return english(
+        Phrase.of(
+            "detail.stale_value",
+            option=option,
+            trained=str(trained),
+            value=str(value),
+            result=str(result),
+        )  # fmt: skip
+    )
 
 
 def _reported(parsed: ParseResult, window: Window, name: str) -> float:

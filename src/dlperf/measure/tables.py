@@ -74,7 +74,7 @@ def cell_figures(
     ok = ok_runs["throughput_samples_per_s"].astype(float).tolist()
     s = spread(ok)
     flags = cell_flags(group, variance)
-    batch, batch_note = _cell_batch_size(group)
+    batch, batch_note = _cell_batch_size(ok_runs if len(ok_runs) else group)
     if batch_note:
         flags["flags"] = "; ".join(filter(None, [flags["flags"], batch_note]))
     statuses = group["status"].value_counts().to_dict()
@@ -102,7 +102,8 @@ def cell_figures(
 
 
 def _cell_batch_size(group: pd.DataFrame) -> tuple[Any, str]:
-    """The batch size the cell's runs trained with, and a note when they disagree."""
+    """The batch size the cell's runs (its ok ones, where it has any: its figures') trained
+    with, and a note when they disagree."""
     if "batch_size_resolved" not in group.columns:
         return None, ""
     values = pd.to_numeric(group["batch_size_resolved"], errors="coerce").dropna().astype(int)
