@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_tables import WINDOW, rank_log, write_run
@@ -10,7 +11,8 @@ from test_tables import WINDOW, rank_log, write_run
 from dlperf.config import load
 from dlperf.errors import ConfigError
 from dlperf.measure.decision import wants_more
-from dlperf.measure.repeats import decide
+from dlperf.measure.repeats import adaptive_manifests, decide
+from dlperf.paths import RunPaths
 
 CELL_ID = "pytorch.resnet50.fp32.noxla.b4.1n2g"
 
@@ -82,3 +84,29 @@ def test_a_decision_that_cannot_be_read_names_its_file(tmp_path, text, message):
     assert str(err.value).startswith(f"{path}: ")
     path.write_text(json.dumps({"more": False}))
     assert wants_more(path) is False
+
+
+@pytest.mark.parametrize(
+    "repeats, runs, why",
+    [
+        ([1, 2, 3], 3, ""),
+        ([1, 3], 2, "a run left out"),
+        ([1, 2], 3, "a count the list does not hold"),
+        ([2, 3, 4], 3, "not from r1"),
+    ],
+)
+def test_the_tables_take_a_cells_adaptive_runs_only_as_every_run_from_r1(
+    tmp_path, repeats, runs, why
+):
+    """The runs an adaptive cell got (its runs.json) are all its runs: one edited by hand to
+    leave a run out would pick the median; it is refused naming the file."""
+    cell_dir = tmp_path / "repeats" / CELL_ID
+    cell_dir.mkdir(parents=True)
+    listed = [str(RunPaths(CELL_ID, k, tmp_path).manifest) for k in repeats]
+    path = cell_dir / "runs.json"
+    path.write_text(json.dumps({"cell_id": CELL_ID, "runs": runs, "manifests": listed}))
+    if not why:
+        assert adaptive_manifests([path]) == ([Path(m) for m in listed], {CELL_ID: 3})
+        return
+    with pytest.raises(ValueError, match=f"{path}: not every run of {CELL_ID} from r1"):
+        adaptive_manifests([path])

@@ -90,11 +90,21 @@ def cell_runs_rule(smk: Any) -> None:
 
 
 def adaptive_manifests(lists: Iterable[Path]) -> tuple[list[Path], dict[str, int]]:
-    """The run manifests named by the cells' adaptive_runs files, and each cell's run count."""
+    """The run manifests named by the cells' adaptive_runs files, and each cell's run count.
+    A list is every run of its cell, r1 to its count: ValueError naming the file for one that is
+    not (edited by hand: a run left out would leave the median to whoever picked the runs)."""
     manifests: list[Path] = []
     planned: dict[str, int] = {}
-    for path in lists:
-        data = json.loads(Path(path).read_text())
-        manifests += [Path(p) for p in data["manifests"]]
-        planned[data["cell_id"]] = int(data["runs"])
+    for path in map(Path, lists):
+        data = json.loads(path.read_text())
+        cell_id, listed = path.parent.name, [Path(p) for p in data["manifests"]]
+        runs = [RunPaths.of_manifest(m) for m in listed]
+        every_run = [(cell_id, k) for k in range(1, len(listed) + 1)]
+        if [(r.cell_id, r.repeat) for r in runs] != every_run or data["runs"] != len(listed):
+            raise ValueError(
+                f"{path}: not every run of {cell_id} from r1 (edited by hand?); delete it and "
+                "the workflow lists them again"
+            )
+        manifests += listed
+        planned[cell_id] = len(listed)
     return manifests, planned
