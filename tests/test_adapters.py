@@ -25,8 +25,8 @@ from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import expand_hostlist
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.errors import ConfigError
+from dlperf.i18n import english
 from dlperf.matrix import Cell, Layout
-from dlperf.report.i18n import english
 from dlperf.vocabulary import MODELS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"

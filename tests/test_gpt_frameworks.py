@@ -19,8 +19,8 @@ import pytest
 from dlperf import logline
 from dlperf.adapters import get_adapter
 from dlperf.flops import DecoderShape, decoder_training_flops_per_sequence
+from dlperf.i18n import english
 from dlperf.matrix import Cell, Layout
-from dlperf.report.i18n import english
 
 if TYPE_CHECKING:
     from conftest import WorkloadRun, WorkloadRuns

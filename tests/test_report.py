@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from dlperf.config import validate
+from dlperf.i18n import Phrase, Translator, catalog, english, languages, placeholders
 from dlperf.matrix import expand_case
 from dlperf.measure.runs import RUN_COLUMNS, STEP_COLUMNS
 from dlperf.measure.stats import Window
@@ -25,7 +26,6 @@ from dlperf.measure.tables import CELL_TABLE_COLUMNS, cells_table, planned_cells
 from dlperf.plan.rule import write_plan
 from dlperf.report import fmt, plots
 from dlperf.report import names as report_names
-from dlperf.report.i18n import Phrase, Translator, catalog, english, languages, placeholders
 from dlperf.report.load import load_baseline
 from dlperf.report.render import load_report_data, make_plots, parse_target, render_reports
 
@@ -1077,7 +1077,7 @@ def test_report_modules_import_no_cycle() -> None:
 def test_reasons_are_told_from_the_tables_values() -> None:
     """The report words a run's reason, an outlier and a cell's flags from structured values;
     English text columns are shown (as recorded text) only where a table lacks the values."""
-    from dlperf.report.i18n import Translator
+    from dlperf.i18n import Translator
     from dlperf.report.reasons import (
         Limits,
         cell_flags,
@@ -1227,7 +1227,7 @@ def test_dlperfs_own_run_details_are_said_in_the_reports_language(
 def test_every_recorded_detail_phrase_is_recognised_back() -> None:
     """Each detail.* phrase of the catalog, as a run records it in English, is recognised as
     itself (no two templates read the same sentence), and said in every language."""
-    from dlperf.report.i18n import DETAIL, NESTED, NUMBERS, recognise
+    from dlperf.i18n import DETAIL, NESTED, NUMBERS, recognise
 
     for key, text in catalog("en").items():
         if not key.startswith(DETAIL):
@@ -1265,8 +1265,8 @@ def test_the_chinese_report_says_a_real_amp_skip_in_chinese(
 
 
 def test_solver_status_in_words() -> None:
+    from dlperf.i18n import Translator
     from dlperf.plan.milp import MILP_FEASIBLE, MILP_METHOD
-    from dlperf.report.i18n import Translator
     from dlperf.report.planinfo import solver_text
 
     en, zh = Translator("en"), Translator("zh")

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from dlperf.config import validate
+from dlperf.i18n.mdtext import code, escape, fenced
 from dlperf.matrix import Cell
 from dlperf.measure.runs import RUN_COLUMNS
 from dlperf.measure.tables import CELL_TABLE_COLUMNS, write_table
-from dlperf.report.mdtext import code, escape, fenced
 from dlperf.report.render import render_reports
 
 ONE = "pytorch.resnet50.fp32.noxla.b8.1n1g"

@@ -278,7 +278,7 @@ def test_a_max_run_at_another_value_than_its_search_holds_is_stale_not_pooled(tm
     runs, _ = runs_table(manifests, WINDOW)
     assert runs["status"].tolist() == ["stale", "ok"]
     assert (
-        f"trained at batch_size 48; its search ({result}) now holds 64"
+        f"trained at batch_size=48; its search ({result}) now holds 64"
         in runs.loc[0, "status_detail"]
     )
     cells = cells_table(runs, planned_cells([CellSpec(cell, {})]), WINDOW, 2)

@@ -325,7 +325,7 @@ def _adapters() -> int:
     from dlperf.adapters import REGISTRY
     from dlperf.adapters.builtin import BuiltinWorkload
     from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
-    from dlperf.report.i18n import english
+    from dlperf.i18n import english
     from dlperf.vocabulary import MODELS
 
     for name, cls in REGISTRY.items():

@@ -15,9 +15,9 @@ import jsonschema
 
 from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula
+from dlperf.i18n import Phrase, Text, english
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
-from dlperf.report.i18n import Phrase, Text, english
 from dlperf.vocabulary import LANGUAGE_MODELS
 
 # The type an option's default implies (bool before int: True is an int in Python).

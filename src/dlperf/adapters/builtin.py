@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, Launcher, TaskContext
 from dlperf.errors import ConfigError
+from dlperf.i18n import Phrase, Text, english
 from dlperf.matrix import Cell
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.records import ParseError, ParseResult
-from dlperf.report.i18n import Phrase, Text, english
 from dlperf.vocabulary import display_name
 from dlperf.workloads import code_digest
 from dlperf.workloads.options import OPTIONS, command_flags

@@ -13,8 +13,8 @@ from dlperf.adapters.base import Adapter, ModelSource
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
+from dlperf.i18n import Phrase, english
 from dlperf.matrix import Cell
-from dlperf.report.i18n import Phrase, english
 
 # the models both Keras 3 workloads (JAX and TensorFlow backends) train
 KERAS_HUB_MODELS: dict[str, ModelSource] = {

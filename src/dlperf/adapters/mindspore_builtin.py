@@ -16,7 +16,7 @@ from dlperf.adapters.builtin import (
     TINY_IN_TRANSFORMERS_NAMES,
     BuiltinWorkload,
 )
-from dlperf.report.i18n import Phrase
+from dlperf.i18n import Phrase
 
 
 class MindSporeBuiltin(BuiltinWorkload):

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import SPECIAL_CASES_LACKED, BuiltinWorkload
-from dlperf.report.i18n import Phrase
+from dlperf.i18n import Phrase
 
 
 class MXNetBuiltin(BuiltinWorkload):

@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.i18n import Phrase
 from dlperf.matrix import Cell
-from dlperf.report.i18n import Phrase
 from dlperf.workloads.options import COMPILE_MODE
 
 

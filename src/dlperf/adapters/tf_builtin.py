@@ -14,7 +14,7 @@ from dlperf.adapters.base import Adapter, ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS, KERAS_HUB_TINY, KERAS_LACKS
-from dlperf.report.i18n import Phrase
+from dlperf.i18n import Phrase
 
 
 class TensorFlowBuiltin(BuiltinWorkload):

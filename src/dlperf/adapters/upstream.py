@@ -37,11 +37,11 @@ from dlperf.adapters.launchers import (
 )
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
+from dlperf.i18n import Phrase, Text, english, recorded
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream import Parser, RunFacts
 from dlperf.parse.upstream.rows import rows_for
-from dlperf.report.i18n import Phrase, Text, english, recorded
 from dlperf.vocabulary import LANGUAGE_MODELS, PRECISIONS
 
 # The shared options' types beyond what their defaults say (Adapter.option_problem checks them)

@@ -14,11 +14,11 @@ import submitit
 from dlperf import logline
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
+from dlperf.i18n import Phrase, english
 from dlperf.launch.allocation import Allocation
 from dlperf.launch.record import RunRecord, log_fingerprint
 from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import load_task_outcomes
-from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status, worst
 from dlperf.util import atomic_write_text
 

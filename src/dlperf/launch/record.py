@@ -18,12 +18,12 @@ from typing import Any
 from dlperf import SCHEMA_VERSION, __version__
 from dlperf.adapters import Adapter, get_adapter
 from dlperf.adapters.base import Launcher
+from dlperf.i18n import Phrase, english
 from dlperf.jsontypes import conforms, shown, type_name
 from dlperf.launch.measured import MEASURE_FIELDS, measure_digest
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
-from dlperf.report.i18n import Phrase, english
 from dlperf.status import RUN_STATUSES, Status
 from dlperf.util import atomic_write_json
 

@@ -22,9 +22,9 @@ from typing import Any
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
+from dlperf.i18n import Phrase, english
 from dlperf.launch.facts import node_facts, visible_gpus
 from dlperf.launch.spec import RunSpec
-from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import submitit
 
+from dlperf.i18n import Phrase, english
 from dlperf.launch.allocation import Allocation
 from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import alive, load_task_outcomes
-from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status
 
 POLL_S = 0.25

@@ -15,6 +15,7 @@ import pandas as pd
 
 from dlperf import SCHEMA_VERSION
 from dlperf.adapters.base import Launcher
+from dlperf.i18n import Phrase, english
 from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell
 from dlperf.measure.efficiency import RUN_FIGURE_COLUMNS, run_figures
@@ -35,7 +36,6 @@ from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, ParseResult, StepRecord
 from dlperf.paths import MaxBatchPaths, RunPaths, run_json
 from dlperf.plan.maxbatch import BATCH, found_value, recorded_other_value, searched_in
-from dlperf.report.i18n import Phrase, english
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 

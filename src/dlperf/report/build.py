@@ -10,12 +10,12 @@ from typing import Any
 
 import pandas as pd
 
+from dlperf.i18n import Text
 from dlperf.launch.record import RunRecord
 from dlperf.report import fmt, names
 from dlperf.report.caveats import caveats
 from dlperf.report.groups import GroupBuilder
 from dlperf.report.headline import headline
-from dlperf.report.i18n import Text
 from dlperf.report.latency import LatencyTable
 from dlperf.report.load import MEASURED
 from dlperf.report.model import (

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
+from dlperf.i18n import Phrase, Series, Text
 from dlperf.matrix import Cell
 from dlperf.report import fmt
-from dlperf.report.i18n import Phrase, Series, Text
 from dlperf.report.load import MEASURED
 from dlperf.report.reasons import (
     CellRuns,

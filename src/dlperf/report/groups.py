@@ -10,10 +10,10 @@ from typing import Any
 
 import pandas as pd
 
+from dlperf.i18n import Text
 from dlperf.matrix import Cell, Layout
 from dlperf.report import fmt
 from dlperf.report.figures import figure_keys, format_figure
-from dlperf.report.i18n import Text
 from dlperf.report.load import MEASURED
 from dlperf.report.model import ABSENT, Column, Detail, Footnote, Group, PlotPoint, Row, TableCell
 from dlperf.report.names import column_label

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dlperf.i18n import Text
 from dlperf.report.caveats import Caveat
-from dlperf.report.i18n import Text
 from dlperf.report.latency import LatencyTable
 from dlperf.report.planinfo import PlanInfo
 from dlperf.report.provenance import ModelConfig, NodeEnv

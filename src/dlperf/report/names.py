@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dlperf.adapters import REGISTRY
-from dlperf.report.i18n import Phrase, Text
+from dlperf.i18n import Phrase, Text
 from dlperf.report.load import MEASURED
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dlperf.i18n import Phrase, Text
 from dlperf.plan.milp import (
     MILP_FEASIBLE,
     MILP_GAP_REL,
@@ -13,7 +14,6 @@ from dlperf.plan.milp import (
     MILP_NOT_RUN,
     MILP_OPTIMAL,
 )
-from dlperf.report.i18n import Phrase, Text
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import seaborn as sns
 from matplotlib import font_manager
 from matplotlib.figure import Figure
 
-from dlperf.report.i18n import Text
+from dlperf.i18n import Text
 from dlperf.report.model import Group
 from dlperf.report.special import Table
 from dlperf.util import atomic_path

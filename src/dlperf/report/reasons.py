@@ -1,4 +1,4 @@
-"""Why a figure is missing or doubtful, as phrases (dlperf.report.i18n): a run's reason, an
+"""Why a figure is missing or doubtful, as phrases (dlperf.i18n): a run's reason, an
 outlier's distance from its cell's median, a cell's flags.
 
 Each is composed from the tables' structured values (status, workload_wall_s, outlier, outlier_z,
@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dlperf.i18n import Phrase, Series, Text, recognise
+from dlperf.i18n import recorded as as_recorded
 from dlperf.measure.variance import VarianceSettings, outlier_scores
 from dlperf.report import fmt
-from dlperf.report.i18n import Phrase, Series, Text, recognise
-from dlperf.report.i18n import recorded as as_recorded
 from dlperf.report.load import MEASURED
 from dlperf.status import Status
 

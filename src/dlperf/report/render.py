@@ -21,14 +21,14 @@ import jinja2
 import pandas as pd
 
 from dlperf.errors import ConfigError
+from dlperf.i18n import Translator, catalog
+from dlperf.i18n.mdtext import Md, escape, fenced, one_line
+from dlperf.i18n.mdtext import code as code_span
 from dlperf.measure.stats import Window
 from dlperf.report.build import build_report
 from dlperf.report.caveats import KINDS as CAVEAT_KINDS
-from dlperf.report.i18n import Translator, catalog
 from dlperf.report.latency import PERCENTILES, latency_tables
 from dlperf.report.load import load_cells, load_tables, read_table
-from dlperf.report.mdtext import Md, escape, fenced, one_line
-from dlperf.report.mdtext import code as code_span
 from dlperf.report.model import Group, ReportData
 from dlperf.report.names import framework_name
 from dlperf.report.planinfo import plan_info

@@ -22,9 +22,9 @@ from typing import Any
 
 import pandas as pd
 
+from dlperf.i18n import Text
 from dlperf.matrix import sweep_slug
 from dlperf.report import fmt
-from dlperf.report.i18n import Text
 from dlperf.status import Status
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 

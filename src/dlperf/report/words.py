@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dlperf.report.i18n import Phrase, Series, Translator
+from dlperf.i18n import Phrase, Series, Translator
+from dlperf.i18n.mdtext import Md
+from dlperf.i18n.mdtext import code as code_span
 from dlperf.report.latency import LatencyTable
-from dlperf.report.mdtext import Md
-from dlperf.report.mdtext import code as code_span
 from dlperf.report.model import ABSENT, Group, ReportData
 from dlperf.report.names import framework_name
 from dlperf.status import Status

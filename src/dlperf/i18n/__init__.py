@@ -1,4 +1,5 @@
-"""Translation catalogs (report/locales/<lang>.yaml): every word of the report that is not data.
+"""Translation catalogs (locales/<lang>.yaml): every word of the report, and of what a run's record
+or an error says, that is not data.
 
 The report's model holds no words: a sentence it shows is a `Phrase` (a catalog key and the values
 it is filled in with), a `Series` of them, or a plain string of data (a name, an id, a number, raw
@@ -16,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from dlperf.report.mdtext import Md, escape
+from dlperf.i18n.mdtext import Md, escape
 
 
 class CatalogError(KeyError):
@@ -37,14 +38,14 @@ def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
 @functools.cache
 def catalog(lang: str) -> dict[str, str]:
     """The flat catalog of one language: dotted key -> text with {placeholders}."""
-    path = resources.files("dlperf.report").joinpath(f"locales/{lang}.yaml")
+    path = resources.files("dlperf.i18n").joinpath(f"locales/{lang}.yaml")
     if not path.is_file():
         raise CatalogError(f"no report language {lang!r} (no locales/{lang}.yaml)")
     return _flatten(yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
 def languages() -> list[str]:
-    root = resources.files("dlperf.report").joinpath("locales")
+    root = resources.files("dlperf.i18n").joinpath("locales")
     return sorted(p.name.removesuffix(".yaml") for p in root.iterdir() if p.name.endswith(".yaml"))
 
 
