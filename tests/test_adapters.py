@@ -26,7 +26,8 @@ from dlperf.adapters.hosts import expand_hostlist
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.errors import ConfigError
 from dlperf.i18n import english
-from dlperf.matrix import Cell, Layout
+from dlperf.launch.measured import measure_digest, measure_of
+from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.vocabulary import MODELS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -1079,3 +1080,25 @@ def test_an_upstream_sources_shared_options_are_typed_before_anything_runs(optio
     adapter.check_case(dict(case, options={"extra_args": ["--x", 1], "env": {"A": 2}}))
     with pytest.raises(ConfigError, match=message):
         adapter.check_case(dict(case, options=options))
+
+
+@pytest.mark.parametrize(
+    "framework, option, value, reached, other",
+    [
+        ("pytorch", "compile_mode", "reduce-overhead", "bert_base.fp32.xla.b2", "bert_base.fp32.noxla.b2"),
+        ("jax", "amp_on_cpu", "run", "resnet50.amp.xla.b2", "resnet50.fp32.xla.b2"),
+        ("tensorflow", "max_batch_size", {"resnet50": 9}, "resnet50.fp32.noxla.bmax", "resnet50.fp32.noxla.b2"),
+    ],
+)  # fmt: skip
+def test_an_option_reruns_only_the_cells_it_reaches(framework, option, value, reached, other):
+    """compile_mode reaches compiled cells, amp_on_cpu amp ones, max_batch_size `max` ones
+    (workloads.options.Option.reaches): a case that changes it reruns those alone; the others
+    measure it at its default, so cells measured before it was set keep their digest."""
+    config = {"window": {"warmup": 1, "measure": 2}, "device": "cpu"}
+
+    def digest(group_id: str, options: dict) -> str:
+        cell = Cell.parse(f"{framework}.{group_id}.1n1g")
+        return measure_digest(measure_of(CellSpec(cell, options), config))
+
+    assert digest(reached, {option: value}) != digest(reached, {})
+    assert digest(other, {option: value}) == digest(other, {})

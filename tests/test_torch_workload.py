@@ -11,8 +11,7 @@ import pytest
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.config import validate
 from dlperf.errors import ConfigError
-from dlperf.launch.measured import measure_digest, measure_of
-from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.matrix import Cell, Layout
 from dlperf.workloads import torch_train
 from dlperf.workloads.options import command_flags
 
@@ -143,22 +142,6 @@ def test_the_xla_column_compiles_in_the_mode_the_case_asks():
         validate({"cases": [dict(case, options={"compile_mode": "fast"})]})
     with pytest.raises(ConfigError, match=r"compile_mode"):
         validate({"cases": [dict(case, framework="jax", options={"compile_mode": "default"})]})
-
-
-def test_a_compile_mode_change_reruns_the_compiled_cells_alone():
-    """The mode is part of what a compiled cell measures, and of no eager cell's: a case that
-    lists xla [false, true] reruns only its xla cells when compile_mode changes."""
-    adapter = get_adapter("pytorch")
-    config = {"window": {"warmup": 1, "measure": 2}, "device": "cpu"}
-
-    def digest(xla: bool, mode: str) -> str:
-        cell = Cell("pytorch", "bert_base", "fp32", xla, 2, Layout(1, 1))
-        return measure_digest(measure_of(CellSpec(cell, {"compile_mode": mode}), config))
-
-    assert digest(True, "default") != digest(True, "reduce-overhead")
-    assert digest(False, "default") == digest(False, "reduce-overhead")
-    eager = Cell("pytorch", "bert_base", "fp32", False, 2, Layout(1, 1))
-    assert "compile_mode" not in adapter.measured_options(eager, adapter.resolved_options({}))
 
 
 def _command(adapter, xla: bool, options: dict) -> list[str]:

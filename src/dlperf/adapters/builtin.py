@@ -14,7 +14,7 @@ from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.records import ParseError, ParseResult
 from dlperf.vocabulary import display_name
 from dlperf.workloads import code_digest
-from dlperf.workloads.options import OPTIONS, command_flags
+from dlperf.workloads.options import EVERY, OPTIONS, command_flags
 
 
 def cpu_has_native_bf16() -> bool:
@@ -132,6 +132,19 @@ class BuiltinWorkload(Adapter):
         ):
             return english(Phrase.of("detail.amp_on_cpu", note=self.amp_on_cpu_note))
         return None
+
+    def measured_options(self, cell: Cell, options: dict[str, Any]) -> dict[str, Any]:
+        """An option that does not reach the cell (workloads.options.Option.reaches: compile_mode
+        in an eager cell, amp_on_cpu in an fp32 one) is measured at its default, whatever the
+        case sets: a change of it reruns no such cell, and cells measured before it was set keep
+        their digest."""
+        measured = super().measured_options(cell, options)
+        reached = {"": True, "xla": cell.xla, "amp": cell.precision == "amp"}
+        reached["max"] = cell.batch_size == "max"
+        for option in EVERY:
+            if option.name in measured and not reached[option.reaches]:
+                measured[option.name] = option.default
+        return measured
 
     def batch_size(self, cell: Cell, options: dict[str, Any]) -> int:
         if cell.batch_size == "max":

@@ -7,7 +7,6 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.i18n import Phrase
-from dlperf.matrix import Cell
 from dlperf.workloads.options import COMPILE_MODE
 
 
@@ -80,13 +79,6 @@ class PyTorchBuiltin(BuiltinWorkload):
             "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
         },
     }  # fmt: skip
-
-    def measured_options(self, cell: Cell, options: dict[str, Any]) -> dict[str, Any]:
-        """compile_mode only where it is passed: an eager cell is not rerun when it changes."""
-        measured = super().measured_options(cell, options)
-        if not cell.xla:
-            measured.pop(COMPILE_MODE.name, None)
-        return measured
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         if not ctx.cell.xla:

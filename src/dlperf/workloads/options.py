@@ -19,6 +19,9 @@ class Option:
     schema: dict[str, Any]
     help: str
     flag: bool = True  # passed to the workload as --name-with-dashes; False: the adapter's own
+    # the cells it makes a difference to: "" every cell, "xla", "amp" or "max" those alone (see
+    # BuiltinWorkload.measured_options: a change of it reruns no other cell)
+    reaches: str = ""
 
     @property
     def dashed(self) -> str:
@@ -89,6 +92,7 @@ OPTIONS: tuple[Option, ...] = (
         {"type": "object", "additionalProperties": POSITIVE},
         "what batch_size `max` means, per model",
         flag=False,
+        reaches="max",
     ),
     Option(
         "amp_on_cpu",
@@ -96,6 +100,7 @@ OPTIONS: tuple[Option, ...] = (
         {"enum": ["skip_without_bf16", "run"]},
         "run: bf16 on a CPU without bf16 units too",
         flag=False,
+        reaches="amp",
     ),
 )
 FLAGS = tuple(o for o in OPTIONS if o.flag)
@@ -108,7 +113,9 @@ COMPILE_MODE = Option(
     "torch.compile's mode in the xla column (reduce-overhead: each step replayed as CUDA graphs, "
     "no launch cost per kernel; on a CPU as default)",
     flag=False,
+    reaches="xla",
 )
+EVERY = (*OPTIONS, COMPILE_MODE)
 
 
 def add_arguments(parser: argparse.ArgumentParser, helps: dict[str, str]) -> None:
