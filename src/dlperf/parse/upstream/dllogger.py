@@ -244,14 +244,8 @@ def parse_dle_pytorch_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
 FINAL_BERT = re.compile(rf"^DLL \S+ \S+ - .*training_sequences_per_second : ({NUM})")
 
 
-def parse_dle_pytorch_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
-    """Training Iteration counts optimizer steps (with accumulation: the accumulated batch).
-
-    The final `training_sequences_per_second` (the source's own figure over the whole run,
-    warm-up included) is kept as a note, not used.
-
-    Method: timestamps (dllogger); job-wide (rank -1), the iterations since the previous line.
-    """
+def _parse_bert(name: str, logs: list[Path], facts: RunFacts) -> ParseResult:
+    """_parse, with the run's final training_sequences_per_second kept as a note."""
     notes: list[str] = []
 
     def final(line: Line) -> None:
@@ -260,7 +254,18 @@ def parse_dle_pytorch_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
                 f"the source's own training_sequences_per_second (whole run) = {float(m[1])}"
             )
 
-    return _parse("dle_pytorch_bert", logs, facts, final, notes)
+    return _parse(name, logs, facts, final, notes)
+
+
+def parse_dle_pytorch_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
+    """Training Iteration counts optimizer steps (with accumulation: the accumulated batch).
+
+    The final `training_sequences_per_second` (the source's own figure over the whole run,
+    warm-up included) is kept as a note, not used.
+
+    Method: timestamps (dllogger); job-wide (rank -1), the iterations since the previous line.
+    """
+    return _parse_bert("dle_pytorch_bert", logs, facts)
 
 
 def parse_dle_pytorch_bert_current(logs: list[Path], facts: RunFacts) -> ParseResult:
@@ -271,15 +276,7 @@ def parse_dle_pytorch_bert_current(logs: list[Path], facts: RunFacts) -> ParseRe
     Method: timestamps (dllogger), as parse_dle_pytorch_bert; job-wide (rank -1), the iterations
     since the previous line (the iterations run are the printed counter plus skipped_steps).
     """
-    notes: list[str] = []
-
-    def final(line: Line) -> None:
-        if m := FINAL_BERT.match(line.text):
-            notes.append(
-                f"the source's own training_sequences_per_second (whole run) = {float(m[1])}"
-            )
-
-    return _parse("dle_pytorch_bert_current", logs, facts, final, notes)
+    return _parse_bert("dle_pytorch_bert_current", logs, facts)
 
 
 def parse_dle_tf1_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
