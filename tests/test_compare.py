@@ -32,7 +32,7 @@ def run_json(path, throughput, p50):
 def test_diff_runs(tmp_path, capsys):
     a = run_json(tmp_path / "a.json", 100.0, 10.0)
     b = run_json(tmp_path / "b.json", 125.0, 8.0)
-    table = diff_runs(a, b).set_index("metric")
+    table = diff_runs(a, b)[0].set_index("metric")
     assert table.loc["throughput_samples_per_s", "b_over_a"] == pytest.approx(1.25)
     assert table.loc["p50_ms", "b_over_a"] == pytest.approx(0.8)
     assert math.isnan(table.loc["p95_ms", "b_over_a"])
@@ -331,3 +331,76 @@ def test_diff_results_of_another_window_give_no_verdict(tmp_path, capsys):
     assert main(["diff", str(a), str(b)]) == 0
     line = _verdict_line(capsys.readouterr().out.split("median_a", 1)[1], CELL)
     assert "not comparable: window A 5-104, B 5-54" in line and "slower" not in line, line
+
+
+# --- what makes two sides no like for like is said, never a silent ratio ---------------------
+
+
+def _full_run_json(path, cell_id: str, window: tuple[int, int], throughput: float, p50: float):
+    """A per-run JSON with the keys a run's JSON holds besides its figures (cell, window)."""
+    framework, model = cell_id.split(".")[:2]
+    run = {
+        "cell": {"cell_id": cell_id, "framework": framework, "model": model},
+        "repeat": 1,
+        "status": "ok",
+        "window": {"warmup": window[0], "measure": window[1]},
+        "throughput_samples_per_s": throughput,
+        "percentiles_ms": {"p50_ms": p50, "p75_ms": p50, "p90_ms": p50, "p95_ms": p50},
+    }
+    path.write_text(json.dumps(run))
+    return path
+
+
+@pytest.mark.parametrize(
+    "cell_b, window_b, named",
+    [(CELL, (8, 27), "window A"), ("pytorch.bert_base.amp.noxla.b8.1n2g", (5, 30), "cell A")],
+)
+def test_two_run_jsons_of_another_window_or_cell_are_not_comparable(
+    tmp_path, capsys, cell_b, window_b, named
+):
+    a = _full_run_json(tmp_path / "a.json", CELL, (5, 30), 100.0, 10.0)
+    b = _full_run_json(tmp_path / "b.json", cell_b, window_b, 50.0, 20.0)
+    assert diff_runs(a, a)[1] == []
+    main(["diff", str(a), str(b)])
+    out = capsys.readouterr().out
+    assert "not comparable: " in out and named in out, out
+
+
+def test_two_cells_tables_of_another_window_are_not_comparable(tmp_path, capsys):
+    cols = ["cell_id", "throughput_median", "status", "window", "batch_size_resolved"]
+    for name, window, value in (
+        ("a", "skip 5, measure 30", 100.0),
+        ("b", "skip 8, measure 27", 50.0),
+    ):
+        pd.DataFrame([[CELL, value, "ok", window, 8]], columns=cols).to_csv(
+            tmp_path / f"{name}.tsv", sep="\t", index=False
+        )
+    main(["diff", str(tmp_path / "a.tsv"), str(tmp_path / "b.tsv")])
+    out = capsys.readouterr().out
+    assert "not comparable: window A skip 5, measure 30, B skip 8, measure 27" in out, out
+
+
+def test_a_cell_ok_in_a_and_all_oom_in_b_is_a_regression_naming_the_status(tmp_path, capsys):
+    cols = ["cell_id", "repeat", "status", "throughput_samples_per_s"]
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    ok = [[CELL, k, "ok", v] for k, v in enumerate(BASE, 1)]
+    pd.DataFrame(ok, columns=cols).to_csv(a, sep="\t", index=False)
+    oom = [[CELL, k, "oom", None] for k in range(1, 8)]
+    pd.DataFrame(oom, columns=cols).to_csv(b, sep="\t", index=False)
+    assert main(["diff", str(a), str(b)]) == 1  # a cell that no longer trains fails the gate
+    assert "B has no ok run (oom: 7); A has 7" in capsys.readouterr().out
+
+
+def test_a_runs_table_with_a_repeat_twice_is_an_error_naming_its_line(tmp_path, capsys):
+    from dlperf.report.load import load_baseline
+
+    cols = ["cell_id", "repeat", "status", "throughput_samples_per_s"]
+    rows = [[CELL, k, "ok", v] for k, v in enumerate(BASE, 1)]
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    pd.DataFrame(rows, columns=cols).to_csv(a, sep="\t", index=False)
+    pd.DataFrame(rows + [[CELL, 1, "ok", 50.0]], columns=cols).to_csv(b, sep="\t", index=False)
+    assert main(["diff", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert f"{b}:9: column repeat: '{CELL}' repeat 1 again (first on line 2)" in err, err
+    with pytest.raises(Exception, match=f"{b}:9"):  # a baseline is never pooled twice either
+        load_baseline("published", b)

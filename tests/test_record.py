@@ -352,3 +352,22 @@ def test_a_record_changed_after_its_marker_is_read_again(tmp_path):
     run.manifest.write_text(json.dumps(now.to_json()))  # the record of the marker's measure
     assert not recorded_other_measure(run, now.measure_digest)
     assert marker.stat().st_mtime_ns >= run.manifest.stat().st_ctime_ns  # read once
+
+
+def test_a_device_auto_run_on_nodes_without_gpus_trained_on_their_cpu_cores():
+    """The default suite's `device: auto` on a CPU: the ranks' cores are known (the report's
+    shared-cores caveat rests on them); on a node with GPUs the device stays unknown."""
+    two = Cell("pytorch", "bert_base", "fp32", False, 8, Layout(1, 2))
+    auto = CONFIG | {"device": "auto"}
+
+    def record(gpus: list) -> RunRecord:
+        return RunRecord(
+            cell=two.key(), repeat=1, status="ok",
+            adapter={"name": "pytorch", "version": "1", "launcher": "per_device"},
+            measure=measure_of(CellSpec(two, {}), auto),
+            tasks=[{"task": k, "log": f"rank{k}.log", "status": "ok"} for k in (0, 1)],
+            backend="local", nodes={"vm#node0": {"cpus_usable": 2, "gpus": gpus}},
+        )  # fmt: skip
+
+    assert record([]).trained_device == "cpu" and record([]).cores_per_rank == 1
+    assert record(["H100"]).trained_device is None and record(["H100"]).cores_per_rank is None

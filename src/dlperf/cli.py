@@ -291,8 +291,15 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
         table = compare.diff_runs_tables(ra, rb, alpha, threshold)
         print("\n".join(compare.format_results_diff(table, alpha, threshold)))
         return 1 if table.regression.any() else 0
-    frame = compare.diff_runs(a, b) if kind_a == "run_json" else compare.diff_cells(a, b)
+    notes: list[str] = []
+    if kind_a == "run_json":
+        frame, notes = compare.diff_runs(a, b)
+    else:
+        frame = compare.diff_cells(a, b)
+        if not frame["reason"].astype(bool).any():
+            frame = frame.drop(columns="reason")
     print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print("\n".join(notes))
     return 0
 
 

@@ -29,8 +29,9 @@ class DiffInputError(ValueError):
     """A diff argument is not what it should be: the message names the path and what was expected."""
 
 
-def diff_runs(a: Path, b: Path) -> pd.DataFrame:
-    """Per-run JSONs (results/json/<cell>/r<k>.json): throughput and latency percentiles, B vs A."""
+def diff_runs(a: Path, b: Path) -> tuple[pd.DataFrame, list[str]]:
+    """Per-run JSONs (results/json/<cell>/r<k>.json): throughput and latency percentiles, B vs A,
+    and what makes them no like for like (run_json_notes)."""
     ja, jb = (read_run_json(Path(p)) for p in (a, b))
     rows = [
         (
@@ -42,7 +43,32 @@ def diff_runs(a: Path, b: Path) -> pd.DataFrame:
     rows += [(q, ja["percentiles_ms"].get(q), jb["percentiles_ms"].get(q)) for q in PERCENTILES]
     frame = pd.DataFrame(rows, columns=["metric", "a", "b"])
     frame["b_over_a"] = [_ratio(x, y) for x, y in zip(frame.a, frame.b, strict=True)]
-    return frame
+    return frame, run_json_notes(ja, jb)
+
+
+def run_json_notes(ja: dict[str, Any], jb: dict[str, Any]) -> list[str]:
+    """Why two runs' figures do not measure the same thing (another cell or window), and a side
+    that is no ok run (its figures are empty): one line each, none where they are alike."""
+    notes = []
+    differs = [
+        f"{key} A {_json_text(ja.get(key))}, B {_json_text(jb.get(key))}"
+        for key in ("cell", "window")
+        if key in ja and key in jb and _json_text(ja[key]) != _json_text(jb[key])
+    ]
+    if differs:
+        notes.append("not comparable: " + "; ".join(differs))
+    for side, data in (("A", ja), ("B", jb)):
+        status = data.get("status")
+        if status is not None and status != Status.OK:
+            detail = str(data.get("status_detail") or "")
+            notes.append(f"{side} is a {status} run" + (f": {detail}" if detail else ""))
+    return notes
+
+
+def _json_text(value: object) -> str:
+    if isinstance(value, dict) and "cell_id" in value:
+        return str(value["cell_id"])
+    return json.dumps(value, sort_keys=True)
 
 
 def diff_cells(a: Path, b: Path) -> pd.DataFrame:
@@ -61,14 +87,33 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
     out["b_over_a"] = [
         _ratio(x, y) for x, y in zip(out.throughput_a, out.throughput_b, strict=True)
     ]
+    reasons = []
+    for row in merged.to_dict("records"):
+        differs = [
+            f"{column} A {_setting(row[f'{column}_a'])}, B {_setting(row[f'{column}_b'])}"
+            for column in CELL_SETTING_COLUMNS
+            if f"{column}_a" in row
+            and _setting(row[f"{column}_a"])
+            and _setting(row[f"{column}_b"])
+            and _setting(row[f"{column}_a"]) != _setting(row[f"{column}_b"])
+        ]
+        reasons.append("not comparable: " + "; ".join(differs) if differs else "")
+    out["reason"] = reasons
     return out.sort_values("cell_id").reset_index(drop=True)
+
+
+# What a cells table states its cell measured with, beside its id: two tables that differ in
+# one measured another thing.
+CELL_SETTING_COLUMNS = ("window", "batch_size_resolved", "setting")
 
 
 def _cells(path: Path) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
         path = results_folder(path).cells_table
-    return read_table(path, CELLS_COLUMNS, "a cells table (tables/cells.tsv)")
+    frame = read_table(path, CELLS_COLUMNS, "a cells table (tables/cells.tsv)")
+    keep = [*CELLS_COLUMNS, *(c for c in CELL_SETTING_COLUMNS if c in frame.columns)]
+    return frame[keep].reindex(columns=[*CELLS_COLUMNS, *CELL_SETTING_COLUMNS])
 
 
 def _ratio(a: object, b: object) -> float:
@@ -242,7 +287,10 @@ def manifest_settings(folder: ResultsFolder) -> Settings:
         except ParseError as err:
             raise DiffInputError(f"unreadable run manifest: {err}") from err
         cell = found.setdefault(str(record.cell_id), {})
-        for key, value in (("steps", record.measured_steps), ("device", record.measured_device)):
+        for key, value in (
+            ("steps", record.measured_steps),
+            ("device", record.trained_device or record.measured_device),
+        ):
             if value is not None:
                 cell.setdefault(key, set()).add(str(value))
     return found
@@ -270,6 +318,10 @@ def diff_runs_tables(
         verdict, regression, reason = c.verdict, c.regression, c.reason
         if cell_id not in ids_a or cell_id not in ids_b:
             reason = f"only in {'A' if cell_id in ids_a else 'B'}"
+        elif c.n_b == 0 and c.n_a > 0:
+            failed = _statuses(rb, cell_id)
+            reason = f"B has no ok run ({failed}); A has {c.n_a}"
+            regression = any(s in failed for s in BROKEN)  # no longer trains: worse than slower
         else:
             differs = _differences(sa.get(cell_id, {}), sb.get(cell_id, {}))
             if differs:
@@ -280,6 +332,15 @@ def diff_runs_tables(
             + [c.p_value, verdict, regression, reason]
         )
     return pd.DataFrame(rows, columns=DIFF_COLUMNS)
+
+
+# What became of a run that is a regression in itself, where the same cell trained in A.
+BROKEN = (Status.OOM, Status.TIMEOUT, Status.FAILED)
+
+
+def _statuses(runs: pd.DataFrame, cell_id: str) -> str:
+    counts = runs[runs["cell_id"].astype(str) == cell_id]["status"].astype(str).value_counts()
+    return ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
 
 
 def _table_settings(runs: pd.DataFrame) -> Settings:

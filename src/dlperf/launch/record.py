@@ -240,11 +240,24 @@ class RunRecord:
         return int(batch) if batch.isdigit() else None
 
     @property
+    def trained_device(self) -> str | None:
+        """The device it trained on: the measure's, with `auto` resolved to cpu where every
+        node it ran on reported no GPU (the built-in workloads take CUDA only where it is);
+        None where that cannot be told (auto on a node with GPUs, no node facts)."""
+        device = self.measured_device
+        if device != "auto":
+            return device
+        facts = [f for f in self.nodes.values() if isinstance(f, dict)]
+        if facts and all(f.get("gpus") == [] for f in facts):
+            return "cpu"
+        return None
+
+    @property
     def cores_per_rank(self) -> int | None:
         """The CPU cores each rank of a built-in workload trained on, when it trained on a CPU:
         option threads, or (0) the node's usable cores over its ranks, as every built-in
         workload sets its threads. None on a GPU, for an upstream source, or without node facts."""
-        if self.measured_device != "cpu" or "threads" not in self.options:
+        if self.trained_device != "cpu" or "threads" not in self.options:
             return None
         if self.options["threads"]:
             return int(self.options["threads"])

@@ -73,6 +73,8 @@ def check_table(frame: pd.DataFrame, path: Path) -> None:
     if "throughput_median" in frame.columns:
         _check_cells(frame, path, lines)
     elif {"status", "throughput_samples_per_s"} <= set(frame.columns):
+        if {"cell_id", "repeat"} <= set(frame.columns):
+            _check_runs_once(frame, path, lines)
         for row, (status, value) in enumerate(
             zip(frame["status"], frame["throughput_samples_per_s"], strict=True)
         ):
@@ -81,6 +83,22 @@ def check_table(frame: pd.DataFrame, path: Path) -> None:
                     f"{path}:{lines[row]}: column throughput_samples_per_s: empty on a run "
                     "whose status is ok (an ok run has a throughput)"
                 )
+
+
+def _check_runs_once(frame: pd.DataFrame, path: Path, lines: Lines) -> None:
+    """A runs table has one line per run: a (cell_id, repeat) given twice would be pooled
+    twice into the cell's median and the diff's test."""
+    first: dict[tuple[str, str], int] = {}
+    for row, (cell_id, repeat) in enumerate(zip(frame["cell_id"], frame["repeat"], strict=True)):
+        if is_empty(cell_id) or is_empty(repeat):
+            continue
+        key = (str(cell_id), shown(repeat))
+        if key in first:
+            raise ConfigError(
+                f"{path}:{lines[row]}: column repeat: {cell_id!r} repeat {shown(repeat)} again "
+                f"(first on line {lines[first[key]]}); a runs table has one line per run"
+            )
+        first[key] = row
 
 
 def _check_cells(frame: pd.DataFrame, path: Path, lines: Lines) -> None:
