@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dlperf.matrix import Cell, Layout
+from dlperf.i18n import english
+from dlperf.matrix import Cell, Layout, sweep_slug
 from dlperf.measure.tables import CELL_TABLE_COLUMNS, write_table
 from dlperf.report.render import report_from_tables
 from dlperf.report.special import special_tables
@@ -203,3 +204,50 @@ def test_the_special_sections_match_their_golden_files(tmp_path):
         if os.environ.get("DLPERF_UPDATE_GOLDEN") == "1":
             golden.write_text(section, encoding="utf-8")
         assert section == golden.read_text(encoding="utf-8"), f"{golden} differs"
+
+
+def _shown(table):
+    return sorted(v.first for r in table.rows for v in r.values if v.first)
+
+
+def test_two_cases_of_one_framework_are_two_wide_deep_columns():
+    """A second case told apart by `variant` (README: "give the second case a variant") is a
+    column of its own, never written over the first's; a vocabulary that begins like another
+    (200,000 and 2,000,000) names no variant."""
+    rows = [
+        _cell("pytorch", "wide_deep", v, "ok", 16384 / 0.0386, 530.0) for v in (200000, 2000000)
+    ]
+    deep8 = _cell("pytorch", "wide_deep", 200000, "ok", 16384 / 0.0991, 608.0)
+    deep8["variant"] = "deep8_vocab_size_200000"
+    (table,) = special_tables(
+        pd.DataFrame([*rows, deep8]).reindex(columns=CELL_TABLE_COLUMNS), label
+    )
+    assert [english(c) for c in table.columns] == ["pytorch", "pytorch deep8"]
+    assert [[v.first for v in r.values] for r in table.rows] == [["38.6", "99.1"], ["38.6", ""]]
+
+
+def test_insightface_with_and_without_partial_fc_are_two_columns():
+    """DLPerf compared MXNet with and without partial FC: a sample_rate swept beside the
+    num_classes search is in the column's name, each search's value in its own column."""
+    rows = []
+    for rate, found in ((1.0, 800000), (0.1, 1200000)):
+        row = _largest("pytorch", (1, 1), "ok", found)
+        row["variant"] = f"num_classes_max_{sweep_slug('sample_rate', rate)}"
+        row["setting"] = json.dumps({"num_classes": found, "sample_rate": rate})
+        rows.append(row)
+    (face,) = special_tables(pd.DataFrame(rows).reindex(columns=CELL_TABLE_COLUMNS), label)
+    assert [english(c) for c in face.columns] == [
+        "pytorch sample_rate_1p0",
+        "pytorch sample_rate_0p1",
+    ]
+    assert _shown(face) == ["1,200,000", "800,000"]
+
+
+def test_a_vocabulary_sweep_with_an_unresolved_max_is_a_row_of_its_status():
+    """A `max` whose search found nothing (its start ran out of memory) keeps its setting
+    `max`: a row reading oom after the numbers, not a crash of the report rule."""
+    ok = _cell("pytorch", "wide_deep", 200000, "ok", 16384 / 0.0386, 530.0)
+    oom = _cell("pytorch", "wide_deep", "max", "oom", float("nan"), float("nan"))
+    (table,) = special_tables(pd.DataFrame([oom, ok]).reindex(columns=CELL_TABLE_COLUMNS), label)
+    assert [r.label for r in table.rows] == ["vocab_size=200,000", "vocab_size=max"]
+    assert [v.status for r in table.rows for v in r.values] == ["ok", "oom"]

@@ -1,13 +1,16 @@
-"""The one writer of every dlperf file: atomic, and with the permissions the umask gives."""
+"""The one writer of every dlperf file (atomic, with the permissions the umask gives), and the
+stamps that remake what was made with other params (stamp_inputs)."""
 
 from __future__ import annotations
 
 import os
 import stat
+import time
+from pathlib import Path
 
 import pytest
 
-from dlperf.util import atomic_write_json, atomic_write_text
+from dlperf.util import atomic_write_json, atomic_write_text, stamp_inputs
 
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
@@ -29,3 +32,31 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
         atomic_write_json(path, {1j: 2})  # JSON keys must be strings
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["m.json"]
+
+
+def _written_later(path: Path) -> None:
+    """The path written a little later (a job's output after its inputs)."""
+    time.sleep(0.01)
+    path.write_text(path.read_text() + "x" if path.exists() else "x")
+
+
+def test_a_dry_run_of_another_suite_leaves_a_consumed_stamp_an_input(tmp_path: Path):
+    """A stamp a remake consumed is in the set of inputs Snakemake recorded: a dry run of
+    another suite that stamps it again must not make it vanish from that set when the first
+    suite comes back (Snakemake: "Set of input files has changed": measured runs redone)."""
+    stamp, output = tmp_path / "stamp", tmp_path / "manifest.json"
+    _written_later(output)
+    assert stamp_inputs(stamp, output, stale=True) == [str(stamp)]  # an option changed
+    _written_later(output)  # the run redone
+    assert stamp_inputs(stamp, output, stale=False) == [str(stamp)]
+    assert stamp_inputs(stamp, output, stale=True) == [str(stamp)]  # another suite's dry run
+    assert stamp_inputs(stamp, output, stale=False) == [str(stamp)]  # back: nothing to redo
+    assert stamp.stat().st_mtime_ns <= output.stat().st_mtime_ns
+
+
+def test_a_stamp_no_remake_consumed_is_removed(tmp_path: Path):
+    stamp, output = tmp_path / "stamp", tmp_path / "manifest.json"
+    _written_later(output)
+    assert stamp_inputs(stamp, output, stale=True) == [str(stamp)]  # another suite's dry run
+    assert stamp_inputs(stamp, output, stale=False) == []
+    assert not stamp.exists() and output.exists()

@@ -76,6 +76,9 @@ def remove_reports(results: ResultPaths) -> None:
     shutil.rmtree(results.plots, ignore_errors=True)
 
 
+CONSUMED = "consumed: an input of its output's last remake\n"  # a stamp's first line, once
+
+
 def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     """A rule's extra input that remakes `output` when `stale` (made with other params than the
     suite's, by what dlperf records beside it), by the stamp's time and content: Snakemake's own records
@@ -84,23 +87,32 @@ def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     output (Snakemake does not remake a missing input of an existing output); once a remake
     consumed it (older than the output) it stays an input, since a changed set of inputs would
     remake the output again. A stamp newer than the output that nothing needs was left by a dry
-    run of another suite: removed, so that nothing is remade for it."""
+    run of another suite: removed, so that nothing is remade for it, unless a remake had
+    consumed it before (its first line says so): then it stays an input, set back to the
+    output's time."""
+    try:
+        stamped: int | None = stamp.stat().st_mtime_ns
+    except FileNotFoundError:
+        stamped = None
+    try:
+        made: int | None = output.stat().st_mtime_ns
+    except FileNotFoundError:
+        made = None
+    consumed = stamped is not None and made is not None and stamped <= made
+    was_input = consumed or (stamped is not None and stamp.read_text().startswith(CONSUMED))
     if stale:
         # New content each time, not only a new time: Snakemake skips an input newer than its
         # output whose checksum is the one it recorded when it last made the output, so an empty
         # stamp would remake it once, and never again once .snakemake/ holds its checksum.
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(f"stale at {time.time_ns()}\n")
+        stamp.write_text((CONSUMED if was_input else "") + f"stale at {time.time_ns()}\n")
         return [str(stamp)]
-    try:
-        stamped = stamp.stat().st_mtime_ns
-    except FileNotFoundError:
+    if stamped is None:
         return []
-    try:
-        consumed = stamped <= output.stat().st_mtime_ns
-    except FileNotFoundError:
-        consumed = False
     if consumed:
+        return [str(stamp)]
+    if was_input and made is not None:  # a dry run of another suite stamped it: not for us
+        os.utime(stamp, ns=(made, made))
         return [str(stamp)]
     stamp.unlink(missing_ok=True)
     return []

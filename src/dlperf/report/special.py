@@ -16,13 +16,14 @@ samples/s. Memory is the cell's median peak of its largest rank
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from dlperf.i18n import Text
+from dlperf.i18n import Phrase, Text
 from dlperf.matrix import sweep_slug
 from dlperf.report import fmt
 from dlperf.status import Status
@@ -66,9 +67,30 @@ def special_tables(cells: pd.DataFrame, label: Callable[[dict[str, Any]], Text])
     column (framework, and the baseline it comes from)."""
     if not len(cells):
         return []
-    rows = [dict(r) | {"_column": label(dict(r))} for r in cells.to_dict("records")]
+    rows = [dict(r) | {"_column": _column(dict(r), label)} for r in cells.to_dict("records")]
     of = {model: [r for r in rows if r["model"] == model] for model in MODELS}
     return _wide_deep(of["wide_deep"]) + _largest(of["insightface"]) + _gpt(of["gpt"])
+
+
+def _column(row: dict[str, Any], label: Callable[[dict[str, Any]], Text]) -> Text:
+    """A cell's column: its label, and what of its variant its table's row does not name (two
+    cases of one framework told apart by `variant`, InsightFace with and without partial FC), so
+    no two cells share one column. GPT's rows name the whole variant."""
+    setting = json.loads(_setting(row)) if _setting(row) else {}
+    named = {"wide_deep": list(setting), "insightface": [_searched(row)]}.get(row["model"])
+    rest = "" if named is None else _variant_less(str(row["variant"]), named, setting)
+    return Phrase.of("column.variant", label=label(row), variant=rest) if rest else label(row)
+
+
+def _variant_less(variant: str, options: list[str], setting: dict[str, Any]) -> str:
+    """The variant without the sweep slugs of `options` (their value, or `max` for a search);
+    '' where nothing else is left."""
+    for option in filter(None, options):
+        for value in (setting.get(option), "max"):
+            slug = re.escape(sweep_slug(option, value))
+            variant = re.sub(rf"(?:^|_){slug}(?=_|$)", "", variant)
+    variant = variant.strip("_")
+    return "" if variant in ("", "default") else variant
 
 
 def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
@@ -216,8 +238,15 @@ def _setting(row: dict[str, Any]) -> str:
 
 
 def _setting_order(setting: str) -> tuple[Any, ...]:
+    """Numbers in their order, then the values that are not (a `max` no search resolved)."""
     values = json.loads(setting) if setting else {}
-    return tuple((k, v if isinstance(v, int | float) else str(v)) for k, v in values.items())
+    return tuple((k, _value_order(v)) for k, v in values.items())
+
+
+def _value_order(value: Any) -> tuple[int, float, str]:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, value, "")
+    return (1, 0, str(value))
 
 
 def _swept_number(setting: str) -> float:
