@@ -40,12 +40,23 @@ def test_granularity_stops_the_bisection_early():
     assert result.detail == "72 fits, 80 runs out of memory (granularity 8)"
 
 
-def test_every_probe_fitting_stops_at_the_ceiling():
+def test_every_probe_fitting_stops_at_the_ceiling_confirmed_and_a_lower_bound():
+    """The ceiling is confirmed by a whole run as any value is, and stated as a lower bound of
+    the largest (nothing larger was tried); a whole run out of memory there steps down."""
     probe, tried = memory(10_000)
     result = search(probe, SearchSettings(start=16, ceiling=100))
-    assert tried == [16, 32, 64, 100]  # nothing ran out of memory: nothing to confirm
-    assert (result.status, result.value) == ("ok", 100)
-    assert "up to the ceiling" in result.detail
+    assert tried == [16, 32, 64, 100, ("confirm", 100)]
+    assert (result.status, result.value, result.at_ceiling) == ("ok", 100, True)
+    assert (
+        result.detail
+        == "100: every probe fit, up to the ceiling (max_batch_search.ceiling): a lower bound"
+    )
+    assert SearchResult.from_dict(result.to_dict()).at_ceiling
+    probe, tried = memory(10_000, whole_run=70)
+    result = search(probe, SearchSettings(start=16, ceiling=100))
+    assert tried == [16, 32, 64, 100, ("confirm", 100), ("confirm", 64)]
+    assert (result.value, result.at_ceiling) == (64, False)
+    assert result.detail == "64 fits, 100 runs out of memory"
 
 
 def test_the_first_probe_out_of_memory_makes_the_cell_oom():

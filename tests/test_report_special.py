@@ -251,3 +251,9 @@ def test_a_vocabulary_sweep_with_an_unresolved_max_is_a_row_of_its_status():
     (table,) = special_tables(pd.DataFrame([oom, ok]).reindex(columns=CELL_TABLE_COLUMNS), label)
     assert [r.label for r in table.rows] == ["vocab_size=200,000", "vocab_size=max"]
     assert [v.status for r in table.rows for v in r.values] == ["ok", "oom"]
+
+
+def test_a_largest_value_at_its_searchs_ceiling_reads_as_a_lower_bound():
+    row = _largest("pytorch", (1, 1), "ok", 600000) | {"search_ceiling": 600000.0}
+    (face,) = special_tables(pd.DataFrame([row]).reindex(columns=CELL_TABLE_COLUMNS), label)
+    assert face.rows[0].values[0].first == "≥ 600,000"

@@ -613,3 +613,22 @@ def test_a_failing_tables_rule_takes_the_reports_down_with_its_tables(tmp_path):
     with pytest.raises(KeyError):
         make_tables(smk)
     assert not report.exists() and not results.plots.exists()
+
+
+def test_a_max_value_at_its_searchs_ceiling_is_carried_as_a_lower_bound(tmp_path):
+    """Every probe fit up to the ceiling: the value is no largest, and the runs and cells tables
+    say so (search_ceiling), for the report's "≥"."""
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.bmax.1n1g")
+    result = MaxBatchPaths(cell.id, tmp_path).result
+    result.parent.mkdir(parents=True)
+    probes = [{"value": 64, "status": "ok", "full_length": True}]
+    found = {"status": "ok", "value": 64, "detail": "", "probes": probes}
+    result.write_text(json.dumps(found | {"at_ceiling": True}))
+    manifest = write_max_run(tmp_path, cell, 1, 64)
+    runs, _ = runs_table([manifest], WINDOW)
+    assert runs.loc[0, "status"] == "ok" and runs.loc[0, "search_ceiling"] == 64
+    cells = cells_table(runs, planned_cells([CellSpec(cell, {})]), WINDOW, 1)
+    assert cells.loc[0, "search_ceiling"] == 64
+    result.write_text(json.dumps(found))  # a value below a size that ran out of memory
+    runs, _ = runs_table([manifest], WINDOW)
+    assert pd.isna(runs.loc[0, "search_ceiling"])

@@ -35,13 +35,20 @@ from dlperf.parse.checks import (
 from dlperf.parse.facts import parse_facts
 from dlperf.parse.records import ParseError, ParseResult, StepRecord
 from dlperf.paths import MaxBatchPaths, RunPaths, run_json
-from dlperf.plan.maxbatch import BATCH, found_value, recorded_other_value, searched_in
+from dlperf.plan.maxbatch import (
+    BATCH,
+    READ_ERRORS,
+    read_result,
+    recorded_other_value,
+    searched_in,
+)
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
 RUN_COLUMNS = CELL_COLUMNS + [
     "batch_size_resolved",  # per device: the number, or what `max` was found to be
     "options_resolved",  # JSON: what a swept option's `max` was found to be ("" if none)
+    "search_ceiling",  # a `max` run's value where it is its search's ceiling (a lower bound)
     "repeat",
     "status",
     "status_detail",
@@ -143,8 +150,8 @@ def _run_row(
     }
     if row["workload_wall_s"] and row["noticed_at"] and row["submitted_at"]:
         row["harness_overhead_s"] = row["noticed_at"] - row["submitted_at"] - row["workload_wall_s"]
-    stale = record.stale_against((expected_measures or {}).get(record.cell_id))
-    stale = stale or _other_value_than_search(record, manifest_path)
+    other_value, row["search_ceiling"] = _against_search(record, manifest_path)
+    stale = record.stale_against((expected_measures or {}).get(record.cell_id)) or other_value
     if stale:
         row |= {"status": Status.STALE, "status_detail": stale}
         return RunRow(record, row, [], None)
@@ -184,27 +191,28 @@ def _run_row(
     return RunRow(record, row, records, result)
 
 
-def _other_value_than_search(record: RunRecord, manifest_path: Path) -> str:
-    """Why a `max` cell's run is not its figure: it trained at another value than the cell's
-    search holds now (a result changed after the run: the run is redone, and until then its
-    figure must not pool with runs at the new value). '' otherwise."""
+def _against_search(record: RunRecord, manifest_path: Path) -> tuple[str, float]:
+    """A `max` cell's run against its search's result now: why it is not the cell's figure
+    ('' where it is), and the value where it is the search's ceiling (nan otherwise). A run
+    trained at another value than the result holds (a result changed after the run) is redone,
+    and until then its figure must not pool with runs at the new value."""
     option = searched_in(record.planned_cell, record.measured_options)
     if option is None:
-        return ""
+        return "", math.nan
     result = MaxBatchPaths(record.cell_id, RunPaths.of_manifest(manifest_path).root).result
-    value = found_value(result, record.cell_id)
+    try:
+        found = read_result(result, record.cell_id)
+    except READ_ERRORS:
+        return "", math.nan  # not searched, or untrusted: the search is redone
+    value = found.value
     if not recorded_other_value(manifest_path, option, value):
-        return ""
+        return "", float(value) if found.at_ceiling and value is not None else math.nan
     trained = record.trained_batch_size if option == BATCH else record.options_resolved.get(option)
-    return english(
-        Phrase.of(
-            "detail.stale_value",
-            option=option,
-            trained=str(trained),
-            value=str(value),
-            result=str(result),
-        )  # fmt: skip
-    )
+    detail = Phrase.of(
+        "detail.stale_value", option=option, trained=str(trained), value=str(value),
+        result=str(result),
+    )  # fmt: skip
+    return english(detail), math.nan
 
 
 def _reported(parsed: ParseResult, window: Window, name: str) -> float:

@@ -38,6 +38,7 @@ CELL_COLUMNS = [
 CELL_TABLE_COLUMNS = CELL_COLUMNS + [
     "setting",  # the cell's swept option values, as JSON ("" when its case sweeps none)
     "batch_size_resolved",
+    "search_ceiling",  # a `max` cell's value where it is its search's ceiling: a lower bound
     "cores_per_rank",  # on a CPU: its runs' cores per rank (the smallest, should they differ)
     "status",
     "runs_planned",
@@ -80,8 +81,10 @@ def cell_figures(
     statuses = group["status"].value_counts().to_dict()
     methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
     cores = pd.to_numeric(group.get("cores_per_rank", pd.Series(dtype=float)), errors="coerce")
+    ceiling = pd.to_numeric(ok_runs.get("search_ceiling", pd.Series(dtype=float)), errors="coerce")
     return {
         "batch_size_resolved": batch,
+        "search_ceiling": ceiling.max() if ceiling.notna().any() else math.nan,
         "cores_per_rank": cores.min() if cores.notna().any() else math.nan,
         "status": str(cell_status(statuses)),
         "runs_planned": runs_planned,

@@ -13,7 +13,8 @@ The search (one per `max` cell, cached as the find_max_batch rule's output):
 - Only oom means "too big". Any other status of a probe (failed, timeout, skipped...) ends the
   search with that status and the probe's reason: the cell's runs are recorded with it, never
   run at a guessed size. A first probe that is already oom: the cell is oom, as DLPerf shows it.
-- Every probe of the ceiling fitting: the ceiling, and the result says so.
+- Every probe up to the ceiling fitting: the ceiling, confirmed as any value is, and the result
+  says it is a lower bound (`at_ceiling`: the tables carry it, the report shows "≥").
 - **Confirmation**: the size found is run once more for as many steps as the cell's runs. Memory
   can grow after the first steps (allocator fragmentation: on a CPU under a memory cap, glibc's
   heap), so a short probe may pass at a size a whole run cannot. A confirmation that runs out of
@@ -97,6 +98,7 @@ class SearchResult:
     value: int | None
     detail: str
     probes: list[Probe] = field(default_factory=list)
+    at_ceiling: bool = False  # the value is the search's ceiling: a lower bound of the largest
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -105,7 +107,8 @@ class SearchResult:
     def from_dict(cls, data: dict[str, Any]) -> SearchResult:
         probes = [Probe(**_renamed(p)) for p in data.get("probes", [])]
         value = data.get("value", data.get(BATCH))  # results before option searches: batch_size
-        return cls(data["status"], value, data.get("detail", ""), probes)
+        at_ceiling = bool(data.get("at_ceiling", False))
+        return cls(data["status"], value, data.get("detail", ""), probes, at_ceiling)
 
 
 def _renamed(probe: dict[str, Any]) -> dict[str, Any]:
@@ -150,11 +153,8 @@ def search(probe: ProbeRun, settings: SearchSettings, option: str = BATCH) -> Se
     if fits is None:
         detail = f"{what} {settings.start} ({key}.start) already runs out of memory"
         return SearchResult(Status.OOM, None, detail, probes)
-    if too_big is None:
-        detail = f"{fits}: every probe fit, up to the ceiling ({key}.ceiling)"
-        return SearchResult(Status.OK, fits, detail, probes)
     step = settings.granularity
-    while too_big - fits > step:
+    while too_big is not None and too_big - fits > step:
         batch = fits + step * max(1, (too_big - fits) // step // 2)
         p = run(batch)
         if p.status == Status.OK:
@@ -170,15 +170,18 @@ def _confirm(
     run: Callable[[int, bool], Probe],
     probes: list[Probe],
     fits: int,
-    too_big: int,
+    too_big: int | None,
     step: int,
     what: str,
     key: str,
 ) -> SearchResult:
     """Run `fits` for the whole run length; on oom step down to the largest smaller size that
-    fit its probe (see the module's rules)."""
+    fit its probe (see the module's rules). `too_big` None: every probe fit, up to the ceiling."""
     while True:
         p = run(fits, True)
+        if p.status == Status.OK and too_big is None:
+            detail = f"{fits}: every probe fit, up to the ceiling ({key}.ceiling): a lower bound"
+            return SearchResult(Status.OK, fits, detail, probes, at_ceiling=True)
         if p.status == Status.OK:
             detail = f"{fits} fits, {too_big} runs out of memory"
             if step > 1:

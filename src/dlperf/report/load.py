@@ -40,6 +40,7 @@ OPTIONAL_CELL_COLUMNS = [
     "busbw_gb_s",
     "speedup_ceiling",
     "batch_size_resolved",
+    "search_ceiling",
     "unstable",
     "outlier_runs",
     "flags",

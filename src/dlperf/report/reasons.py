@@ -149,8 +149,8 @@ def run_detail(run: Mapping[str, Any], limits: Limits) -> Text:
 
 
 def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) -> Text:
-    """Why a cell is flagged: its CV above the limit, its outlier runs, runs that trained with
-    different batch sizes. `runs`: the cell's runs (none for a baseline's cell or a table given
+    """Why a cell is flagged: its CV above the limit, its outlier runs, a searched value that is
+    its search's ceiling (a lower bound), runs that trained with different batch sizes. `runs`: the cell's runs (none for a baseline's cell or a table given
     alone); the limit is the suite's, so it is stated for measured cells only."""
     parts: list[Text] = []
     if record.get("unstable") is True:
@@ -169,6 +169,8 @@ def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) ->
         ]
     elif _number(record.get("outlier_runs")) > 0:
         parts.append(Phrase.of("flags.outlier_runs", count=fmt.integer(record["outlier_runs"])))
+    if fmt.is_number(record.get("search_ceiling")):
+        parts.append(Phrase.of("flags.at_ceiling", value=fmt.integer(record["search_ceiling"])))
     if "batch_size_resolved" in runs.columns:
         sizes = pd.to_numeric(runs["batch_size_resolved"], errors="coerce").dropna()
         if sizes.nunique() > 1:

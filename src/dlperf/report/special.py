@@ -185,7 +185,8 @@ def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
     value = (json.loads(_setting(row)) if _setting(row) else {}).get(option)
     if row["status"] != Status.OK or not isinstance(value, int):
         return Value(str(row["status"]), "", "")
-    return Value(Status.OK, f"{value:,}", "")
+    bound = "≥ " if fmt.is_number(row.get("search_ceiling")) else ""  # its search's ceiling
+    return Value(Status.OK, f"{bound}{value:,}", "")
 
 
 def _gpt(rows: list[dict[str, Any]]) -> list[Table]:

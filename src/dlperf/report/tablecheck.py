@@ -42,6 +42,7 @@ _COUNT_COLUMNS = (  # whole numbers >= 0
     "runs_ok",
     "outlier_runs",
     "batch_size_resolved",
+    "search_ceiling",
     "cores_per_rank",
     "repeat",
 )
