@@ -374,3 +374,17 @@ def test_a_device_auto_run_on_nodes_without_gpus_trained_on_their_cpu_cores():
 
     assert record([]).trained_device == "cpu" and record([]).cores_per_rank == 1
     assert record(["H100"]).trained_device is None and record(["H100"]).cores_per_rank is None
+
+
+@pytest.mark.parametrize("status", ["oom", "failed", "timeout"])
+def test_a_run_status_other_than_its_tasks_worst_is_a_parse_error_naming_it(tmp_path, status):
+    """oom written over a run whose every task ended ok (its figure would read OOM): the record
+    is not the run's. A job that ended before a task reported keeps the job's status."""
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    run.manifest.write_text(json.dumps(record().to_json() | {"status": status}))
+    with pytest.raises(ParseError, match=f"status is {status}, but its tasks' .* is ok") as err:
+        RunRecord.read(run.manifest)
+    assert str(run.manifest) in str(err.value)
+    run.manifest.write_text(json.dumps(record(tasks=[]).to_json() | {"status": status}))
+    assert RunRecord.read(run.manifest).status == status
