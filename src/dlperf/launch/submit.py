@@ -32,6 +32,7 @@ from dlperf.status import RUN_STATUSES, Status
 from dlperf.util import remove_reports
 
 log = logging.getLogger(__name__)
+STARTUP_MARGIN_MIN = 5  # Slurm's --time beyond the run's own limit
 
 
 def build_spec(
@@ -73,14 +74,17 @@ def executor_for(spec: RunSpec, allocation: Allocation, harness: Harness) -> sub
     params: dict[str, Any] = {
         "name": f"dlperf.{spec.cell.id}.r{spec.repeat}",
         # the task enforces the limit itself; the scheduler's kill is the backstop for a hung node
-        "timeout_min": math.ceil(harness.time_limit_min) + 2,
+        # and starts its clock only once setup lines, container and imports are done: Slurm's
+        # --time leaves room for those, and its SIGUSR2 (submitit's timeout signal, sent up to
+        # 60 s before signal_delay_s) comes minutes after the run's own limit
+        "timeout_min": math.ceil(harness.time_limit_min) + STARTUP_MARGIN_MIN,
         "nodes": allocation.nodes,
         "tasks_per_node": allocation.tasks_per_node,
         "cpus_per_task": allocation.cpus_per_task,
         "gpus_per_node": allocation.gpus_per_node,
     }
     if harness.backend == "slurm":
-        params |= _slurm_params(site)
+        params |= _slurm_params(site) | {"slurm_signal_delay_s": 60}
     executor.update_parameters(**params)
     return executor
 

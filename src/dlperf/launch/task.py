@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import submitit
+
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
@@ -54,7 +56,6 @@ def master_address(first_node: str) -> str:
 
 
 def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
-    import submitit
 
     spec = RunSpec.from_dict(spec_dict)
     job = submitit.JobEnvironment()
@@ -76,6 +77,9 @@ def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
         outcome["facts"] = node_facts()
     try:
         outcome |= _launch(spec, adapter, job, task, log_path)
+    except submitit.core.utils.UncompletedJobError:  # Slurm's time-limit signal (SIGUSR2)
+        detail = english(Phrase.of("detail.slurm_time_limit"))
+        outcome |= {"status": Status.TIMEOUT, "detail": detail}
     except Exception as err:  # a harness error on the node is the run's status, not a lost job
         detail = english(Phrase.of("detail.harness_error", error=repr(err)))
         outcome |= {"status": Status.FAILED, "detail": detail}

@@ -22,6 +22,7 @@ from dlperf.status import Status
 POLL_S = 0.25
 STATE_CHECK_S = 5.0  # scheduler queries are costlier than stat() of outcome files
 ENDED_GRACE_S = 10.0  # after the job ended, outcome files may still be on their way (NFS lag)
+UNREACHABLE_S = 1800.0  # a controller that cannot be asked for this long: the run is given up
 # Slurm job states after which nothing of the job runs any more (squeue --states=all)
 SLURM_ENDED = frozenset(
     {
@@ -37,6 +38,24 @@ SLURM_ENDED = frozenset(
         "SPECIAL_EXIT",
         "TIMEOUT",
         "GONE",
+    }
+)
+
+
+# Pending reasons that never clear by waiting: the job can never start as submitted
+NEVER_STARTS = frozenset(
+    {
+        "PartitionTimeLimit",
+        "PartitionNodeLimit",
+        "PartitionConfig",
+        "BadConstraints",
+        "InvalidAccount",
+        "InvalidQOS",
+        "DependencyNeverSatisfied",
+        "AssocMaxWallDurationPerJobLimit",
+        "QOSMaxWallDurationPerJobLimit",
+        "AssocMaxNodesPerJobLimit",
+        "QOSMaxNodePerJobLimit",
     }
 )
 
@@ -96,6 +115,7 @@ def wait_for_outcomes(
     checked = 0.0
     ended: tuple[float, str] | None = None  # when the job was first seen ended, and its state
     ended_grace_s = ENDED_GRACE_S if harness.backend == "slurm" else 1.0
+    unreachable: float | None = None  # since when squeue could not be asked
     starters = _starters()
     while True:
         if len(load_task_outcomes(spec.paths.dir)) >= tasks:
@@ -108,8 +128,14 @@ def wait_for_outcomes(
             ended = (now, str(job.state))
         if harness.backend == "slurm" and now - checked > STATE_CHECK_S:
             checked = now  # squeue, not submitit's sacct: it works without accounting too
-            state = slurm_state(job)
-            if state == "PENDING":
+            state, reason = slurm_state(job)
+            if state == "PENDING" and reason in NEVER_STARTS:
+                job.cancel(check=False)
+                return Status.FAILED, english(Phrase.of("detail.never_starts", reason=reason))
+            unreachable = (unreachable or now) if state == "UNKNOWN" else None
+            if state == "PENDING" or (unreachable and now - unreachable < UNREACHABLE_S):
+                # pending, or a controller that cannot be asked (an outage is no sign of a lost
+                # job, and a cancel could not reach it): the deadline does not run meanwhile
                 clock = now
             if ended is None and state in SLURM_ENDED:
                 ended = (now, state)
@@ -143,22 +169,24 @@ def _parent_of(pid: int) -> int:
     return int(stat.rsplit(")", 1)[1].split()[1])  # the field after the (name) is the state
 
 
-def slurm_state(job: submitit.Job) -> str:
-    """The job's state from squeue (GONE once the controller forgot it); UNKNOWN on errors."""
+def slurm_state(job: submitit.Job) -> tuple[str, str]:
+    """The job's state from squeue (GONE once the controller forgot it; UNKNOWN on errors) and
+    squeue's reason for it ("" where it gives none)."""
     try:
         out = subprocess.run(
-            ["squeue", "--noheader", "--states=all", "--jobs", str(job.job_id), "--format=%T"],
+            ["squeue", "--noheader", "--states=all", "--jobs", str(job.job_id), "--format=%T %r"],
             capture_output=True,
             text=True,
             timeout=30,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return "UNKNOWN"
+        return "UNKNOWN", ""
     if out.returncode == 0:
         # nothing listed: the controller forgot the job (MinJobAge after its end)
-        return out.stdout.split()[0] if out.stdout.strip() else "GONE"
-    return "GONE" if "Invalid job id" in out.stderr else "UNKNOWN"
+        words = out.stdout.split()
+        return (words[0], words[1] if len(words) > 1 else "") if words else ("GONE", "")
+    return ("GONE" if "Invalid job id" in out.stderr else "UNKNOWN"), ""
 
 
 def job_state(state: str) -> str:

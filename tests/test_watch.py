@@ -1,0 +1,104 @@
+"""Waiting for a Slurm job (dlperf.launch.watch) against a scheduler whose answers a test scripts,
+and the job's time limit against the run's own (dlperf.launch.submit): the faults a review found
+on the real test cluster (tests/slurm), each deterministic here."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from dlperf.launch import watch
+from dlperf.launch.allocation import Allocation
+from dlperf.launch.spec import Harness
+from dlperf.launch.submit import executor_for
+
+ONE_TASK = Allocation(
+    nodes=1, tasks_per_node=1, gpus_per_node=0, cpus_per_task=1, devices_per_node=1
+)
+
+
+class ScriptedJob:
+    """A submitted job whose cancel reaches no controller (as with slurmctld down)."""
+
+    job_id = "17"
+
+    def __init__(self) -> None:
+        self.cancelled = 0
+
+    def cancel(self, check: bool = True) -> None:
+        self.cancelled += 1
+
+    def done(self) -> bool:
+        return False
+
+
+def waiting(monkeypatch, tmp_path: Path, answer) -> tuple[SimpleNamespace, Harness]:
+    """A run whose squeue answers `answer(seconds since start)`; a deadline of 0.6 s."""
+    monkeypatch.setattr(watch, "POLL_S", 0.01)
+    monkeypatch.setattr(watch, "STATE_CHECK_S", 0.0)
+    monkeypatch.setattr(watch, "_starters", lambda: [])
+    started = time.time()
+    monkeypatch.setattr(watch, "slurm_state", lambda job: answer(time.time() - started))
+    spec = SimpleNamespace(paths=SimpleNamespace(dir=tmp_path))
+    return spec, Harness(backend="slurm", site={}, time_limit_min=0.01, wait_grace_s=0.0)
+
+
+def test_a_controller_that_cannot_be_asked_does_not_make_a_pending_job_lost(monkeypatch, tmp_path):
+    """slurmctld down while the job pends (squeue fails: UNKNOWN) for longer than the deadline,
+    then the job runs and reports ok: its outcome is the run's, never `timeout` with a cancel that
+    could not reach the controller (the job then ran anyway, its measurement ignored)."""
+
+    def answer(t: float) -> tuple[str, str]:
+        if t < 0.1:
+            return "PENDING", "Resources"
+        if t < 1.5:
+            return "UNKNOWN", ""
+        (tmp_path / "task0.json").write_text(json.dumps({"task": 0, "status": "ok"}))
+        return "RUNNING", "None"
+
+    spec, harness = waiting(monkeypatch, tmp_path, answer)
+    job = ScriptedJob()
+    assert watch.wait_for_outcomes(job, spec, ONE_TASK, harness) == (None, "")
+    assert job.cancelled == 0
+
+
+def test_a_controller_unreachable_for_good_gives_the_run_up(monkeypatch, tmp_path):
+    monkeypatch.setattr(watch, "UNREACHABLE_S", 0.3)
+    spec, harness = waiting(monkeypatch, tmp_path, lambda t: ("UNKNOWN", ""))
+    status, detail = watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness)
+    assert status == "timeout" and "job lost or hung" in detail
+
+
+def test_a_job_that_can_never_start_is_cancelled_naming_the_reason(monkeypatch, tmp_path):
+    """Pending with PartitionTimeLimit (the partition's MaxTime below the job's --time) never
+    clears: every PENDING used to restart the deadline, so the submitter waited forever."""
+    spec, harness = waiting(monkeypatch, tmp_path, lambda t: ("PENDING", "PartitionTimeLimit"))
+    job = ScriptedJob()
+    found: list = []
+    waiter = threading.Thread(
+        target=lambda: found.append(watch.wait_for_outcomes(job, spec, ONE_TASK, harness)),
+        daemon=True,
+    )
+    waiter.start()
+    waiter.join(30)
+    assert found, "still waiting on a job that can never start"
+    status, detail = found[0]
+    assert status == "failed" and "reason PartitionTimeLimit" in detail and job.cancelled
+
+
+def test_slurms_time_limit_signal_comes_after_the_runs_own_limit(tmp_path):
+    """submitit asks Slurm for SIGUSR2 `signal_delay_s` before --time, and Slurm may send it up
+    to 60 s earlier still; the run's own limit counts from the workload's start, after setup
+    lines, a container and imports (a minute here). A signal before it recorded a run inside its
+    limit as `failed` (seen on the test cluster: T = 1 min, `sleep 40` setup, a 42 s workload)."""
+    spec = SimpleNamespace(
+        paths=SimpleNamespace(submitit=tmp_path), cell=SimpleNamespace(id="c"), repeat=1
+    )
+    site = {"mem_gb": 0, "setup": [], "extra_args": {}, "exclusive": False, "container": None}
+    harness = Harness(backend="slurm", site=site, time_limit_min=1, wait_grace_s=60)
+    parameters = executor_for(spec, ONE_TASK, harness)._executor.parameters
+    signal_at_s = parameters["time"] * 60 - parameters["signal_delay_s"] - 60
+    assert signal_at_s >= harness.time_limit_min * 60 + 60
