@@ -1,5 +1,5 @@
-"""Waiting for a Slurm job (dlperf.launch.watch) against a scheduler whose answers a test scripts,
-and the job's time limit against the run's own (dlperf.launch.submit): the faults a review found
+"""Submitting and waiting for a Slurm job (dlperf.launch.submit, watch) against a scheduler whose
+answers a test scripts, and the job's time limit against the run's own: the faults a review found
 on the real test cluster (tests/slurm), each deterministic here."""
 
 from __future__ import annotations
@@ -10,10 +10,14 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from dlperf.launch import watch
+import pytest
+from submitit.core.utils import FailedJobError
+
+from dlperf.launch import submit, watch
 from dlperf.launch.allocation import Allocation
 from dlperf.launch.spec import Harness
 from dlperf.launch.submit import executor_for
+from dlperf.launch.watch import Interrupts
 
 ONE_TASK = Allocation(
     nodes=1, tasks_per_node=1, gpus_per_node=0, cpus_per_task=1, devices_per_node=1
@@ -102,3 +106,30 @@ def test_slurms_time_limit_signal_comes_after_the_runs_own_limit(tmp_path):
     parameters = executor_for(spec, ONE_TASK, harness)._executor.parameters
     signal_at_s = parameters["time"] * 60 - parameters["signal_delay_s"] - 60
     assert signal_at_s >= harness.time_limit_min * 60 + 60
+
+
+class FlakySbatch:
+    """An executor whose sbatch fails `failures` times (the controller unreachable), then works."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.calls = failures, 0
+
+    def submit(self, function, *args):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise FailedJobError(
+                "sbatch: error: Batch job submission failed: Unable to contact slurm controller"
+            )
+        return SimpleNamespace(job_id="18")
+
+
+def test_sbatch_failing_is_tried_again_then_a_clear_error_not_a_traceback(monkeypatch):
+    monkeypatch.setattr(submit, "SUBMIT_RETRY_S", (0.0, 0.0))
+    spec = SimpleNamespace(cell=SimpleNamespace(id="c"), repeat=2, to_dict=dict)
+    with Interrupts() as interrupts:
+        flaky = FlakySbatch(failures=2)
+        assert submit.submit_patiently(flaky, spec, interrupts).job_id == "18" and flaky.calls == 3
+        with pytest.raises(
+            SystemExit, match="c r2 not submitted: sbatch: error: .* Unable to contact"
+        ):
+            submit.submit_patiently(FlakySbatch(failures=3), spec, interrupts)

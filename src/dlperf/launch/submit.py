@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import submitit
+from submitit.core.utils import FailedJobError, FailedSubmissionError
 
 from dlperf import environments
 from dlperf.adapters import get_adapter
@@ -149,7 +150,7 @@ def run_cell(
     with Interrupts() as interrupts:  # a signal during submission cancels the job once submitted
         interrupts.check()
         submitted = time.time()
-        job = executor.submit(run_task, spec.to_dict())
+        job = submit_patiently(executor, spec, interrupts)
         log.info("submitted %s r%d as %s job %s", spec.cell.id, repeat, harness.backend, job.job_id)
         try:
             interrupts.arm()
@@ -164,6 +165,29 @@ def run_cell(
         spec, allocation, harness, measure, job, job_status, detail, submitted, noticed
     )
     return replace(record, environment=environment).write(manifest_path)
+
+
+SUBMIT_RETRY_S = (10.0, 30.0, 60.0)  # waits before submitting again after sbatch failed
+SUBMIT_ERRORS = (FailedJobError, FailedSubmissionError)  # submitit's: sbatch's exit or output
+
+
+def submit_patiently(
+    executor: submitit.Executor, spec: RunSpec, interrupts: Interrupts
+) -> submitit.Job:
+    """The run submitted; sbatch failing (a controller restarting, a brief outage) is tried
+    again after each of SUBMIT_RETRY_S, then ends the rule with its message, not a traceback
+    (no manifest is written: the next invocation submits the run again)."""
+    for wait_s in SUBMIT_RETRY_S:
+        try:
+            return executor.submit(run_task, spec.to_dict())
+        except SUBMIT_ERRORS as err:
+            log.warning("submitting %s failed (%s); again in %.0f s", spec.cell.id, err, wait_s)
+            time.sleep(wait_s)
+            interrupts.check()
+    try:
+        return executor.submit(run_task, spec.to_dict())
+    except SUBMIT_ERRORS as err:
+        raise SystemExit(f"dlperf: {spec.cell.id} r{spec.repeat} not submitted: {err}") from None
 
 
 def retract_figures(results: ResultPaths, cell_id: str, repeat: int) -> None:
