@@ -319,9 +319,10 @@ def diff_runs_tables(
         if cell_id not in ids_a or cell_id not in ids_b:
             reason = f"only in {'A' if cell_id in ids_a else 'B'}"
         elif c.n_b == 0 and c.n_a > 0:
-            failed = _statuses(rb, cell_id)
-            reason = f"B has no ok run ({failed}); A has {c.n_a}"
-            regression = any(s in failed for s in BROKEN)  # no longer trains: worse than slower
+            counts = _status_counts(rb, cell_id)
+            said = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
+            reason = f"B has no ok run ({said}); A has {c.n_a}"
+            regression = bool(BROKEN & set(counts))  # no longer trains: worse than slower
         else:
             differs = _differences(sa.get(cell_id, {}), sb.get(cell_id, {}))
             if differs:
@@ -335,12 +336,12 @@ def diff_runs_tables(
 
 
 # What became of a run that is a regression in itself, where the same cell trained in A.
-BROKEN = (Status.OOM, Status.TIMEOUT, Status.FAILED)
+BROKEN = frozenset({Status.OOM, Status.TIMEOUT, Status.FAILED})
 
 
-def _statuses(runs: pd.DataFrame, cell_id: str) -> str:
+def _status_counts(runs: pd.DataFrame, cell_id: str) -> dict[str, int]:
     counts = runs[runs["cell_id"].astype(str) == cell_id]["status"].astype(str).value_counts()
-    return ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
+    return {str(status): int(n) for status, n in counts.items()}
 
 
 def _table_settings(runs: pd.DataFrame) -> Settings:
