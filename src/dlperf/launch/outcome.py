@@ -77,7 +77,7 @@ def record_outcome(
         status,
         detail,
         job_id=job.job_id,
-        job_state=str(job.state) if job_status else "COMPLETED",
+        job_state=str(job.state) if job_status else "TASKS_REPORTED",
         tasks=[_task_entry(spec, outcomes[i]) for i in sorted(outcomes)],
         nodes=facts,
         hosts=sorted({o["host"] for o in outcomes.values()}),

@@ -90,6 +90,8 @@ class RunRecord:
     batch_size_resolved: int | None = None  # what a `max` cell's search found
     options_resolved: dict[str, Any] = field(default_factory=dict)  # a swept `max`'s: {option: n}
     job_id: str | None = None
+    # the scheduler's state where it decided the outcome (a task never reported), NOT_SUBMITTED,
+    # or TASKS_REPORTED: every task's outcome came, and the scheduler was not asked
     job_state: str = ""
     nodes: dict[str, Any] = field(default_factory=dict)  # node facts, per host#node
     hosts: list[str] = field(default_factory=list)
