@@ -133,3 +133,31 @@ def test_sbatch_failing_is_tried_again_then_a_clear_error_not_a_traceback(monkey
             SystemExit, match="c r2 not submitted: sbatch: error: .* Unable to contact"
         ):
             submit.submit_patiently(FlakySbatch(failures=3), spec, interrupts)
+
+
+def test_slurms_time_limit_signal_in_a_task_is_a_timeout_not_a_harness_failure(
+    tmp_path, monkeypatch
+):
+    """submitit turns Slurm's SIGUSR2 into UncompletedJobError inside the task: the run ran out
+    of the job's time, which is a `timeout` naming Slurm's limit."""
+    from submitit.core.utils import UncompletedJobError
+
+    from dlperf.launch import task
+    from dlperf.launch.spec import RunSpec
+    from dlperf.matrix import Cell
+
+    job = SimpleNamespace(global_rank=0, node=0, local_rank=1, job_id="19")
+    monkeypatch.setattr(task.submitit, "JobEnvironment", lambda: job)
+
+    def signalled(*args):
+        raise UncompletedJobError("Job not requeued because: timed-out and not checkpointable.")
+
+    monkeypatch.setattr(task, "_launch", signalled)
+    spec = RunSpec(
+        Cell.parse("pytorch.resnet50.fp32.noxla.b2.1n1g"), 1, "pytorch", {}, 5, "cpu", 1.0,
+        "slurm", {}, results_root=str(tmp_path),
+    )  # fmt: skip
+    spec.paths.dir.mkdir(parents=True)
+    outcome = task.run_task(spec.to_dict())
+    assert outcome["status"] == "timeout" and "Slurm's time limit" in outcome["detail"]
+    assert json.loads(spec.paths.task_outcome(0).read_text())["status"] == "timeout"
