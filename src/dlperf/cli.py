@@ -266,7 +266,7 @@ def _diff(a: Path, b: Path, alpha: float, threshold: float) -> int:
 
 def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
     from dlperf.compare import diff as compare
-    from dlperf.compare import environment
+    from dlperf.compare import environment, verdicts
 
     kind_a, kind_b = compare.diff_kind(a), compare.diff_kind(b)
     if kind_a != kind_b:
@@ -284,12 +284,12 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
             kind_a, a, b = "cells_table", fa.cells_table, fb.cells_table
         else:
             table = compare.diff_results(fa, fb, alpha, threshold)
-            print("\n".join(compare.format_results_diff(table, alpha, threshold)))
+            print("\n".join(verdicts.format_results_diff(table, alpha, threshold)))
             return 1 if table.regression.any() else 0
     if kind_a == "runs_table":
         ra, rb = (compare.read_table(p, compare.RUNS_COLUMNS, "a runs table") for p in (a, b))
         table = compare.diff_runs_tables(ra, rb, alpha, threshold)
-        print("\n".join(compare.format_results_diff(table, alpha, threshold)))
+        print("\n".join(verdicts.format_results_diff(table, alpha, threshold)))
         return 1 if table.regression.any() else 0
     notes: list[str] = []
     if kind_a == "run_json":
