@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.i18n import Phrase, english
 from dlperf.launch.facts import node_facts, visible_gpus
+from dlperf.launch.oomkill import OomKills
 from dlperf.launch.spec import RunSpec
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
@@ -131,9 +133,26 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
     )
     keys = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK")
     rendezvous = {key: env[key] for key in keys}
-    limit_s = spec.time_limit_min * 60
+    outcome = run_workload(
+        command, env, log_path, spec.time_limit_min, adapter.is_oom, spec.submitter_pid
+    )
+    return outcome | {"rendezvous": rendezvous}
+
+
+def run_workload(
+    command: list[str],
+    env: dict[str, str],
+    log_path: Path,
+    time_limit_min: float,
+    is_oom: Callable[[str], bool],
+    submitter_pid: int | None = None,
+) -> dict[str, Any]:
+    """Run the workload with its output in `log_path`; its status (ok, skipped, oom, timeout or
+    failed), why, its exit code and its wall time."""
+    limit_s = time_limit_min * 60
     with open(log_path, "w") as log:
         start = time.monotonic()  # a duration: immune to the wall clock being stepped
+        oom_kills = OomKills.now()
         proc = subprocess.Popen(
             command,
             stdout=log,
@@ -142,8 +161,8 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
             start_new_session=True,  # its own group: killed whole, never by a stray terminal signal
             preexec_fn=_die_with_parent,
         )
-        if spec.submitter_pid:
-            _watch_submitter(spec.submitter_pid, proc)
+        if submitter_pid:
+            _watch_submitter(submitter_pid, proc)
         try:
             code = proc.wait(timeout=limit_s)
         except BaseException:  # interrupted or cancelled: never leave the workload running
@@ -153,18 +172,22 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
                 raise
             return {
                 "status": Status.TIMEOUT,
-                "detail": english(Phrase.of("detail.timeout", minutes=f"{spec.time_limit_min}")),
+                "detail": english(Phrase.of("detail.timeout", minutes=f"{time_limit_min}")),
                 "exit_code": None,
                 "command": command,
                 "workload_wall_s": time.monotonic() - start,
-                "rendezvous": rendezvous,
             }
     wall = time.monotonic() - start
     tail = _tail(log_path)
     if code == 0:
         skipped = _skip_reason(tail)
         status, detail = (Status.SKIPPED, skipped) if skipped is not None else (Status.OK, "")
-    elif adapter.is_oom(tail):
+    elif code == -signal.SIGKILL and oom_kills.grew():
+        status, detail = (
+            Status.OOM,
+            english(Phrase.of("detail.oom_killed", cgroup=oom_kills.cgroup)),
+        )
+    elif is_oom(tail):
         status, detail = Status.OOM, english(Phrase.of("detail.oom"))
     else:
         status, detail = Status.FAILED, english(_exited(code, _last_line(tail)))
@@ -174,7 +197,6 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         "exit_code": code,
         "command": command,
         "workload_wall_s": wall,
-        "rendezvous": rendezvous,
     }
 
 
