@@ -21,7 +21,7 @@ import pytest
 from workflow_helpers import framework_python, run_ranks, workload_env
 
 from dlperf import flops, logline
-from dlperf.adapters import get_adapter
+from dlperf.launch.oom import is_oom
 from dlperf.parse.builtin import parse_builtin_logs
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure(
     assert run.exit_codes[0] != 0
     text = run.text()
     assert message in text, text[-2000:]
-    assert get_adapter(framework).is_oom(text)
+    assert is_oom(text)
 
 
 @pytest.mark.parametrize("framework", ["jax", "tensorflow"])
@@ -232,7 +232,7 @@ def test_split_classifier_trains_where_a_whole_one_is_out_of_memory(
     adapter = workload_runs.adapter("jax")
     one = workload_runs.run("jax", workload_runs.cell(adapter, "insightface", 1), SPLIT_FITS)
     assert one.exit_codes[0] != 0 and one.lines(logline.STEP) == []
-    assert adapter.is_oom(one.text()), one.text()[-2000:]
+    assert is_oom(one.text()), one.text()[-2000:]
     two = workload_runs.run("jax", workload_runs.cell(adapter, "insightface", 2), SPLIT_FITS)
     two.check_ok()
     assert json.loads(two.config()["model_config"])["classifier_rows_per_rank"] == 2_500_000

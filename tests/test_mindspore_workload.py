@@ -12,6 +12,7 @@ import pytest
 
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
+from dlperf.launch.oom import is_oom
 from dlperf.matrix import Cell, Layout
 
 if TYPE_CHECKING:
@@ -76,5 +77,5 @@ def test_adapter_command_and_features() -> None:
     eager = Cell("mindspore_builtin", "bert_base", "fp32", False, 8, Layout(1, 2))
     assert "--graph-mode" not in adapter.command(ctx.__class__(**{**ctx.__dict__, "cell": eager}))
     assert adapter.requirements == "envs/mindspore.txt"
-    assert adapter.is_oom("RuntimeError: Allocate output memory failed, alloc node:Default/Conv2D")
-    assert adapter.is_oom("Device(id:0) memory isn't enough and alloc failed, kernel name: x")
+    assert is_oom("RuntimeError: Allocate output memory failed, alloc node:Default/Conv2D")
+    assert is_oom("Device(id:0) memory isn't enough and alloc failed, kernel name: x")

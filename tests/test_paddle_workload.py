@@ -12,6 +12,7 @@ import pytest
 
 from dlperf import logline
 from dlperf.adapters import TaskContext, get_adapter
+from dlperf.launch.oom import is_oom
 from dlperf.matrix import Cell, Layout
 
 if TYPE_CHECKING:
@@ -72,4 +73,4 @@ def test_adapter_command_and_features() -> None:
     assert "--to-static" not in adapter.command(ctx.__class__(**{**ctx.__dict__, "cell": Cell(
         "paddlepaddle", "bert_base", "fp32", False, 8, Layout(1, 2))}))  # fmt: skip
     assert adapter.requirements == "envs/paddlepaddle.txt"
-    assert adapter.is_oom("MemoryError: (ResourceExhausted) Fail to alloc memory of 205520896 size")
+    assert is_oom("MemoryError: (ResourceExhausted) Fail to alloc memory of 205520896 size")

@@ -15,6 +15,7 @@ import pytest
 
 from dlperf import flops, logline
 from dlperf.adapters import TaskContext, get_adapter
+from dlperf.launch.oom import is_oom
 from dlperf.matrix import Cell, Layout
 from dlperf.workloads import keras_models, tf_train
 
@@ -126,6 +127,6 @@ def test_adapter_command_and_features() -> None:
         {"framework": "tensorflow", "model": "gpt", "batch_size": [4], "layouts": ["1n2g"]}
     )
     assert adapter.skip_reason(cell, ctx.options) is None  # every layout runs, xla on and off
-    assert adapter.is_oom(
+    assert is_oom(
         "RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[64,56,56,256] and type float"
     )

@@ -15,6 +15,7 @@ from workflow_helpers import run_ranks
 
 from dlperf import flops
 from dlperf.adapters import get_adapter
+from dlperf.launch.oom import is_oom
 from dlperf.logline import parse_line
 from dlperf.workloads import torch_train
 from dlperf.workloads.options import command_flags
@@ -211,7 +212,7 @@ def test_wide_deep_beyond_the_memory_limit_is_an_out_of_memory_failure(
     run = workload_runs.oom("pytorch")
     assert run.cell.model == "wide_deep" and run.options["vocab_size"] == 1_000_000_000
     assert run.exit_codes[0] != 0
-    assert get_adapter("pytorch").is_oom(run.text()), run.text()[-2000:]
+    assert is_oom(run.text()), run.text()[-2000:]
 
 
 TINY_GPT = ["--seq-len", "16", "--model-config"]

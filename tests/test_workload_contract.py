@@ -14,8 +14,8 @@ test file reads the same runs for what only that framework states):
   runs two processes on a CPU;
 - a model_config typo (WorkloadRuns.typo_key) stops the run with an error naming the key;
 - a run past an address-space cap (WorkloadRuns.oom: W&D's tables of a billion rows, or a
-  full-size ResNet-50 step) is an out-of-memory that adapter.is_oom recognises, as the harness
-  reads a failed task's log.
+  full-size ResNet-50 step) is an out-of-memory that dlperf.launch.oom.is_oom recognises, as the
+  harness reads a failed task's log.
 
 A new built-in framework is covered once its adapter is in the registry with `tiny` for every
 model it trains; an environment that cannot be built skips its cases with the reason.
@@ -32,6 +32,7 @@ from workflow_helpers import framework_param
 from dlperf import logline
 from dlperf.adapters import REGISTRY
 from dlperf.adapters.builtin import BuiltinWorkload
+from dlperf.launch.oom import is_oom
 
 if TYPE_CHECKING:
     from conftest import WorkloadRuns
@@ -109,7 +110,7 @@ def test_a_model_config_typo_stops_the_run_naming_the_key(
     text = run.text()
     assert run.exit_codes[0] != 0, text[-3000:]
     assert workload_runs.typo_key in text and not run.lines(logline.STEP), text[-3000:]
-    assert not run.adapter.is_oom(text)  # the harness reads it as failed, not out of memory
+    assert not is_oom(text)  # the harness reads it as failed, not out of memory
 
 
 @pytest.mark.integration
@@ -118,4 +119,4 @@ def test_out_of_memory_is_recognised(framework: str, workload_runs: WorkloadRuns
     run = workload_runs.oom(framework)
     text = run.text()
     assert run.exit_codes[0] != 0 and not run.lines(logline.STEP), text[-3000:]
-    assert run.adapter.is_oom(text), text[-3000:]
+    assert is_oom(text), text[-3000:]

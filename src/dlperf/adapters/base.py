@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -100,15 +99,6 @@ class Adapter(ABC):
     options: ClassVar[dict[str, Any]] = {}
     # JSON schema of options whose default's type says too little (a number that may be 2.5)
     option_types: ClassVar[dict[str, dict[str, Any]]] = {}
-    oom_patterns: ClassVar[tuple[str, ...]] = (
-        r"CUDA out of memory",
-        r"OutOfMemoryError",
-        r"ResourceExhaustedError",
-        r"out of memory",
-        r"can't allocate memory",
-        r"std::bad_alloc",
-        r"MemoryError",
-    )
     # Its step lines are stamped in seconds since the epoch by dlperf's step clock on the task's
     # own machine: they must then lie within the task's run (dlperf.parse.checks).
     epoch_step_stamps: ClassVar[bool] = False
@@ -224,9 +214,6 @@ class Adapter(ABC):
         """Training FLOPs per sample by dlperf's formula for a run whose logs state none (an
         upstream source's); None: no formula, no TFLOP/s."""
         return None
-
-    def is_oom(self, text: str) -> bool:
-        return any(re.search(p, text) for p in self.oom_patterns)
 
     def tokens_per_sample(self, cell: Cell, options: dict[str, Any]) -> int | None:
         """A language model's tokens per sample (its sequence length: tokens/s = samples/s x

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dlperf.adapters.base import Adapter, ModelSource
+from dlperf.adapters.base import ModelSource
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
@@ -96,14 +96,6 @@ class JaxBuiltin(BuiltinWorkload):
         "data parallel (shard_map + pmean, gloo on CPU)",
         "FSDP for GPT (sharding: fsdp; jit over NamedSharding, the data axis)",
         "AMP (Keras mixed_bfloat16)",
-    )
-    oom_patterns: ClassVar[tuple[str, ...]] = (
-        *Adapter.oom_patterns,
-        r"RESOURCE_EXHAUSTED",  # XLA's allocators, on CPU and GPU
-        # YNNPACK's CPU kernels, whose scratch buffer was refused (under --memory-limit-gb):
-        # "allocate of <3> failed.", then "INTERNAL: YNNPACK operation failed: error"
-        r"allocate of <\d+> failed",
-        r"[Oo]ut of memory",
     )
 
     def check_case(self, case: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import (
     SPECIAL_CASES_LACKED,
     TINY_IN_TRANSFORMERS_NAMES,
@@ -58,15 +58,6 @@ class MindSporeBuiltin(BuiltinWorkload):
         "data parallel (dynamic cluster; MCCL on CPU, NCCL on GPU)",
         "AMP (float16 + static loss scale: auto_mixed_precision O2 on ResNet, "
         "MindFormers compute_dtype on BERT)",
-    )
-    oom_patterns: ClassVar[tuple[str, ...]] = (
-        *Adapter.oom_patterns,
-        # MindSpore's memory pools: "RuntimeError: Allocate output memory failed, alloc node:...",
-        # "[ERROR] DEVICE ... AllocDeviceMem] malloc memory failed." on CPU (under
-        # --memory-limit-gb too), "Device(id:0) memory isn't enough and alloc failed" on GPU.
-        r"Allocate (output |workspace )?memory failed",
-        r"malloc memory failed",
-        r"memory isn't enough",
     )
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:

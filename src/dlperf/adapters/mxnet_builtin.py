@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import SPECIAL_CASES_LACKED, BuiltinWorkload
 from dlperf.i18n import Phrase
 
@@ -57,10 +57,6 @@ class MXNetBuiltin(BuiltinWorkload):
         "hybridize() as XLA",
         "data parallel (KVStore dist_sync, ps-lite)",
         "AMP (mxnet.contrib.amp: float16 on GPU, bfloat16 on CPU)",
-    )
-    oom_patterns: ClassVar[tuple[str, ...]] = (
-        *Adapter.oom_patterns,
-        r"Failed to allocate CPU Memory",  # MXNet's CPU storage, under --memory-limit-gb too
     )
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:

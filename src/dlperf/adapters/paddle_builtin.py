@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import (
     SPECIAL_CASES_LACKED,
     TINY_IN_TRANSFORMERS_NAMES,
@@ -46,11 +46,6 @@ class PaddleBuiltin(BuiltinWorkload):
         "paddle.jit.to_static as XLA",
         "data parallel (paddle.DataParallel; gloo on CPU, NCCL on GPU)",
         "AMP (auto_cast O1: bf16 on CPU, fp16 + GradScaler on GPU)",
-    )
-    oom_patterns: ClassVar[tuple[str, ...]] = (
-        *Adapter.oom_patterns,
-        r"ResourceExhausted",  # Paddle's allocators: "(ResourceExhausted) Fail to alloc memory"
-        r"Fail to alloc memory",
     )
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dlperf.adapters.base import Adapter, ModelSource, TaskContext
+from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS, KERAS_HUB_TINY, KERAS_LACKS
@@ -35,11 +35,6 @@ class TensorFlowBuiltin(BuiltinWorkload):
         "tf.function(jit_compile=True) as XLA",
         "data parallel (MultiWorkerMirroredStrategy; ring over gRPC on CPU, NCCL on GPU)",
         "AMP (Keras mixed_bfloat16 on CPU, mixed_float16 + LossScaleOptimizer on GPU)",
-    )
-    oom_patterns: ClassVar[tuple[str, ...]] = (
-        *Adapter.oom_patterns,  # ResourceExhaustedError among them
-        r"OOM when allocating",  # TensorFlow's allocators, CPU (under --memory-limit-gb) and GPU
-        r"RESOURCE_EXHAUSTED",
     )
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:

@@ -153,12 +153,6 @@ class UpstreamAdapter(Adapter):
     option_types: ClassVar[dict[str, dict[str, Any]]] = COMMON_TYPES
     quiet_options: ClassVar[tuple[str, ...]] = ("release", "sources_dir")
     evidence: ClassVar[Evidence] = Evidence()  # what DLPerf v1.0's release has run on here
-    oom_patterns: ClassVar[tuple[str, ...]] = (
-        *Adapter.oom_patterns,
-        r"(?i)out of memory",  # Paddle's "Out of memory error on GPU", MXNet's cudaMalloc
-        r"OOM when allocating",  # TensorFlow
-        r"CUDNN_STATUS_ALLOC_FAILED|CUBLAS_STATUS_ALLOC_FAILED",
-    )
 
     # ----------------------------------------------------------------------------- config time
 

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from dlperf.adapters import TaskContext, get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.i18n import Phrase, english
 from dlperf.launch.facts import node_facts, visible_gpus
-from dlperf.launch.oomkill import OomKills
+from dlperf.launch.oom import OomKills, is_oom
 from dlperf.launch.spec import RunSpec
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
@@ -133,9 +132,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
     )
     keys = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK")
     rendezvous = {key: env[key] for key in keys}
-    outcome = run_workload(
-        command, env, log_path, spec.time_limit_min, adapter.is_oom, spec.submitter_pid
-    )
+    outcome = run_workload(command, env, log_path, spec.time_limit_min, spec.submitter_pid)
     return outcome | {"rendezvous": rendezvous}
 
 
@@ -144,7 +141,6 @@ def run_workload(
     env: dict[str, str],
     log_path: Path,
     time_limit_min: float,
-    is_oom: Callable[[str], bool],
     submitter_pid: int | None = None,
 ) -> dict[str, Any]:
     """Run the workload with its output in `log_path`; its status (ok, skipped, oom, timeout or

@@ -1,7 +1,8 @@
-"""Did the kernel's out-of-memory killer end the workload?
+"""Did a workload run out of memory? Its log's words (each framework's runtime says it its own way:
+one catalogue for every adapter), or the kernel's out-of-memory killer.
 
 A workload that runs out of host memory (a CPU run, a Slurm job's memory cgroup, a container's
-limit) prints nothing: the kernel sends it SIGKILL. Its memory cgroup counts each such kill
+limit) may print nothing: the kernel sends it SIGKILL. Its memory cgroup counts each such kill
 (cgroup v2 `memory.events`, v1 `memory.oom_control`: `oom_kill N`), and the workload shares the
 task's cgroup, so the task reads the count before and after the workload: a SIGKILL while the
 count grew is `oom`, not a crash.
@@ -9,8 +10,63 @@ count grew is `oom`, not a crash.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+OOM_MESSAGES = re.compile(
+    "|".join(
+        (
+            # CUDA's, cuDNN's and cuBLAS's allocators in every framework (PyTorch's
+            # torch.OutOfMemoryError "CUDA out of memory", MXNet's "cudaMalloc retry failed: out
+            # of memory", Paddle's "Out of memory error on GPU 0", JAX's "Out of memory while
+            # trying to allocate", NCCL's "Cuda failure 'out of memory'")
+            r"(?i:out of memory)",
+            r"OutOfMemoryError",
+            r"CUDNN_STATUS_ALLOC_FAILED|CUBLAS_STATUS_ALLOC_FAILED",
+            # host memory: Python's MemoryError, C++'s std::bad_alloc, glibc's ENOMEM, a
+            # DataLoader worker the kernel's OOM killer ended
+            r"MemoryError",
+            r"std::bad_alloc",
+            r"can't allocate memory",
+            r"DataLoader worker \(pid \d+\) is killed by signal: Killed",
+            # TensorFlow's allocators (CPU and GPU), XLA's (JAX, TensorFlow with jit_compile)
+            r"ResourceExhausted",
+            r"OOM when allocating",
+            r"RESOURCE_EXHAUSTED",
+            # JAX on a CPU: YNNPACK's refused scratch buffer, "allocate of <3> failed." before
+            # "INTERNAL: YNNPACK operation failed: error"
+            r"allocate of <\d+> failed",
+            # Paddle's allocators: "(ResourceExhausted) Fail to alloc memory of 205520896 size"
+            r"Fail to alloc memory",
+            # MXNet's CPU storage: "Failed to allocate CPU Memory"
+            r"Failed to allocate CPU Memory",
+            # MindSpore's memory pools: "Allocate output memory failed, alloc node:..." and
+            # "malloc memory failed." (CPU), "Device(id:0) memory isn't enough and alloc failed",
+            # "Memory not enough: current free memory size[0] is smaller than required size[...]",
+            # "Device memory is not enough, run graph failed!" (GPU)
+            r"Allocate (output |workspace )?memory failed",
+            r"malloc memory failed",
+            r"memory isn't enough|[Mm]emory (is )?not enough",
+            # OneFlow's host allocator: "what(): Error: allocate failed"
+            r"Error: allocate failed",
+        )
+    )
+)
+
+# Lines that say it and are no failure: TensorFlow's and XLA's BFC allocator warns while training
+# goes on ("Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.19GiB. The caller
+# indicates that this is not a failure, ..."), and gRPC's RESOURCE_EXHAUSTED is a message size
+# ("Received message larger than max (...)"), not memory.
+NOT_OOM = re.compile(
+    r"The caller indicates that this is not a failure|(Received|Sent) message larger than max"
+)
+
+
+def is_oom(text: str) -> bool:
+    """Whether a failed workload's log says it ran out of memory (each line on its own)."""
+    return any(OOM_MESSAGES.search(line) and not NOT_OOM.search(line) for line in text.splitlines())
+
 
 PROC = Path("/proc/self")
 

@@ -1,6 +1,8 @@
-"""A workload the kernel's out-of-memory killer ends (it prints nothing, it gets SIGKILL) is `oom`,
-read from its memory cgroup's kill count: for real in a memory cgroup with a small limit (cgroup
-v1 or v2, as root), and the cgroup lookup on /proc files as a container and a host show them."""
+"""Out of memory as a failed workload says it, in every framework's words (one catalogue for every
+adapter), never a warning that only looks like it; and a workload the kernel's out-of-memory
+killer ends (it prints nothing, it gets SIGKILL), read from its memory cgroup's kill count: for
+real in a memory cgroup with a small limit (cgroup v1 or v2, as root), and the cgroup lookup on
+/proc files as a container and a host show them."""
 
 from __future__ import annotations
 
@@ -13,7 +15,57 @@ from pathlib import Path
 
 import pytest
 
-from dlperf.launch.oomkill import OomKills, oom_kill_counter
+from dlperf.launch.oom import OomKills, is_oom, oom_kill_counter
+
+# Genuine lines, each from its framework's source or a public log
+OUT_OF_MEMORY = [
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 79.11 GiB)",
+    "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+    "F cudnn_conv.cpp CUDNN_STATUS_ALLOC_FAILED",
+    "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed. ",
+    "ResourceExhaustedError: OOM when allocating tensor with shape[256,64,112,112]",
+    "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8589934592 bytes.",
+    "Error: Out of memory error on GPU 0. Cannot allocate 1.2GB memory on GPU 0",
+    "MemoryError: (ResourceExhausted) Fail to alloc memory of 205520896 size",
+    "mxnet.base.MXNetError: cudaMalloc retry failed: out of memory",
+    "mxnet.base.MXNetError: Failed to allocate CPU Memory",
+    # MindSpore's GPU runtime (gpu_kernel_runtime.cc, gpu_memory_allocator.cc)
+    "RuntimeError: Device(id:0) memory isn't enough and alloc failed, kernel name: "
+    "Default/Conv2D-op123, alloc size: 822083584B.",
+    "Memory not enough: current free memory size[0] is smaller than required size[241827840B]",
+    "Device memory is not enough, run graph failed!",
+    "RuntimeError: Allocate output memory failed, alloc node:Default/Conv2D",
+    # OneFlow's host allocator (Oneflow-Inc/oneflow#9938)
+    "terminate called after throwing an instance of 'oneflow::RuntimeException' "
+    "what(): Error: allocate failed",
+    "allocate of <3> failed.\nJaxRuntimeError: INTERNAL: YNNPACK operation failed: error",
+    "NCCL WARN Cuda failure 'out of memory'",
+]
+NOT_OUT_OF_MEMORY = [
+    # TensorFlow's BFC allocator warns and trains on (tf-pose-estimation#225: the run then died
+    # of a NaN, not of memory)
+    "2018-06-19 02:49:08.322732: W tensorflow/core/common_runtime/bfc_allocator.cc:219] Allocator "
+    "(GPU_0_bfc) ran out of memory trying to allocate 2.19GiB. The caller indicates that this is "
+    "not a failure, but may mean that there could be performance gains if more memory were "
+    "available.\ntensorflow.python.framework.errors_impl.InvalidArgumentError: Nan in summary "
+    "histogram for: loss",
+    # gRPC's RESOURCE_EXHAUSTED is a message size
+    "grpc: RESOURCE_EXHAUSTED: Received message larger than max (8388608 vs. 4194304)",
+    "INTERNAL: YNNPACK operation failed: error",
+    "MXNetError: Check failed: assign(&dattr, vec.at(i))",
+    "RuntimeError: NCCL error: unhandled system error",
+]
+
+
+@pytest.mark.parametrize("text", OUT_OF_MEMORY)
+def test_each_frameworks_out_of_memory_is_recognised(text: str):
+    assert is_oom(f"step 3\n{text}\n")
+
+
+@pytest.mark.parametrize("text", NOT_OUT_OF_MEMORY)
+def test_a_warning_or_another_error_is_no_out_of_memory(text: str):
+    assert not is_oom(f"step 3\n{text}\n")
+
 
 LIMIT_BYTES = 128 * 2**20
 # the workload: a child that takes 1 GiB, or one that SIGKILLs itself (no OOM)
