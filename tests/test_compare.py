@@ -391,6 +391,24 @@ def test_a_cell_ok_in_a_and_all_oom_in_b_is_a_regression_naming_the_status(tmp_p
     assert "B has no ok run (oom: 7); A has 7" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("broken", [4, 6])
+def test_a_cell_whose_b_runs_break_more_often_is_a_regression(tmp_path, capsys, broken):
+    """Review: 7 ok runs in A, 3 (or 1) ok and 4 (or 6) oom in B passed the gate as "same" (or
+    n/a): a cell that trains less often has regressed, whatever its ok runs' speed."""
+    cols = ["cell_id", "repeat", "status", "throughput_samples_per_s"]
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    pd.DataFrame([[CELL, k, "ok", v] for k, v in enumerate(BASE, 1)], columns=cols).to_csv(
+        a, sep="\t", index=False
+    )
+    runs = [[CELL, k, "ok", v] for k, v in enumerate(BASE[: 7 - broken], 1)]
+    runs += [[CELL, k, "oom", None] for k in range(8 - broken, 8)]
+    pd.DataFrame(runs, columns=cols).to_csv(b, sep="\t", index=False)
+    assert main(["diff", str(a), str(b)]) == 1
+    assert f"B broke in {broken} of 7 runs (oom: {broken}); A in 0 of 7" in capsys.readouterr().out
+    assert main(["diff", str(b), str(a)]) == 0  # B breaking less often than A is no regression
+    assert main(["diff", str(b), str(b)]) == 0  # nor breaking as often
+
+
 def test_a_runs_table_with_a_repeat_twice_is_an_error_naming_its_line(tmp_path, capsys):
     from dlperf.report.load import load_baseline
 

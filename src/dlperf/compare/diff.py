@@ -325,9 +325,12 @@ def diff_runs_tables(
             regression = bool(BROKEN & set(counts))  # no longer trains: worse than slower
         else:
             differs = _differences(sa.get(cell_id, {}), sb.get(cell_id, {}))
+            broke = _broke_more(_status_counts(ra, cell_id), _status_counts(rb, cell_id))
             if differs:
                 verdict, regression = "n/a", False
                 reason = "not comparable: " + "; ".join(differs)
+            elif broke:  # trains less often: worse than slower, whatever its ok runs say
+                regression, reason = True, f"{broke}; ok runs: {reason}"
         rows.append(
             [cell_id, c.n_a, c.n_b, c.median_a, c.median_b, c.ratio, c.ci_low, c.ci_high]
             + [c.p_value, verdict, regression, reason]
@@ -337,6 +340,19 @@ def diff_runs_tables(
 
 # What became of a run that is a regression in itself, where the same cell trained in A.
 BROKEN = frozenset({Status.OOM, Status.TIMEOUT, Status.FAILED})
+
+
+def _broke_more(a: dict[str, int], b: dict[str, int]) -> str:
+    """What B's broken runs were, where a larger share of B's runs broke than of A's ('' where
+    not): a cell that trains less often has regressed."""
+    broken_a, broken_b = (sum(n for s, n in c.items() if s in BROKEN) for c in (a, b))
+    if broken_b * sum(a.values()) <= broken_a * sum(b.values()):
+        return ""
+    said = ", ".join(f"{status}: {n}" for status, n in sorted(b.items()) if status in BROKEN)
+    return (
+        f"B broke in {broken_b} of {sum(b.values())} runs ({said}); "
+        f"A in {broken_a} of {sum(a.values())}"
+    )
 
 
 def _status_counts(runs: pd.DataFrame, cell_id: str) -> dict[str, int]:
