@@ -13,7 +13,7 @@ from dlperf.flops import (
     bert_forward_flops_per_sequence,
     bert_pretraining_flops_per_sample,
     measure_gemm_peak_tflops,
-    megatron_flops_per_iteration,
+    megatron_formula,
     resnet50_forward_macs,
     resnet50_training_flops_per_sample,
 )
@@ -83,14 +83,17 @@ def test_bert_base_against_flop_counter():
 
 
 def test_megatron_formula_by_hand():
-    # B=1, s=128, l=12, h=768, V=30522, recomputation: 4 x forward of the layers, 3 x logits
-    b, s, layers, h, v = 1, 128, 12, 768, 30522
-    layers_forward = layers * (24 * b * s * h * h + 4 * b * s * s * h)
-    logits_forward = 2 * b * s * h * v
-    want = 4 * layers_forward + 3 * logits_forward
-    assert megatron_flops_per_iteration(b, s, layers, h, v) == pytest.approx(want)
-    plain = megatron_flops_per_iteration(b, s, layers, h, v, activation_recompute=False)
-    assert plain == pytest.approx(3 * (layers_forward + logits_forward))
+    """Model FLOPs, as every GPT column counts them: eq. 3 of Narayanan et al. 2021 without
+    recomputation, 72 B s l h^2 (1 + s / (6 h) + V / (12 l h)), the vocabulary padded to 128 x TP
+    (review: the column read eq. 3 with recomputation, 1.29x the note's 6 N + 12 L s h)."""
+    s, layers, h = 2048, 16, 1536
+    options = {"seq_len": s, "num_layers": layers, "hidden_size": h, "num_attention_heads": 16}
+    for tp, v in ((1, 50304), (2, 50432)):
+        formula = megatron_formula(options | {"tensor_parallel": tp})
+        eq3 = 72.0 * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
+        assert formula.per_sample == pytest.approx(eq3, rel=1e-12)
+        assert formula.method == f"6 N + 12 L s h per token (model FLOPs), V={v}"
+    assert megatron_formula(options).per_sample == pytest.approx(7.753e12, rel=1e-3)  # by hand
 
 
 @pytest.mark.parametrize(

@@ -884,8 +884,9 @@ def test_megatron_current_parses_through_the_adapter(tmp_path: Path):
 
 
 def test_a_megatron_run_gets_dlperfs_tflops_and_keeps_the_printed_one_beside(tmp_path: Path):
-    """Issue 18.4: the runs table states dlperf's own TFLOP/s per GPU (Megatron-LM's eq. 3 from
-    the run's options, its vocabulary padded as Megatron pads it) beside the one the log printed,
+    """Issue 18.4: the runs table states dlperf's own TFLOP/s per GPU (model FLOPs from the run's
+    options, 6 N + 12 L s h per token as for every GPT column, its vocabulary padded as Megatron
+    pads it) beside the one the log printed (which counts the recomputed forward passes too),
     averaged over the same window; neither replaces the other."""
     adapter = get_adapter("megatron")
     fixture = FIXTURES / "megatron_current" / "1n8g_gpt_b8_fp16_1.log"
@@ -910,11 +911,12 @@ def test_a_megatron_run_gets_dlperfs_tflops_and_keeps_the_printed_one_beside(tmp
     ms = [1480, 1510, 1500, 1490, 1530, 1500, 1510, 1495]  # iterations 21..100, 10 per line
     throughput = 80 * 64 / (10 * sum(ms) / 1000)
     assert row["throughput_samples_per_s"] == pytest.approx(throughput, rel=1e-9)
-    # 96 B s l h^2 (1 + s/6h + V/16lh), B = 1 sequence, V = 50257 padded to 50304 (128 x TP 1)
+    # 72 B s l h^2 (1 + s/6h + V/12lh) = 6 N + 12 L s h per token, B = 1 sequence, V = 50257
+    # padded to 50304 (128 x TP 1)
     s, layers, h, v = 2048, 16, 1536, 50304
-    per_sample = 96 * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    per_sample = 72 * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
     assert row["flops_per_sample"] == pytest.approx(per_sample, rel=1e-12)
-    assert row["flops_method"].startswith("formula: Megatron-LM eq. 3")
+    assert row["flops_method"].startswith("formula: 6 N + 12 L s h per token (model FLOPs)")
     assert row["achieved_tflops"] == pytest.approx(per_sample * throughput / 8 / 1e12, rel=1e-9)
     printed = [121.6, 119.2, 120.0, 120.8, 117.6, 120.0, 119.2, 120.4]  # over the same lines
     weighted = sum(t * m for t, m in zip(printed, ms, strict=True)) / sum(ms)

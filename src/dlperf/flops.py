@@ -223,49 +223,30 @@ class FlopsFormula:
 # --- GPT (Megatron-LM) ---------------------------------------------------------------------------
 
 
-def megatron_flops_per_iteration(
-    batch_size: int,
-    seq_len: int,
-    num_layers: int,
-    hidden_size: int,
-    vocab_size: int,
-    activation_recompute: bool = True,
-) -> float:
-    """FLOPs of one training iteration of a GPT model (Narayanan et al. 2021, section 5.1, eq. 3):
-
-    96 B s l h^2 (1 + s / (6 h) + V / (16 l h)) with full activation recomputation (the forward
-    pass of every layer runs twice: 4 x forward); without it, 3 x forward:
-    72 B s l h^2 (1 + s / (6 h) + V / (12 l h)).
-    """
-    b, s, layers, h, v = batch_size, seq_len, num_layers, hidden_size, vocab_size
-    if activation_recompute:
-        return 96.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
-    return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
-
-
 GPT2_VOCAB = 50257  # GPT-2's BPE vocabulary, which Megatron-LM's and OneFlow-GPT's GPT use
 MEGATRON_VOCAB_MULTIPLE = 128  # --make-vocab-size-divisible-by's default, times the TP size
 
 
 def megatron_formula(options: Mapping[str, Any]) -> FlopsFormula:
-    """A Megatron-style GPT run's FLOPs per sample (one sequence) by eq. 3, from the adapter's
-    options, with the vocabulary padded as Megatron-LM pads it: the figure Megatron-LM's own
-    `throughput per GPU (TFLOP/s/GPU)` is computed with, so the two can be compared."""
+    """A Megatron-style GPT run's FLOPs per sample (one sequence) from the adapter's options: model
+    FLOPs, 6 N + 12 L s h per token as for every GPT column, with the vocabulary padded as
+    Megatron-LM pads it. That is eq. 3 of Narayanan et al. 2021 without recomputation,
+    72 B s l h^2 (1 + s / (6 h) + V / (12 l h)); Megatron-LM's own `throughput per GPU
+    (TFLOP/s/GPU)`, kept beside it, counts the forward passes its activation recomputation
+    repeats as well (eq. 3's 96 B s l h^2 (1 + s / (6 h) + V / (16 l h)))."""
     multiple = MEGATRON_VOCAB_MULTIPLE * int(options.get("tensor_parallel", 1))
     vocab = math.ceil(int(options.get("vocab_size", GPT2_VOCAB)) / multiple) * multiple
-    recompute = bool(options.get("checkpoint_activations", True))
-    per_sample = megatron_flops_per_iteration(
-        1,
-        int(options["seq_len"]),
-        int(options["num_layers"]),
-        int(options["hidden_size"]),
-        vocab,
-        activation_recompute=recompute,
+    h, heads = int(options["hidden_size"]), int(options["num_attention_heads"])
+    shape = DecoderShape(
+        num_layers=int(options["num_layers"]),
+        hidden_size=h,
+        intermediate_size=4 * h,
+        vocab_size=vocab,
+        heads=heads,
+        kv_heads=heads,
     )
-    how = "with" if recompute else "without"
-    return FlopsFormula(
-        per_sample, f"Megatron-LM eq. 3 (Narayanan et al. 2021), {how} recomputation, V={vocab}"
-    )
+    per_sample = decoder_training_flops_per_sequence(shape, int(options["seq_len"]))
+    return FlopsFormula(per_sample, f"6 N + 12 L s h per token (model FLOPs), V={vocab}")
 
 
 # --- Wide & Deep ---------------------------------------------------------------------------------
