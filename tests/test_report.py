@@ -1124,6 +1124,14 @@ def test_reasons_are_told_from_the_tables_values() -> None:
     assert en.say(cell_flags(baseline, runs.iloc[0:0], limits)) == (
         "unstable: CV 77.6%; outlier runs: 1"  # a baseline's limit is not the suite's
     )
+    losses = runs.assign(nonfinite_loss_steps=[math.nan, 3, 2])
+    assert en.say(cell_flags({"source": "measured"}, losses, limits)) == (
+        "r3 outlier; runs trained with batch sizes 8, 16; "
+        "loss nan or inf in 5 window steps (r2, r3): steps that may not have trained"
+    )
+    assert zh.say(cell_flags({"source": "measured"}, losses, limits)).endswith(
+        "测量窗口内有 5 步的 loss 为 nan 或 inf（r2、r3）：这些步可能没有真正训练"
+    )
     old = {"source": "measured", "unstable": math.nan, "flags": "unstable: CV 7.7% > 5%"}
     assert zh.say(cell_flags(old, runs.iloc[0:0], limits)) == "原文“unstable: CV 7.7% > 5%”"
 

@@ -25,10 +25,14 @@ CELL = Cell.parse("pytorch.resnet50.fp32.noxla.b4.1n2g")
 WINDOW = Window(warmup=2, measure=5)
 
 
-def rank_log(rank: int, steps: int = 9, step_s: float = 0.1, samples: int = 4) -> str:
+def rank_log(
+    rank: int, steps: int = 9, step_s: float = 0.1, samples: int = 4, losses: dict | None = None
+) -> str:
+    """A rank's log; `losses`: step -> the loss its line logs (none logged where not given)."""
     lines = [logline.format_line(logline.CONFIG, model="resnet50", model_config="{}")]
     for step in range(1, steps + 1):
         start, end = 100 + (step - 1) * step_s, 100 + step * step_s
+        loss = {"loss": (losses or {})[step]} if step in (losses or {}) else {}
         lines.append(
             logline.format_line(
                 logline.STEP,
@@ -37,6 +41,7 @@ def rank_log(rank: int, steps: int = 9, step_s: float = 0.1, samples: int = 4) -
                 samples=samples,
                 start=f"{start:.6f}",
                 end=f"{end:.6f}",
+                **loss,
             )
         )
     return "\n".join(lines) + "\n"
@@ -235,6 +240,44 @@ def test_one_run_at_4_1_beside_two_at_57_is_flagged_and_kept_in_the_median(tmp_p
     assert cell["runs_ok"] == 3 and cell["outlier_runs"] == 1 and cell["unstable"]
     assert cell["flags"] == "unstable: CV 77.6% > 10%; outlier r2: 4.1 vs median 57.0 samples/s"
     assert cell["batch_size_resolved"] == 4
+
+
+def test_a_nan_or_inf_loss_in_the_window_flags_the_run_and_its_cell(tmp_path):
+    """Review: a run whose every step logged loss=nan was an ok figure with no flag, though its
+    steps may not have trained (fp16 steps a grad scaler skips; a diverged run). The window's
+    non-finite losses are counted per run (every rank's) and flag the cell; a warm-up step's
+    (WINDOW skips 2) and a finite loss do not count, and a log with no loss reads nan."""
+    fine = {step: 6.9 for step in range(1, 10)}
+    diverged = fine | {1: "nan", 4: "nan", 5: "inf", 6: "-inf"}  # step 1 is warm-up
+    manifests = [
+        write_run(tmp_path, {"rank0.log": rank_log(0, losses=fine), "rank1.log": rank_log(1)}, 1),
+        write_run(
+            tmp_path,
+            {
+                "rank0.log": rank_log(0, losses=diverged),
+                "rank1.log": rank_log(1, losses={4: "nan"}),
+            },
+            2,
+        ),
+        write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, 3),
+    ]
+    runs, _ = runs_table(manifests, WINDOW)
+    assert runs["status"].tolist() == ["ok"] * 3
+    assert runs["nonfinite_loss_steps"].tolist()[:2] == [0, 4]
+    assert pd.isna(runs.loc[2, "nonfinite_loss_steps"])
+    cell = cells_table(runs, planned_cells([CellSpec(CELL, {})]), WINDOW, 3).iloc[0]
+    assert cell["flags"] == (
+        "loss nan or inf in 4 window steps (r2): steps that may not have trained"
+    )
+
+
+def test_an_unreadable_loss_is_a_parse_error_naming_the_line(tmp_path):
+    manifest = write_run(
+        tmp_path, {"rank0.log": rank_log(0, losses={3: "abc"}), "rank1.log": rank_log(1)}
+    )
+    row = read_run(manifest, WINDOW).row
+    assert row["status"] == "parse_error"
+    assert row["status_detail"] == f"{manifest.parent / 'rank0.log'}:4: unreadable loss 'abc'"
 
 
 def write_max_run(root: Path, cell: Cell, repeat: int, batch: int) -> Path:

@@ -27,6 +27,7 @@ from dlperf.measure.variance import (
     outlier_details,
     outlier_scores,
 )
+from dlperf.parse.builtin import LOSS
 from dlperf.parse.checks import (
     check_every_rank_reported,
     check_steps_within_tasks,
@@ -68,6 +69,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "p75_ms",
     "p90_ms",
     "p95_ms",
+    "nonfinite_loss_steps",  # window steps whose logged loss was nan or inf (every rank's)
     *RUN_FIGURE_COLUMNS,  # MFU, memory, energy, busbw (dlperf.measure.efficiency)
     "job_id",
     "hosts",
@@ -178,6 +180,7 @@ def _run_row(
                 parse_facts(logs), result, records, window, cell.layout.devices, formula
             )
             figures["reported_tflops_per_device"] = _reported(parsed, window, "tflops_per_device")
+            figures["nonfinite_loss_steps"] = _nonfinite_losses(parsed, window)
             tokens = adapter.tokens_per_sample(cell, record.options)
             figures["tokens_per_sample"] = float("nan") if tokens is None else tokens
         except (ParseError, OSError) as err:
@@ -222,6 +225,18 @@ def _reported(parsed: ParseResult, window: Window, name: str) -> float:
     records = ranks.get(-1) or next(iter(ranks.values()), [])
     value = parsed.reported_over(name, window_records(records, window)[0])
     return math.nan if value is None else value
+
+
+def _nonfinite_losses(parsed: ParseResult, window: Window) -> float:
+    """Every rank's window steps whose logged loss is nan or inf (a diverged run, or fp16 steps
+    the grad scaler skipped: its figure times steps that did not train); nan where no loss was
+    logged."""
+    counts = [
+        parsed.nonfinite_over(LOSS, window_records(records, window)[0])
+        for records in parsed.by_rank().values()
+    ]
+    known = [c for c in counts if c is not None]
+    return float(sum(known)) if known else math.nan
 
 
 def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf import SCHEMA_VERSION
+from dlperf.i18n import Phrase, Series, english
 from dlperf.matrix import Cell, CellSpec
 from dlperf.measure.efficiency import CELL_FIGURE_COLUMNS, add_ceiling
 from dlperf.measure.efficiency import cell_figures as explaining_figures
@@ -76,8 +77,7 @@ def cell_figures(
     s = spread(ok)
     flags = cell_flags(group, variance)
     batch, batch_note = _cell_batch_size(ok_runs if len(ok_runs) else group)
-    if batch_note:
-        flags["flags"] = "; ".join(filter(None, [flags["flags"], batch_note]))
+    flags["flags"] = "; ".join(filter(None, [flags["flags"], batch_note, _loss_note(ok_runs)]))
     statuses = group["status"].value_counts().to_dict()
     methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
     cores = pd.to_numeric(group.get("cores_per_rank", pd.Series(dtype=float)), errors="coerce")
@@ -102,6 +102,16 @@ def cell_figures(
         **explaining_figures(ok_runs),
         "method": ",".join(methods),
     }
+
+
+def _loss_note(ok_runs: pd.DataFrame) -> str:
+    """Which ok runs logged a nan or inf loss in their window, and in how many steps."""
+    steps = pd.to_numeric(ok_runs.get("nonfinite_loss_steps", pd.Series(dtype=float)), "coerce")
+    hit = steps[steps > 0]
+    if hit.empty:
+        return ""
+    runs = Series(tuple(f"r{ok_runs.loc[i, 'repeat']}" for i in hit.index))
+    return english(Phrase.of("flags.nonfinite_loss", steps=str(int(hit.sum())), runs=runs))
 
 
 def _cell_batch_size(group: pd.DataFrame) -> tuple[Any, str]:

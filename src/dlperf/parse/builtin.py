@@ -15,6 +15,7 @@ from dlperf import logline
 from dlperf.parse.records import Method, ParseError, ParseResult, StepRecord
 
 REQUIRED = ("rank", "step", "samples", "start", "end")
+LOSS = "loss"  # ParseResult.reported's name for each step's loss
 
 
 def parse_builtin_logs(logs: list[Path], keep_iterations: int | None = None) -> ParseResult:
@@ -25,6 +26,7 @@ def parse_builtin_logs(logs: list[Path], keep_iterations: int | None = None) -> 
     (one lost to other output run into it, deleted, or repeated) is a ParseError naming the
     line, since a window counted over the remaining lines would silently cover other steps."""
     records: list[StepRecord] = []
+    losses: dict[tuple[str, int], float] = {}
     for path in logs:
         name = str(path)  # one string shared by the log's records
         kept: Counter[int] = Counter()  # records kept per rank of this log
@@ -54,9 +56,18 @@ def parse_builtin_logs(logs: list[Path], keep_iterations: int | None = None) -> 
                     if keep_iterations is None or kept[record.rank] < keep_iterations:
                         records.append(record)
                         kept[record.rank] += 1
+                        if "loss" in parsed[1]:
+                            losses[(name, lineno)] = _loss(parsed[1]["loss"], name, lineno)
                     elif min(kept.values()) >= keep_iterations:
                         break  # every rank of this log has its window: nothing further is read
-    return ParseResult(records, Method.TIMESTAMPS)
+    return ParseResult(records, Method.TIMESTAMPS, reported={LOSS: losses} if losses else {})
+
+
+def _loss(text: str, path: str, lineno: int) -> float:
+    try:
+        return float(text)  # nan and inf read as themselves: a diverged step is told, not hidden
+    except ValueError:
+        raise ParseError(f"unreadable loss {text!r}", path, lineno) from None
 
 
 def _record(fields: dict[str, str], path: str, lineno: int) -> StepRecord:

@@ -150,8 +150,10 @@ def run_detail(run: Mapping[str, Any], limits: Limits) -> Text:
 
 def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) -> Text:
     """Why a cell is flagged: its CV above the limit, its outlier runs, a searched value that is
-    its search's ceiling (a lower bound), runs that trained with different batch sizes. `runs`: the cell's runs (none for a baseline's cell or a table given
-    alone); the limit is the suite's, so it is stated for measured cells only."""
+    its search's ceiling (a lower bound), runs that trained with different batch sizes, ok runs
+    that logged a nan or inf loss in their window. `runs`: the cell's runs (none for a baseline's
+    cell or a table given alone); the limit is the suite's, so it is stated for measured cells
+    only."""
     parts: list[Text] = []
     if record.get("unstable") is True:
         cv = fmt.percent(record.get("throughput_cv"))
@@ -176,6 +178,13 @@ def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) ->
         if sizes.nunique() > 1:
             names = tuple(fmt.integer(s) for s in sorted(sizes.unique()))
             parts.append(Phrase.of("flags.batch_sizes", sizes=Series(names)))
+    if "nonfinite_loss_steps" in runs.columns:
+        steps = pd.to_numeric(runs["nonfinite_loss_steps"], errors="coerce")
+        hit = runs.loc[(steps > 0) & (runs["status"] == Status.OK)]
+        if len(hit):
+            names = tuple(repeat_name(r) for r in sorted(pd.to_numeric(hit["repeat"])))
+            count = fmt.integer(steps[hit.index].sum())
+            parts.append(Phrase.of("flags.nonfinite_loss", steps=count, runs=Series(names)))
     return Series(tuple(parts), "clause_sep") if parts else recorded(record.get("flags"))
 
 
