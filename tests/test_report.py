@@ -1313,3 +1313,19 @@ def test_chinese_report_words_what_dlperf_composes(rendered: dict[str, str]) -> 
     assert "| MAD z = 4.2（低于中位数） |" in zh
     assert "失败：r1、r2、r3：原文“exit code 1: RuntimeError: boom”" in zh
     assert "调度求解：分阶段 MILP，最优（相对间隙在 1% 以内）。" in zh
+
+
+def test_memory_rounds_and_a_published_figure_keeps_its_digits() -> None:
+    """Review: a peak of 415.9 MiB read 415 (truncated) beside a ratio of the full values."""
+    assert [fmt.integer(v) for v in (415.9, 413.4, 2.5e6, math.nan)] == [
+        "416",
+        "413",
+        "2500000",
+        "n/a",
+    ]
+    assert [fmt.as_printed(v) for v in (56.601, 104.458, 65.0, None)] == [
+        "56.601",
+        "104.458",
+        "65",
+        "n/a",
+    ]

@@ -44,7 +44,13 @@ def milliseconds(value: Any) -> str:
 
 
 def integer(value: Any) -> str:
-    return str(int(float(value))) if is_number(value) else NA
+    """Rounded to the nearest (415.9 MiB reads 416, never 415)."""
+    return str(round(float(value))) if is_number(value) else NA
+
+
+def as_printed(value: Any) -> str:
+    """A published figure with the digits its table printed (56.601 stays 56.601)."""
+    return str(float(value)).removesuffix(".0") if is_number(value) else NA
 
 
 def text(value: Any) -> str:

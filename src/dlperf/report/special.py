@@ -126,16 +126,13 @@ def _wide_deep_value(row: dict[str, Any] | None) -> Value:
     if row["status"] != Status.OK:
         return Value(str(row["status"]), "", "")
     latency_ms = _number(row.get("latency_ms"))  # as a published table prints it
+    shown = fmt.as_printed(latency_ms)
     if latency_ms != latency_ms:  # nan: measured, from the window's throughput
         samples_per_iteration = _number(row.get("batch_size_resolved")) * _number(row["devices"])
         latency_ms = 1000 * samples_per_iteration / _number(row["throughput_median"])
+        shown = fmt.milliseconds(latency_ms)
     memory_mib = _number(row.get("peak_mem_mib"))
-    return Value(
-        Status.OK,
-        fmt.milliseconds(latency_ms),
-        fmt.integer(row.get("peak_mem_mib")),
-        plotted=(latency_ms, memory_mib),
-    )
+    return Value(Status.OK, shown, fmt.integer(memory_mib), plotted=(latency_ms, memory_mib))
 
 
 def _memory_ratio(by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ...]) -> str:
