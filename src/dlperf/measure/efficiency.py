@@ -209,7 +209,9 @@ def _energy_in(samples: list[Fact], start: float, end: float) -> float | None:
 
 
 def cell_figures(ok_runs: pd.DataFrame) -> dict[str, Any]:
-    """Medians over a cell's ok runs; the peak's source and energy's detail as the runs say."""
+    """Medians over a cell's ok runs; the peak's source and energy's detail as the runs say; the
+    MFU the median achieved TFLOP/s over the median peak (with a peak each run calibrated, the
+    median of the runs' MFUs would be neither figure's ratio)."""
     row: dict[str, Any] = {}
     for column in CELL_FIGURE_COLUMNS:
         if column in ("speedup_ceiling", "speedup_ceiling_overlap", "ceiling_model"):
@@ -220,6 +222,8 @@ def cell_figures(ok_runs: pd.DataFrame) -> dict[str, Any]:
         else:
             numbers = pd.to_numeric(values, errors="coerce").dropna()
             row[column] = float(numbers.median()) if len(numbers) else NAN
+    if row["peak_tflops"] > 0:  # the cell's MFU is its figures' ratio, as the report states it
+        row["mfu_pct"] = 100 * row["achieved_tflops"] / row["peak_tflops"]
     return row
 
 
