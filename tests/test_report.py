@@ -590,7 +590,7 @@ def test_chinese_plot_labels_have_glyphs(tmp_path: Path) -> None:
         (),
         (),
         (),
-        (PlotPoint("PyTorch", 1, 10.0, 1.0), PlotPoint("PyTorch", 2, 19.0, 1.9)),
+        (PlotPoint("PyTorch", "1n1g", 10.0, 1.0), PlotPoint("PyTorch", "1n2g", 19.0, 1.9)),
     )
     labels = plots.PlotLabels("吞吐率", "设备数", "样本/秒", "框架", "理想（线性）")
     with warnings.catch_warnings(record=True) as caught:
@@ -1329,3 +1329,15 @@ def test_memory_rounds_and_a_published_figure_keeps_its_digits() -> None:
         "65",
         "n/a",
     ]
+
+
+def test_layouts_of_one_device_count_each_have_their_place_on_the_plots() -> None:
+    """Review: 1n2g (180) and 2n1g (120) were drawn at one x: the 120 bar hidden in the 180 one,
+    the speedups joined by a vertical segment."""
+    place, ticks = plots.x_axis(["2n1g", "1n1g", "1n2g"], numeric=True)
+    assert place == {"1n1g": 0.0, "1n2g": 1.0, "2n1g": 2.0}
+    assert ticks == ["1 (1n1g)", "2 (1n2g)", "2 (2n1g)"]
+    place, ticks = plots.x_axis(["1n8g", "1n1g", "2n8g"], numeric=True)  # DLPerf's: devices
+    assert place == {"1n1g": 1.0, "1n8g": 8.0, "2n8g": 16.0} and ticks == ["1", "8", "16"]
+    place, ticks = plots.x_axis(["1n8g", "1n1g", "2n8g"], numeric=False)  # bars: side by side
+    assert place == {"1n1g": 0.0, "1n8g": 1.0, "2n8g": 2.0} and ticks == ["1", "8", "16"]

@@ -241,7 +241,7 @@ def _point(column: Column, record: dict[str, Any]) -> PlotPoint:
 
     return PlotPoint(
         column.label,
-        int(record["devices"]),
+        str(record["layout"]),
         float(record["throughput_median"]),
         number("speedup"),
         number("throughput_min"),

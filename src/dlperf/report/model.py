@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dlperf.i18n import Text
+from dlperf.matrix import Layout
 from dlperf.report.caveats import Caveat
 from dlperf.report.latency import LatencyTable
 from dlperf.report.planinfo import PlanInfo
@@ -88,12 +89,16 @@ class Footnote:
 @dataclass(frozen=True)
 class PlotPoint:
     column: Text  # its Column's label
-    devices: int
+    layout: str  # 1n2g
     throughput: float
     speedup: float  # nan without a baseline
     low: float = float("nan")  # min of the runs (nan: one run or none recorded)
     high: float = float("nan")  # max of the runs
     ceiling: float = float("nan")  # communication ceiling of the speedup (nan: not measured)
+
+    @property
+    def devices(self) -> int:
+        return Layout.parse(self.layout).devices
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ from matplotlib import font_manager
 from matplotlib.figure import Figure
 
 from dlperf.i18n import Text
+from dlperf.matrix import Layout
 from dlperf.report.model import Group
+from dlperf.report.order import layout_key
 from dlperf.report.special import Table
 from dlperf.util import atomic_path
 
@@ -110,11 +113,28 @@ def _names(group: Group) -> list[str]:
 def _frame(group: Group) -> pd.DataFrame:
     return pd.DataFrame(
         [
-            (_name(p.column), p.devices, p.throughput, p.speedup, p.low, p.high, p.ceiling)
+            (_name(p.column), p.layout, p.devices, p.throughput, p.speedup, p.low, p.high)
+            + (p.ceiling,)
             for p in group.points
         ],
-        columns=["column", "devices", "throughput", "speedup", "low", "high", "ceiling"],
+        columns=["column", "layout", "devices", "throughput", "speedup", "low", "high", "ceiling"],
     )
+
+
+def x_axis(layouts: Iterable[str], numeric: bool) -> tuple[dict[str, float], list[str]]:
+    """Where each layout stands on a plot's x axis, and the ticks' labels in that order: its
+    device count (as a number where `numeric` and no two layouts share one, else one place per
+    layout in order); layouts of the same device count (1n2g, 2n1g) each their own place, the
+    tick naming the layout, never drawn over each other."""
+    ordered = sorted(set(layouts), key=layout_key)
+    devices = [Layout.parse(layout).devices for layout in ordered]
+    shared = len(set(devices)) < len(devices)
+    ticks = [
+        f"{d} ({layout})" if shared else str(d) for d, layout in zip(devices, ordered, strict=True)
+    ]
+    if numeric and not shared:
+        return {layout: float(d) for layout, d in zip(ordered, devices, strict=True)}, ticks
+    return {layout: float(i) for i, layout in enumerate(ordered)}, ticks
 
 
 def _palette(group: Group) -> dict[str, tuple[float, float, float]]:
@@ -148,7 +168,7 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
     if frame.empty:
         return None
     hue_order = [name for name in _names(group) if name in set(frame["column"])]
-    devices = sorted(set(frame["devices"]))
+    place, ticks = x_axis(frame["layout"], numeric=False)
     palette = _palette(group)
     width = 0.8 / len(hue_order)
     with mpl.rc_context(_rc(lang)):
@@ -156,13 +176,13 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
         fig = _figure()
         ax = fig.subplots()
         for i, label in enumerate(hue_order):
-            mine = frame[frame["column"] == label].set_index("devices")
-            xs = [devices.index(d) - 0.4 + width * (i + 0.5) for d in mine.index]
+            mine = frame[frame["column"] == label].set_index("layout")
+            xs = [place[layout] - 0.4 + width * (i + 0.5) for layout in mine.index]
             ax.bar(xs, mine["throughput"], width=width, color=palette[label], label=label)
             spread = mine.dropna(subset=["low", "high"])
             if len(spread):
                 ax.errorbar(
-                    [devices.index(d) - 0.4 + width * (i + 0.5) for d in spread.index],
+                    [place[layout] - 0.4 + width * (i + 0.5) for layout in spread.index],
                     spread["throughput"],
                     yerr=[
                         spread["throughput"] - spread["low"],
@@ -173,7 +193,7 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
                     elinewidth=1,
                     capsize=3,
                 )
-        ax.set_xticks(range(len(devices)), [str(d) for d in devices])
+        ax.set_xticks(list(place.values()), ticks)
         ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y)
         ax.legend(title=labels.legend, fontsize="small")
         _note(fig, labels.note)
@@ -187,27 +207,30 @@ def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Pat
     if frame.empty:
         return None
     hue_order = [name for name in _names(group) if name in set(frame["column"])]
-    devices = sorted({1, *frame["devices"]})
+    place, ticks = x_axis({"1n1g", *frame["layout"]}, numeric=True)
+    frame["x"] = frame["layout"].map(place)
     palette = _palette(group)
     with mpl.rc_context(_rc(lang)):
         sns.set_style("whitegrid", rc=_rc(lang))
         fig = _figure()
         ax = fig.subplots()
-        ax.plot(devices, devices, linestyle="--", color="gray", label=labels.ideal)
+        ideal = [Layout.parse(layout).devices for layout in place]
+        ax.plot(list(place.values()), ideal, linestyle="--", color="gray", label=labels.ideal)
         for label in hue_order:
-            mine = frame[frame["column"] == label].sort_values("devices")
-            ax.plot(mine["devices"], mine["speedup"], marker="o", color=palette[label], label=label)
+            mine = frame[frame["column"] == label].sort_values("x")
+            ax.plot(mine["x"], mine["speedup"], marker="o", color=palette[label], label=label)
             ceiling = mine.dropna(subset=["ceiling"])
             if len(ceiling):
                 ax.plot(
-                    ceiling["devices"],
+                    ceiling["x"],
                     ceiling["ceiling"],
                     linestyle=":",
                     marker="_",
                     color=palette[label],
                     label=labels.ceiling.format(column=label),
                 )
-        ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y, xticks=devices)
+        ax.set_xticks(list(place.values()), ticks)
+        ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y)
         ax.legend(title=labels.legend, fontsize="small")
         _note(fig, labels.note)
         return _save(fig, path)
