@@ -50,6 +50,23 @@ def test_a_median_outside_its_spread_or_negative_names_file_line_and_column(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("longer", [2, 3])
+def test_a_row_with_more_fields_than_the_header_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], longer: int
+) -> None:
+    """Review: a first row one field too long made pandas take its cell id as an index and shift
+    every field a column left: "column throughput_median: 'ok' is not a number"."""
+    rows = [f"{ONE}\tok\t100\t90\t110", f"{TWO}\tok\t180\t170\t190"]
+    rows[longer - 2] += "\textra"
+    table = typed(tmp_path, *rows)
+    assert report(tmp_path, table, capsys) == (
+        f"dlperf: {table}:{longer}: more fields than the header"
+        if longer == 2
+        else f"dlperf: {table}:3: not a readable table: Error tokenizing data. C error: "
+        "Expected 5 fields in line 3, saw 6"
+    )
+
+
 def test_a_report_already_made_is_kept_when_a_table_is_bad(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

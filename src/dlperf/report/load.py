@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import logging
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -77,13 +79,30 @@ _TEXT_COLUMNS = (
 )
 
 
+def _ragged_row(path: Path, sep: str) -> str:
+    """`path:line` of the first row with more fields than the header (`path` if none is found)."""
+    with open(path, newline="", errors="replace") as f:
+        rows = csv.reader(f, delimiter=sep)
+        width = len(next(rows, []))
+        for row in rows:
+            if len(row) > width:
+                return f"{path}:{rows.line_num}"
+    return str(path)
+
+
 def read_table(path: Path, check: bool = False) -> pd.DataFrame:
     """A TSV (or CSV) written by dlperf.measure.tables: ids and words as text, empty text as ''.
     With `check`, every column it carries is checked for its kind first (check_table)."""
     sep = "," if path.suffix == ".csv" else "\t"
     dtype = dict.fromkeys(_TEXT_COLUMNS, str)
     try:
-        frame = pd.read_csv(path, sep=sep, dtype=dtype, keep_default_na=True)
+        with warnings.catch_warnings():
+            # a first row longer than the header: pandas would take its first field as an index
+            # and shift the others a column left; index_col=False warns, and that is an error
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, sep=sep, dtype=dtype, keep_default_na=True, index_col=False)
+    except pd.errors.ParserWarning:
+        raise ConfigError(f"{_ragged_row(path, sep)}: more fields than the header") from None
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:  # binary, empty
         line = re.search(r"line (\d+)", str(err))
         where = f"{path}:{line[1]}" if line else str(path)
