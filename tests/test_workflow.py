@@ -429,6 +429,7 @@ def _workloads(marker: str) -> list[int]:
         (bytes(range(256)) * 8, "base.tsv"),
         (b"", "base.tsv: not a readable table"),
         (b"a\tb\n1\t2\n", "base.tsv has no cell_id column"),
+        (b"cell_id\tthroughput_median\n", "base.tsv has a header and no rows"),
     ],
 )
 def test_a_missing_or_malformed_baseline_is_an_error_before_anything_runs(

@@ -175,6 +175,8 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
         raise ConfigError(
             f"{where}: {path} has no cell_id column; is it a dlperf cells or runs table?"
         )
+    if frame.empty:  # a header alone: a baseline that would show nothing beside the measured
+        raise ConfigError(f"{where}: {path} has a header and no rows")
     frame = _fill_dimensions(frame, path)
     if "setting" in frame.columns:
         lines = Lines(path, len(frame))
