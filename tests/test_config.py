@@ -425,3 +425,24 @@ def test_a_cell_named_twice_by_one_case_says_why():
         Suite(validate({"cases": [twice]})).cell_specs()
     with pytest.raises(ConfigError, match=r"comes from both cases\[0\] and cases\[1\]"):
         Suite(validate({"cases": [case, case]})).cell_specs()
+
+
+def test_check_places_every_cell_as_the_workflow_would(tmp_path, capsys):
+    """Review: `dlperf check` accepted layouts no run could get (2n1g on the local backend,
+    99999999999999999999n1g on a site of 64 nodes); every run then failed at submission. It
+    places the cells as the workflow does, on the backend the files give."""
+    from dlperf.cli import main
+
+    case = "cases:\n  - {{framework: pytorch, model: resnet50, batch_size: [8], layouts: [{}]}}\n"
+    local = write(tmp_path / "local.yaml", "device: cpu\n" + case.format("2n1g"))
+    assert main(["check", str(local)]) == 2
+    assert f"dlperf: {local}: cell pytorch.resnet50.fp32.noxla.b8.2n1g: layout 2n1g spans 2 " in (
+        capsys.readouterr().err
+    )
+    huge = write(tmp_path / "huge.yaml", case.format("99999999999999999999n1g"))
+    site = write(tmp_path / "site.yaml", "backend: slurm\n")
+    assert main(["check", str(huge), str(site)]) == 2
+    assert "needs 99999999999999999999 nodes; site.nodes_max is 64" in capsys.readouterr().err
+    fits = write(tmp_path / "fits.yaml", case.format("4n8g"))
+    assert main(["check", str(fits), str(site)]) == 0
+    assert "1 cells x 7 repeats = 7 runs (4n8g: 7)" in capsys.readouterr().out

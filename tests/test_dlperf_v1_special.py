@@ -360,7 +360,14 @@ def test_gpt_cells_are_dlperfs_cases(cells: dict) -> None:
 
 def test_dlperf_check_accepts_the_suite() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "dlperf", "check", str(SUITE_FILE)],
+        [
+            sys.executable,
+            "-m",
+            "dlperf",
+            "check",
+            str(SUITE_FILE),
+            str(ROOT / "slurm" / "site.yaml"),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

@@ -181,7 +181,14 @@ def test_every_cell_builds_its_command(
 
 def test_dlperf_check_prints_jobs_per_layout():
     out = subprocess.run(
-        [sys.executable, "-m", "dlperf", "check", str(SUITE_FILE)],
+        [
+            sys.executable,
+            "-m",
+            "dlperf",
+            "check",
+            str(SUITE_FILE),
+            str(ROOT / "slurm" / "site.yaml"),
+        ],
         capture_output=True,
         text=True,
         check=True,

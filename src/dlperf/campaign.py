@@ -99,6 +99,12 @@ class Campaign:
         this machine. Raises ConfigError or ValueError."""
         cwd = cwd or Path.cwd()
         config = snakemake_config(loaded, configfiles, cli, search=[cwd, basedir])
+        return cls.of(config, basedir, cwd)
+
+    @classmethod
+    def of(cls, config: dict[str, Any], basedir: Path, cwd: Path) -> Campaign:
+        """The campaign of a validated suite (dlperf.config.load), as the workflow places it:
+        its baselines found and read, its cells placed. Raises ConfigError or ValueError."""
         resolve_baselines(config, search=[cwd, basedir])
         if config["baselines"]:
             # imported here: pandas would double the start-up of every dry run without baselines

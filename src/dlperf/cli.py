@@ -204,9 +204,17 @@ def _run_cell(args: argparse.Namespace) -> int:
 
 
 def _check(path: Path, more: list[Path]) -> int:
-    from dlperf.config import Suite, load
+    """The suite as the workflow takes it: valid, its baselines readable, every cell placeable
+    on its backend (the site's limits, or this machine's devices for the local backend)."""
+    from dlperf.campaign import Campaign
+    from dlperf.config import load
+    from dlperf.launch.allocation import AllocationError
 
-    print(f"{path}: {Suite(load(path, *more)).plan_summary()}")
+    try:
+        campaign = Campaign.of(load(path, *more), Path.cwd(), Path.cwd())
+    except AllocationError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    print(f"{path}: {campaign.suite.plan_summary()}")
     return 0
 
 
