@@ -675,3 +675,21 @@ def test_a_max_value_at_its_searchs_ceiling_is_carried_as_a_lower_bound(tmp_path
     result.write_text(json.dumps(found))  # a value below a size that ran out of memory
     runs, _ = runs_table([manifest], WINDOW)
     assert pd.isna(runs.loc[0, "search_ceiling"])
+
+
+def test_the_cells_interval_is_at_the_level_asked():
+    """Review: the cells table's interval was always at 0.95 while adaptive repeats stopped on
+    one at their own `level`: the interval shown was not the one their rule tested. 8 runs: at
+    0.95 the interval is (min, max), coverage 1 - 2/2^8; at 0.90 the next ranks, 1 - 18/2^8."""
+    from dlperf.measure.tables import cell_figures
+
+    values = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0]
+    group = pd.DataFrame(
+        {"status": ["ok"] * 8, "throughput_samples_per_s": values, "repeat": range(1, 9)}
+    )
+    wide = cell_figures(group, 8)
+    assert (wide["ci_low"], wide["ci_high"]) == (10.0, 17.0)
+    assert wide["ci_level"] == pytest.approx(1 - 2 / 256)
+    narrow = cell_figures(group, 8, ci_level=0.90)
+    assert (narrow["ci_low"], narrow["ci_high"]) == (11.0, 16.0)
+    assert narrow["ci_level"] == pytest.approx(1 - 18 / 256)

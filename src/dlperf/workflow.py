@@ -12,7 +12,7 @@ from dlperf.config import Suite
 from dlperf.launch.measured import measure_digests
 from dlperf.measure.repeats import adaptive_manifests
 from dlperf.measure.runs import runs_table
-from dlperf.measure.stats import Window
+from dlperf.measure.stats import CI_LEVEL, Window
 from dlperf.measure.tables import cells_table, planned_cells, write_table, writing_aside
 from dlperf.measure.variance import VarianceSettings
 from dlperf.paths import ResultPaths, RunPaths
@@ -69,7 +69,10 @@ def write_tables(
     runs, steps = runs_table(manifests, window, json_dir, variance, expected, workers)
     json_dir.mkdir(parents=True, exist_ok=True)
     with writing_aside(steps, steps_path):
-        cells = cells_table(runs, planned_cells(suite.cell_specs()), window, planned, variance)
+        level = (config.get("adaptive_repeats") or {}).get("level", CI_LEVEL)
+        cells = cells_table(
+            runs, planned_cells(suite.cell_specs()), window, planned, variance, level
+        )
         write_table(runs, runs_path)
         write_table(cells, cells_path)
     return runs, cells

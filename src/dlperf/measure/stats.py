@@ -210,7 +210,12 @@ class Spread:
     ci_level: float
 
 
-def spread(values: Sequence[float], level: float = 0.95) -> Spread:
+CI_LEVEL = (
+    0.95  # the median's confidence interval in the cells table, unless adaptive repeats' level
+)
+
+
+def spread(values: Sequence[float], level: float = CI_LEVEL) -> Spread:
     """Median and spread of a cell's successful runs."""
     if not values:
         nan = math.nan

@@ -18,7 +18,7 @@ from dlperf.i18n import Phrase, Series, english
 from dlperf.matrix import Cell, CellSpec
 from dlperf.measure.efficiency import CELL_FIGURE_COLUMNS, add_ceiling
 from dlperf.measure.efficiency import cell_figures as explaining_figures
-from dlperf.measure.stats import Window, speedup, spread
+from dlperf.measure.stats import CI_LEVEL, Window, speedup, spread
 from dlperf.measure.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags
 from dlperf.status import Status, cell_status
 from dlperf.util import atomic_path
@@ -68,13 +68,16 @@ CELL_TABLE_COLUMNS = CELL_COLUMNS + [
 
 
 def cell_figures(
-    group: pd.DataFrame, runs_planned: int, variance: VarianceSettings = DEFAULT_VARIANCE
+    group: pd.DataFrame,
+    runs_planned: int,
+    variance: VarianceSettings = DEFAULT_VARIANCE,
+    ci_level: float = CI_LEVEL,
 ) -> dict[str, Any]:
     """A cell's status, median and spread from its runs' rows (ok runs only give figures), and
     its variance flags (dlperf.measure.variance: outliers are flagged and stay in the median)."""
     ok_runs = group[group["status"] == Status.OK]
     ok = ok_runs["throughput_samples_per_s"].astype(float).tolist()
-    s = spread(ok)
+    s = spread(ok, ci_level)
     flags = cell_flags(group, variance)
     batch, batch_note = _cell_batch_size(ok_runs if len(ok_runs) else group)
     flags["flags"] = "; ".join(filter(None, [flags["flags"], batch_note, _loss_note(ok_runs)]))
@@ -136,15 +139,18 @@ def cells_table(
     window: Window,
     repeats: int | Mapping[str, int],
     variance: VarianceSettings = DEFAULT_VARIANCE,
+    ci_level: float = CI_LEVEL,
 ) -> pd.DataFrame:
     """One row per planned cell: median and spread of its ok runs, speedup vs its 1n1g cell.
-    `repeats`: the runs planned per cell, or per cell id (adaptive repeats)."""
+    `repeats`: the runs planned per cell, or per cell id (adaptive repeats); `ci_level`: the
+    median's confidence interval's (adaptive repeats' level, so the interval shown is the one
+    their stopping rule tested)."""
     rows = []
     by_cell = {cid: group for cid, group in runs.groupby("cell_id")} if len(runs) else {}
     for cell in planned.to_dict("records"):
         group = by_cell.get(cell["cell_id"], runs.iloc[0:0])
         planned_runs = repeats if isinstance(repeats, int) else repeats[cell["cell_id"]]
-        figures = cell_figures(group, planned_runs, variance)
+        figures = cell_figures(group, planned_runs, variance, ci_level)
         if figures["batch_size_resolved"] is None and str(cell["batch_size"]).isdigit():
             figures["batch_size_resolved"] = int(cell["batch_size"])
         rows.append(
