@@ -127,7 +127,14 @@ def test_an_output_made_with_other_params_gets_a_stamp_input_that_remakes_it(tmp
 def test_a_framework_with_its_own_environment_depends_on_its_pins(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     c = campaign(tmp_path)
-    assert c.run_inputs("jax.resnet50.fp32.xla.b2.1n1g", 1) == [str(ROOT / "envs/jax.txt")]
+    # relative to the working directory as Snakemake records inputs (review: the absolute path
+    # made a checkout moved or copied with its results redo every JAX, TF, Paddle ... run)
+    pins = os.path.relpath(ROOT / "envs/jax.txt", tmp_path)
+    assert c.run_inputs("jax.resnet50.fp32.xla.b2.1n1g", 1) == [pins]
+    assert not Path(pins).is_absolute() and (tmp_path / pins).resolve() == ROOT / "envs/jax.txt"
+    monkeypatch.chdir(ROOT)
+    at_root = Campaign.load({}, [str(tmp_path / "suite.yaml")], {}, basedir=ROOT, cwd=ROOT)
+    assert at_root.environment_pins("jax.resnet50.fp32.xla.b2.1n1g") == ["envs/jax.txt"]
     assert c.run_inputs("pytorch.resnet50.fp32.noxla.b2.1n1g", 1) == []
     with pytest.raises(ValueError, match="not in the configured matrix"):
         c.run_inputs("pytorch.resnet50.fp32.noxla.b4.1n1g", 1)

@@ -200,12 +200,14 @@ class Campaign:
 
     def environment_pins(self, cell_id: str) -> list[str]:
         """The pinned requirements of the cell's own environment, if it has one
-        (dlperf.environments): changing a pin reruns that framework's cells and nothing else."""
+        (dlperf.environments): changing a pin reruns that framework's cells and nothing else.
+        Relative to the working directory, as Snakemake records an input: the checkout moved or
+        copied elsewhere with its results (another machine, other storage) redoes no run."""
         framework = self.cell(cell_id).cell.framework
 
         def pins() -> list[str]:
             requirements = getattr(get_adapter(framework), "requirements", None)
-            return [str(self.basedir / requirements)] if requirements else []
+            return [os.path.relpath(self.basedir / requirements)] if requirements else []
 
         return self.once("pins", framework, pins)
 
