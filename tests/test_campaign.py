@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,12 @@ def test_an_output_made_with_other_params_gets_a_stamp_input_that_remakes_it(tmp
     assert other.remake_inputs("tables") == [stamp]  # a dry run of another window: touched
     assert campaign(tmp_path).remake_inputs("tables") == [stamp]
     assert os.stat(stamp).st_mtime_ns <= c.results.cells.stat().st_mtime_ns
+    # a marker in the future (a clock stepped back) vouches for nothing: the tables are remade
+    marker = Path(campaign(tmp_path).made_marker("tables"))
+    marker.touch()
+    future = time.time_ns() + 2 * 3600 * 10**9
+    os.utime(marker, ns=(future, future))
+    assert campaign(tmp_path).remake_inputs("tables") == [stamp] and not marker.exists()
 
 
 def test_a_framework_with_its_own_environment_depends_on_its_pins(tmp_path, monkeypatch):

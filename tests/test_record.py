@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import time
 from dataclasses import fields
 from pathlib import Path
 
@@ -355,6 +356,25 @@ def test_a_record_changed_after_its_marker_is_read_again(tmp_path):
     run.manifest.write_text(json.dumps(now.to_json()))  # the record of the marker's measure
     assert not recorded_other_measure(run, now.measure_digest)
     assert marker.stat().st_mtime_ns >= run.manifest.stat().st_ctime_ns  # read once
+
+
+def test_a_marker_from_the_future_vouches_for_nothing(tmp_path):
+    """Review: results whose files carry future times (a clock stepped back, `rsync -a` from a
+    host whose clock runs ahead): a manifest of another measure copied in had a ctime older than
+    its marker's future mtime, so the run was never redone and the tables kept a figure of a run
+    no longer on disk. A marker in the future is read as absent; the record is read."""
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    now, other = record(), record(options={"image_size": 24})
+    now.write(run.manifest)
+    future = time.time_ns() + 2 * 3600 * 10**9
+    for path in (run.manifest, run.measured(now.measure_digest)):
+        os.utime(path, ns=(future, future))
+    run.manifest.write_text(json.dumps(other.to_json()))
+    os.utime(run.manifest, ns=(future, future))
+    assert recorded_other_measure(run, now.measure_digest)
+    run.manifest.write_text(json.dumps(now.to_json()))  # the marker's own measure: read, kept
+    assert not recorded_other_measure(run, now.measure_digest)
 
 
 def test_a_device_auto_run_on_nodes_without_gpus_trained_on_their_cpu_cores():

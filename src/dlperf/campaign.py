@@ -37,7 +37,7 @@ from dlperf.plan.maxbatch import (
 )
 from dlperf.plan.plan import make_plan, plan_text, run_priorities
 from dlperf.rulecode import rule_code
-from dlperf.util import json_digest, stamp_inputs
+from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
 T = TypeVar("T")
 # processes the tables rule reads runs with at most: a Slurm login node, where it runs, is shared
@@ -397,7 +397,7 @@ class Campaign:
         # the edited logs' param's) is newer than the marker.
         changed = self._newest_change_ns if rule == "tables" else 0
         try:
-            made = marker.stat().st_mtime_ns
+            made = marker_time_ns(marker)
             if made < output.stat().st_mtime_ns or made < changed:
                 marker.unlink()
         except FileNotFoundError:

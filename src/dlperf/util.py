@@ -79,6 +79,14 @@ def remove_reports(results: ResultPaths) -> None:
 CONSUMED = "consumed: an input of its output's last remake\n"  # a stamp's first line, once
 
 
+def marker_time_ns(marker: Path) -> int:
+    """When a marker was written, as far as it can vouch that nothing changed after it: 0 for a
+    time in the future (a clock stepped back, files copied from a host whose clock runs ahead),
+    which a change made now could never be newer than. Raises FileNotFoundError."""
+    written = marker.stat().st_mtime_ns
+    return 0 if written > time.time_ns() else written
+
+
 def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     """A rule's extra input that remakes `output` when `stale` (made with other params than the
     suite's, by what dlperf records beside it), by the stamp's time and content: Snakemake's own records

@@ -13,7 +13,7 @@ from typing import Any
 from dlperf.adapters import get_adapter
 from dlperf.matrix import CellSpec
 from dlperf.paths import RunPaths
-from dlperf.util import json_digest, stamp_inputs
+from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
 # What a later stage reads of the record's measure (measure_of makes it).
 MEASURE_FIELDS: dict[str, Any] = {
@@ -68,7 +68,7 @@ def recorded_other_measure(run: RunPaths, digest: str) -> bool:
     except FileNotFoundError:
         return False
     try:
-        if changed_ns <= marker.stat().st_mtime_ns:
+        if changed_ns <= marker_time_ns(marker):
             return False
     except FileNotFoundError:
         if any(run.dir.glob("measured-*")):
