@@ -446,3 +446,48 @@ def test_check_places_every_cell_as_the_workflow_would(tmp_path, capsys):
     fits = write(tmp_path / "fits.yaml", case.format("4n8g"))
     assert main(["check", str(fits), str(site)]) == 0
     assert "1 cells x 7 repeats = 7 runs (4n8g: 7)" in capsys.readouterr().out
+
+
+def _noclip_suite(tmp_path, **more):
+    case = {"framework": "pytorch", "model": "bert_base", "batch_size": [8], "layouts": ["1n1g"]}
+    case |= {"variant": "noclip", **more}
+    return load(write(tmp_path / "noclip.yaml", yaml.safe_dump({"cases": [case]})))
+
+
+def test_a_noclip_case_trains_without_clipping_swept_or_not_and_its_record_says_so(tmp_path):
+    """Review: `variant: noclip` with a sweep (cell variant noclip_seq_len_64) trained with
+    --clip-grad-norm 1.0 under a noclip id, and even a plain noclip run's measure recorded 1.0
+    while it ran 0. The variant's option is the cell's: in its command and in its record."""
+    from dlperf.adapters import TaskContext, get_adapter
+    from dlperf.launch.measured import measure_of
+
+    config = _noclip_suite(tmp_path, sweep={"seq_len": [64, 128]})
+    adapter = get_adapter("pytorch")
+    for spec in Suite(config).cell_specs():
+        assert spec.cell.variant.startswith("noclip_seq_len_")
+        assert measure_of(spec, config)["options"]["clip_grad_norm"] == 0
+        options = adapter.resolved_options(spec.options)
+        ctx = TaskContext(spec.cell, options, 10, "cpu", 0, 0, 1, 1, "127.0.0.1", 1, tmp_path)
+        command = adapter.command(ctx)
+        assert command[command.index("--clip-grad-norm") + 1] == "0"
+    (plain,) = Suite(_noclip_suite(tmp_path)).cell_specs()
+    assert measure_of(plain, _noclip_suite(tmp_path))["options"]["clip_grad_norm"] == 0
+
+
+@pytest.mark.parametrize(
+    "more, message",
+    [
+        (
+            {"options": {"clip_grad_norm": 1.0}},
+            "options.clip_grad_norm: variant noclip sets it to 0",
+        ),
+        (
+            {"precision_options": {"fp32": {"seq_len": 64}}, "sweep": {"seq_len": [64, 128]}},
+            "sweep.seq_len: also set in precision_options.fp32; sweep it or set it, not both",
+        ),
+    ],
+)
+def test_an_option_the_variant_or_a_sweep_also_sets_is_an_error(tmp_path, more, message):
+    """Review: a precision_options key also swept was dropped silently (the sweep won)."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        _noclip_suite(tmp_path, **more)

@@ -331,10 +331,14 @@ class Suite:
 
     @cached_property
     def _cell_specs(self) -> tuple[CellSpec, ...]:  # the workflow's start-up asks four times
+        from dlperf.adapters import get_adapter
+
         seen: dict[str, tuple[int, CellSpec]] = {}
         specs = []
         for i, case in enumerate(self.config["cases"]):
+            sets = get_adapter(case["framework"]).variant_options(case.get("variant", "default"))
             for spec in expand_case(case):
+                spec = dataclasses.replace(spec, options=spec.options | sets)
                 if spec.id in seen:
                     raise ConfigError(_named_twice(spec, i, *seen[spec.id]))
                 seen[spec.id] = i, spec

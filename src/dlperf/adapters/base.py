@@ -118,10 +118,11 @@ class Adapter(ABC):
         ]
         searches = ["batch_size"] if "max" in case["batch_size"] else []
         for key, values in case.get("sweep", {}).items():
-            if key in case.get("options", {}):
-                raise ConfigError(
-                    f".sweep.{key}: also set in options; sweep it or set it, not both"
-                )
+            for where, options in blocks:
+                if key in options:
+                    raise ConfigError(
+                        f".sweep.{key}: also set in {where}; sweep it or set it, not both"
+                    )
             if "max" in values and key in self.options:
                 if self.option_schema(key).get("type") != "integer":
                     raise ConfigError(
@@ -132,6 +133,13 @@ class Adapter(ABC):
             blocks += [("sweep", {key: value}) for value in checked]
         if len(searches) > 1:
             raise ConfigError(f".sweep: one search per cell, not {' and '.join(searches)}")
+        variant = case.get("variant", "default")
+        for key, value in self.variant_options(variant).items():
+            for where, options in blocks:
+                if key in options and options[key] != value:
+                    raise ConfigError(
+                        f".{where}.{key}: variant {variant} sets it to {value}, not {options[key]}"
+                    )
         for where, options in blocks:
             for key, value in options.items():
                 if key not in self.options:
@@ -169,6 +177,11 @@ class Adapter(ABC):
         ones, less any an adapter keeps out so cells stay fresh across a new option, or that
         this cell's command does not pass (a change of it must not rerun the cell)."""
         return self.resolved_options(options)
+
+    def variant_options(self, variant: str) -> dict[str, Any]:
+        """The options a case's `variant` sets (the suite applies them to each of its cells, a
+        swept one too, so the record states what the command runs); {} for none."""
+        return {}
 
     def steps_for(self, warmup: int, measure: int, options: Mapping[str, Any] | None = None) -> int:
         """Iterations to run: the window plus a margin so the last measured step is complete.

@@ -151,8 +151,11 @@ class BuiltinWorkload(Adapter):
             return int(options["max_batch_size"][cell.model])
         return int(cell.batch_size)
 
+    def variant_options(self, variant: str) -> dict[str, Any]:
+        return {"clip_grad_norm": 0} if variant == "noclip" else {}  # BERT as DLPerf's "noclip"
+
     def command(self, ctx: TaskContext) -> list[str]:
-        options = ctx.options | ({"clip_grad_norm": 0} if ctx.cell.variant == "noclip" else {})
+        options = ctx.options
         return [
             ctx.python, "-u", "-m", self.module,
             "--model", ctx.cell.model,

@@ -64,7 +64,7 @@ class OneFlowBenchmark(UpstreamAdapter):
     )
     source_root: ClassVar[str] = "/workspace/OneFlow-Benchmark"
     synthetic_models: ClassVar[frozenset[str]] = frozenset({"resnet50"})
-    variants: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {"bert_base": {"noclip": ()}}
+    variants: ClassVar[dict[str, tuple[str, ...]]] = {"bert_base": ("noclip",)}
     options: ClassVar[dict[str, Any]] = upstream_options(
         max_batch_size={
             "resnet50": {"fp32": 128, "amp": 256},

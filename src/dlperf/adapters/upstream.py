@@ -139,7 +139,7 @@ class UpstreamAdapter(Adapter):
     ] = {}  # model -> precisions it runs (default both)
     xla_models: ClassVar[frozenset[str]] = frozenset()  # models it can run with XLA on
     synthetic_models: ClassVar[frozenset[str]] = frozenset()  # models that run without data_dir
-    variants: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {}  # model -> variant -> extra args
+    variants: ClassVar[dict[str, tuple[str, ...]]] = {}  # model -> variants beside "default"
     only_variant: ClassVar[dict[str, str]] = {}  # model -> the one variant the source can run
     log_interval: ClassVar[int] = 1  # iterations per logged line (the largest over its models)
     hidden_steps: ClassVar[int] = 0  # iterations run before the first logged one
@@ -359,8 +359,7 @@ class UpstreamAdapter(Adapter):
         if launch in RANK0_LAUNCHES and ctx.node_rank > 0:
             return idle_command(ctx, launch)
         o = ctx.options
-        variant_args = self.variants.get(ctx.cell.model, {}).get(ctx.cell.variant, ())
-        args = [*self.script_args(ctx), *variant_args, *(str(a) for a in o.get("extra_args", []))]
+        args = [*self.script_args(ctx), *(str(a) for a in o.get("extra_args", []))]
         env = self.workload_env(ctx)
         launcher = launcher_args(launch, ctx, env, self.procs_per_node(ctx))
         if launch in SCRIPT_LAUNCHES:
