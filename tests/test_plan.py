@@ -119,9 +119,23 @@ def test_a_shape_that_finds_no_gpus_does_not_stop_a_smaller_one_behind_it():
 def write_runs(results: Path, rows: list[dict]) -> None:
     path = results / "tables" / "runs.tsv"
     path.parent.mkdir(parents=True)
-    header = ["cell_id", "status", "submitted_at", "noticed_at", "workload_wall_s"]
-    lines = ["\t".join(header)] + ["\t".join(str(r[h]) for h in header) for r in rows]
+    header = ["cell_id", "status", "submitted_at", "started_at", "noticed_at", "workload_wall_s"]
+    lines = ["\t".join(header)] + ["\t".join(str(r.get(h, "")) for h in header) for r in rows]
     path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_runs_time_in_the_queue_is_not_its_wall_time(tmp_path):
+    """Review: after a Slurm campaign (64 jobs submitted at once, most queued for hours behind
+    the campaign's own) each run was planned at 7,505 s though it ran 300 s: its wall time was
+    noticed - submitted. It is noticed - started, where the table has the start."""
+    t0, cell = 1_700_000_000.0, "pytorch.resnet50.fp32.noxla.b2.1n1g"
+    row = {"cell_id": cell, "status": "ok", "submitted_at": t0, "noticed_at": t0 + 7505}
+    write_runs(tmp_path, [row | {"started_at": t0 + 7200, "workload_wall_s": 290}])
+    (run,) = read_runs(tmp_path)
+    assert run.wall_s == pytest.approx(305)
+    never_started = tmp_path / "never"
+    write_runs(never_started, [row | {"workload_wall_s": ""}])  # no start: submitted it is
+    assert read_runs(never_started)[0].wall_s == pytest.approx(7505)
 
 
 def test_a_runs_table_with_rows_but_no_wall_times_is_an_error_naming_it(tmp_path):

@@ -1,4 +1,5 @@
-"""A cell's planned wall time per run (start-up included: submitted to noticed), from the best
+"""A cell's planned wall time per run (start-up included: started on its nodes to noticed; the
+time a job queued is no run's, and a campaign's own jobs queue behind each other), from the best
 evidence there is, and which it is (`duration_source`):
 
 - measured: the median wall time of the cell's earlier runs in `<results>/tables/runs.tsv`
@@ -47,7 +48,8 @@ class CellDuration:
 
 @dataclass(frozen=True)
 class TimedRun:
-    """An earlier run of the runs table, with its wall time (noticed - submitted)."""
+    """An earlier run of the runs table, with its wall time (noticed - started, or - submitted
+    for a run that never started)."""
 
     cell_id: str
     status: str
@@ -55,7 +57,8 @@ class TimedRun:
     workload_wall_s: float | None
 
 
-TIMED_COLUMNS = ("cell_id", "status", "submitted_at", "noticed_at")  # a run's wall time and whose
+# a run's wall time and whose (started_at too where the table has it: a run's start on its nodes)
+TIMED_COLUMNS = ("cell_id", "status", "submitted_at", "noticed_at")
 
 
 def read_runs(results: Path) -> list[TimedRun]:
@@ -74,14 +77,15 @@ def read_runs(results: Path) -> list[TimedRun]:
         raise PlanError(f"{path}: rows without the column(s) {', '.join(missing)}")
     runs = []
     for row in rows:
-        submitted, noticed = _seconds(row.get("submitted_at")), _seconds(row.get("noticed_at"))
-        if submitted is None or noticed is None or not noticed - submitted > 0:
+        started = _seconds(row.get("started_at")) or _seconds(row.get("submitted_at"))
+        noticed = _seconds(row.get("noticed_at"))
+        if started is None or noticed is None or not noticed - started > 0:
             continue
         runs.append(
             TimedRun(
                 str(row.get("cell_id")),
                 str(row.get("status")),
-                noticed - submitted,
+                noticed - started,
                 _number(row.get("workload_wall_s")),
             )
         )
