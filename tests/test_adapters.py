@@ -1079,3 +1079,33 @@ def test_an_option_reruns_only_the_cells_it_reaches(framework, option, value, re
 
     assert digest(reached, {option: value}) != digest(reached, {})
     assert digest(other, {option: value}) == digest(other, {})
+
+
+@pytest.mark.parametrize("framework", ["megatron", "oneflow_gpt"])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            {"layouts": ["1n1g", "1n8g"], "sweep": {"tensor_parallel": [1, 8]}},
+            ".layouts: 1n1g has 1 devices, not a multiple of tensor_parallel x "
+            "pipeline_parallel = 8 x 1",
+        ),
+        (
+            {"layouts": ["1n8g"], "sweep": {"pipeline_parallel": [1, 3]}},
+            ".layouts: 1n8g has 8 devices, not a multiple of tensor_parallel x "
+            "pipeline_parallel = 1 x 3",
+        ),
+        (
+            {"layouts": ["1n8g"], "batch_size": [4], "options": {"global_batch_size": 7}},
+            ".options.global_batch_size: 7 is not a multiple of micro batch 4 x data parallel 8",
+        ),
+    ],
+)
+def test_a_gpt_parallel_layout_that_cannot_split_its_devices_is_refused(framework, extra, message):
+    """Review: TP 8 on 1 GPU, PP 3 on 8 and a global batch of 7 were accepted (gpt_args hid it
+    with max(1, world // (tp x pp))); Megatron-LM stops at start-up, after the job queued."""
+    adapter = get_adapter(framework)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        adapter.check_case(case(framework, "gpt", **extra))
+    fits = {"layouts": ["1n8g", "2n8g"], "sweep": {"tensor_parallel": [1, 8]}}
+    adapter.check_case(case(framework, "gpt", **fits))

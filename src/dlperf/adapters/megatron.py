@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.oneflow_gpt import GPT_OPTIONS, gpt_args
+from dlperf.adapters.oneflow_gpt import GPT_OPTIONS, check_parallel_layout, gpt_args
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
 from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula, megatron_formula
@@ -97,6 +97,7 @@ class Megatron(UpstreamAdapter):
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)
+        check_parallel_layout(self, case)
         given = case.get("options", {})
         blocks = [given, *({**given, **o} for o in case.get("precision_options", {}).values())]
         for options in blocks:

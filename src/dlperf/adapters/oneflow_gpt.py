@@ -9,8 +9,9 @@ from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.oneflow import ONEFLOW_BENCHMARK
 from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula, megatron_formula
-from dlperf.matrix import Cell
+from dlperf.matrix import Cell, expand_case
 from dlperf.parse.upstream import Parser
 from dlperf.parse.upstream.oneflow import parse_libai
 from dlperf.parse.upstream.oneflow_gpt import parse_oneflow_gpt
@@ -92,6 +93,10 @@ class OneFlowGPT(UpstreamAdapter):
         ),
     }
 
+    def check_case(self, case: dict[str, Any]) -> None:
+        super().check_case(case)
+        check_parallel_layout(self, case)
+
     def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
         return megatron_formula(options)
 
@@ -155,11 +160,35 @@ class OneFlowGPT(UpstreamAdapter):
         ]
 
 
+def check_parallel_layout(adapter: UpstreamAdapter, case: dict[str, Any]) -> None:
+    """Every cell's devices split into tensor x pipeline parallel groups, and its global batch
+    (where set) into micro batches per data-parallel rank: else Megatron-LM and OneFlow-GPT stop
+    at start-up, after the job queued for its nodes."""
+    for spec in expand_case(case):
+        o = adapter.resolved_options(spec.options)
+        tp, pp, devices = (
+            int(o["tensor_parallel"]),
+            int(o["pipeline_parallel"]),
+            spec.cell.layout.devices,
+        )
+        if devices % (tp * pp):
+            raise ConfigError(
+                f".layouts: {spec.cell.layout} has {devices} devices, not a multiple of "
+                f"tensor_parallel x pipeline_parallel = {tp} x {pp} (cell {spec.id})"
+            )
+        micro, global_batch = spec.cell.batch_size, int(o["global_batch_size"])
+        if global_batch and micro != "max" and global_batch % (int(micro) * devices // (tp * pp)):
+            raise ConfigError(
+                f".options.global_batch_size: {global_batch} is not a multiple of micro batch "
+                f"{micro} x data parallel {devices // (tp * pp)} (cell {spec.id})"
+            )
+
+
 def gpt_args(ctx: TaskContext, micro: int, oneflow: bool) -> list[str]:
     """The GPT flags Megatron-LM and OneFlow-GPT share (DLPerf's GPT special case)."""
     o = ctx.options
     world = ctx.nodes * ctx.gpus_per_node
-    data_parallel = max(1, world // (int(o["tensor_parallel"]) * int(o["pipeline_parallel"])))
+    data_parallel = world // (int(o["tensor_parallel"]) * int(o["pipeline_parallel"]))
     global_batch = int(o["global_batch_size"]) or micro * data_parallel
     args = [
         f"--num-layers={o['num_layers']}",
