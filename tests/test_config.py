@@ -491,3 +491,29 @@ def test_an_option_the_variant_or_a_sweep_also_sets_is_an_error(tmp_path, more, 
     """Review: a precision_options key also swept was dropped silently (the sweep won)."""
     with pytest.raises(ConfigError, match=re.escape(message)):
         _noclip_suite(tmp_path, **more)
+
+
+def test_an_extra_sbatch_option_dlperf_sets_itself_is_refused(tmp_path, capsys):
+    """Review: site.extra_args {time: "00:05:00", gpus-per-node: 2} passed, and submitit let them
+    replace the job's --time (limit + 5 min) and its allocation, which the plan and the records
+    assume."""
+    from dlperf.cli import main
+
+    suite = write(
+        tmp_path / "s.yaml",
+        "cases:\n  - {framework: pytorch, model: resnet50, batch_size: [8], layouts: [1n8g]}\n",
+    )
+    for key, why in (
+        ("time", "dlperf sets it from the layout and time_limit_min"),
+        ("gpus_per_node", "dlperf sets it from the layout and time_limit_min"),
+        ("mem", "set site.mem_gb"),
+        ("qos", "set site.qos"),
+    ):
+        site = write(tmp_path / "site.yaml", f"backend: slurm\nsite:\n  extra_args: {{{key}: x}}\n")
+        assert main(["check", str(suite), str(site)]) == 2
+        assert f"site.extra_args.{key}: not an extra option: {why}" in capsys.readouterr().err
+    site = write(
+        tmp_path / "site.yaml",
+        "backend: slurm\nsite:\n  extra_args: {reservation: r, requeue: true}\n",
+    )
+    assert main(["check", str(suite), str(site)]) == 0

@@ -21,7 +21,7 @@ from typing import Any, TypeVar, cast
 
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.config import Suite, resolve_baselines, snakemake_config
-from dlperf.launch.allocation import Allocation, LocalMachine, allocate
+from dlperf.launch.allocation import Allocation, LocalMachine, allocate, check_extra_args
 from dlperf.launch.measured import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
@@ -112,6 +112,7 @@ class Campaign:
 
             for i, baseline in enumerate(config["baselines"]):
                 load_baseline(baseline["name"], Path(baseline["path"]), i)
+        check_extra_args(config["site"])
         local = LocalMachine.probe(config["device"]) if config["backend"] == "local" else None
         return cls(config, basedir, local)
 

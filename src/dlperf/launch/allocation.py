@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from dlperf.adapters.base import Launcher
+from dlperf.errors import ConfigError
 from dlperf.launch.facts import visible_gpus
 from dlperf.matrix import Cell
 
@@ -94,3 +95,40 @@ def allocate(
         cpus_per_task=cpus,
         devices_per_node=layout.gpus_per_node,
     )
+
+
+# sbatch options dlperf sets itself, from the layout, the time limit and the site's own keys:
+# submitit lets slurm_additional_parameters replace them, so `site.extra_args` must not name them
+SET_BY_DLPERF = {
+    **dict.fromkeys(
+        (
+            "time",
+            "nodes",
+            "ntasks",
+            "ntasks-per-node",
+            "cpus-per-task",
+            "gpus",
+            "gpus-per-node",
+            "gres",
+            "signal",
+            "job-name",
+            "output",
+            "error",
+            "array",
+        ),
+        "dlperf sets it from the layout and time_limit_min",
+    ),  # fmt: skip
+    "mem": "set site.mem_gb",
+    **{
+        key: f"set site.{key}" for key in ("partition", "account", "qos", "constraint", "exclusive")
+    },
+}
+
+
+def check_extra_args(site: dict[str, Any]) -> None:
+    """A ConfigError naming an extra sbatch option that would replace one dlperf sets (the
+    job's --time, its allocation, ...) while the plan and the records assume dlperf's."""
+    for key in site["extra_args"]:
+        why = SET_BY_DLPERF.get(str(key).lstrip("-").replace("_", "-"))
+        if why:
+            raise ConfigError(f"site.extra_args.{key}: not an extra option: {why}")
