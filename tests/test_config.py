@@ -517,3 +517,17 @@ def test_an_extra_sbatch_option_dlperf_sets_itself_is_refused(tmp_path, capsys):
         "backend: slurm\nsite:\n  extra_args: {reservation: r, requeue: true}\n",
     )
     assert main(["check", str(suite), str(site)]) == 0
+
+
+def test_a_site_interpreter_for_no_framework_is_an_error_naming_it(tmp_path):
+    """Review: `environments.python: {pytorhc: ...}` passed, and dlperf built its own
+    environment for pytorch, ignoring the site's interpreter without a word."""
+    path = write(
+        tmp_path / "s.yaml",
+        "cases:\n  - {framework: pytorch, model: resnet50, batch_size: [8], layouts: [1n1g]}\n"
+        "site:\n  environments:\n    python: {pytorhc: /opt/py/bin/python}\n",
+    )
+    with pytest.raises(
+        ConfigError, match=rf"{path}:5: site.environments.python: 'pytorhc' is not one of"
+    ):
+        load(path)

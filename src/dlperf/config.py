@@ -43,6 +43,8 @@ def schema() -> dict[str, Any]:
     case["model"]["enum"] = list(MODELS)
     case["precision"]["items"]["enum"] = list(PRECISIONS)
     loaded["properties"]["device"]["enum"] = list(DEVICES)
+    site = loaded["$defs"]["site"]["properties"]
+    site["environments"]["properties"]["python"]["propertyNames"] = {"enum": list(REGISTRY)}
     return loaded
 
 
