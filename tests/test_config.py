@@ -446,6 +446,15 @@ def test_check_places_every_cell_as_the_workflow_would(tmp_path, capsys):
     fits = write(tmp_path / "fits.yaml", case.format("4n8g"))
     assert main(["check", str(fits), str(site)]) == 0
     assert "1 cells x 7 repeats = 7 runs (4n8g: 7)" in capsys.readouterr().out
+    # review: wider than the campaign's nodes (dlperf plan refused it, the workflow ran it)
+    two = write(tmp_path / "two.yaml", "backend: slurm\nsite: {nodes: 2}\n")
+    assert main(["check", str(fits), str(two)]) == 2
+    assert "layout 4n8g needs 4 nodes; site.nodes is 2" in capsys.readouterr().err
+    # gpus_per_node_max 0: no limit (it refused every layout, even on a CPU partition)
+    cpu = write(
+        tmp_path / "cpu.yaml", "backend: slurm\nsite: {gpus_per_node_max: 0, request_gpus: false}\n"
+    )
+    assert main(["check", str(fits), str(cpu)]) == 0
 
 
 def _noclip_suite(tmp_path, **more):

@@ -71,11 +71,14 @@ def allocate(
             "(use a smaller layout, or `--profile slurm`)"
         )
     if backend == "slurm":
-        if layout.nodes > site["nodes_max"]:
-            raise AllocationError(
-                f"cell {cell.id}: layout {layout} needs {layout.nodes} nodes; site.nodes_max is {site['nodes_max']}"
-            )
-        if layout.gpus_per_node > site["gpus_per_node_max"]:
+        for key in ("nodes_max", "nodes"):  # site.nodes: the campaign's, 0 for as many as needed
+            if site[key] and layout.nodes > site[key]:
+                raise AllocationError(
+                    f"cell {cell.id}: layout {layout} needs {layout.nodes} nodes; "
+                    f"site.{key} is {site[key]}"
+                )
+        # 0: as many as the suite's widest layout needs (a CPU partition, request_gpus false)
+        if site["gpus_per_node_max"] and layout.gpus_per_node > site["gpus_per_node_max"]:
             raise AllocationError(
                 f"cell {cell.id}: layout {layout} needs {layout.gpus_per_node} GPUs per node; "
                 f"site.gpus_per_node_max is {site['gpus_per_node_max']}"
