@@ -111,7 +111,7 @@ def test_adapter_runs_xla_on_only() -> None:
     options = adapter.resolved_options({"amp_on_cpu": "run"})
     assert adapter.skip_reason(cell(xla=True), options) is None
     assert "XLA" in (adapter.skip_reason(cell(xla=False), options) or "")
-    assert adapter.skip_reason(cell(precision="amp"), options) is None  # amp_on_cpu: run
+    assert adapter.node_skip_reason(cell(precision="amp"), options) is None  # amp_on_cpu: run
     base = {"framework": "jax", "model": "bert_base", "batch_size": [8], "layouts": ["1n1g"]}
     adapter.check_case(base | {"xla": [False, True]})
     with pytest.raises(ConfigError, match=r"^\.xla: "):

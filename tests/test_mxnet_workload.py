@@ -242,11 +242,11 @@ def test_adapter_runs_every_layout_and_xla(monkeypatch: pytest.MonkeyPatch) -> N
             assert adapter.skip_reason(cell(xla, layout=layout), options) is None
     monkeypatch.setattr(builtin, "has_cuda_hint", lambda: False)
     monkeypatch.setattr(builtin, "cpu_has_native_bf16", lambda: False)
-    reason = adapter.skip_reason(cell(precision="amp"), options) or ""
+    reason = adapter.node_skip_reason(cell(precision="amp"), options) or ""
     assert "without native bf16" in reason and "oneDNN" in reason
-    assert adapter.skip_reason(cell(precision="amp"), options | {"amp_on_cpu": "run"}) is None
+    assert adapter.node_skip_reason(cell(precision="amp"), options | {"amp_on_cpu": "run"}) is None
     monkeypatch.setattr(builtin, "cpu_has_native_bf16", lambda: True)
-    assert adapter.skip_reason(cell(precision="amp"), options) is None
+    assert adapter.node_skip_reason(cell(precision="amp"), options) is None
 
 
 def test_mxnets_out_of_memory_is_recognised() -> None:

@@ -1146,7 +1146,7 @@ def _amp_skip_reason(framework: str, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(builtin, "cpu_has_native_bf16", lambda: False)
     adapter = get_adapter(framework)
     cell = Cell(framework, "resnet50", "amp", True, 8, Layout(1, 1))
-    reason = adapter.skip_reason(cell, adapter.resolved_options({}))
+    reason = adapter.node_skip_reason(cell, adapter.resolved_options({}))
     assert reason is not None
     return reason
 

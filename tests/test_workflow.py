@@ -447,3 +447,30 @@ def test_a_missing_or_malformed_baseline_is_an_error_before_anything_runs(
     assert message in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr + proc.stdout
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.integration
+def test_a_skip_the_suite_decides_queues_no_job(tmp_path):
+    """Review: a cell skipped for a reason the suite alone decides (JAX without XLA, an upstream
+    source without its data_dir) queued for its whole allocation, on a cluster, built its
+    framework's environment, and only then recorded `skipped` on the node. It is recorded by
+    the submitter: no job, no environment, no search."""
+    suite = {
+        "repeats": 1,
+        "device": "cpu",
+        "cases": [
+            {"framework": "tensorflow2", "model": "resnet50", "batch_size": [2],
+             "layouts": ["1n1g", "1n2g"], "options": {"release": "current"}},
+        ],
+    }  # fmt: skip
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    for layout in ("1n1g", "1n2g"):
+        run = tmp_path / f"results/runs/tensorflow2.resnet50.fp32.noxla.b2.{layout}/r1"
+        manifest = json.loads((run / "manifest.json").read_text())
+        assert manifest["status"] == "skipped" and manifest["job_state"] == "NOT_SUBMITTED"
+        assert manifest["status_detail"].startswith("tensorflow/models' current ResNet-50")
+        assert not (run / "submitit").exists()
+    assert not (tmp_path / ".dlperf").exists()  # no environment was built
+    cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t")
+    assert set(cells["status"]) == {"skipped"}

@@ -190,7 +190,12 @@ class Adapter(ABC):
         return warmup + measure + 2
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
-        """Why a planned cell is not run by this adapter here (None: it runs)."""
+        """Why a planned cell is not run by this adapter, from the suite alone (None: it runs):
+        decided before its job is submitted, so nothing queues for it."""
+        return None
+
+    def node_skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+        """Why a cell is not run on the node its job landed on (its hardware); None: it runs."""
         return None
 
     def code_digest(self) -> str | None:

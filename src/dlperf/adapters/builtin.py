@@ -123,7 +123,7 @@ class BuiltinWorkload(Adapter):
     def code_digest(self) -> str | None:
         return code_digest(self.module)
 
-    def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
+    def node_skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:
         if (
             cell.precision == "amp"
             and options["amp_on_cpu"] != "run"

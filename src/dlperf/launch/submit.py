@@ -136,6 +136,11 @@ def run_cell(
     ]:
         stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
     retract_figures(ResultPaths(Path(harness.results_root)), spec.cell.id, repeat)
+    skipped = get_adapter(spec.adapter).skip_reason(spec.cell, spec.options)
+    if skipped:  # decided by the suite alone: no job queues for it, no search probes
+        return record_unlaunched(
+            spec, allocation, harness, measure, manifest_path, skipped, status=Status.SKIPPED
+        )
     spec, unresolved = with_resolved_batch(spec, harness)
     if unresolved is not None:
         status, detail = unresolved

@@ -90,7 +90,9 @@ def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) -> dict[str, Any]:
-    reason = adapter.skip_reason(spec.cell, spec.options)
+    reason = adapter.skip_reason(spec.cell, spec.options) or adapter.node_skip_reason(
+        spec.cell, spec.options
+    )
     if reason:
         log_path.write_text(logline.format_line(logline.SKIP, reason=reason) + "\n")
         return {"status": Status.SKIPPED, "detail": reason, "exit_code": None, "command": None}
