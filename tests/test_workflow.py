@@ -464,7 +464,14 @@ def test_a_skip_the_suite_decides_queues_no_job(tmp_path):
         ],
     }  # fmt: skip
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    # an earlier attempt's files, an upstream trainer's checkpoint among them (review: a TF1
+    # Estimator restores from its model_dir and would train no step of the redo): all gone
+    earlier = tmp_path / "results/runs/tensorflow2.resnet50.fp32.noxla.b2.1n1g/r1"
+    (earlier / "tf_output").mkdir(parents=True)
+    (earlier / "tf_output" / "model.ckpt-100.index").write_text("")
+    (earlier / "rank0.log").write_text("an earlier attempt\n")
     snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    assert not (earlier / "tf_output").exists() and not (earlier / "rank0.log").exists()
     for layout in ("1n1g", "1n2g"):
         run = tmp_path / f"results/runs/tensorflow2.resnet50.fp32.noxla.b2.{layout}/r1"
         manifest = json.loads((run / "manifest.json").read_text())

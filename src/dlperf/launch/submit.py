@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shutil
 import socket
 import time
 from dataclasses import replace
@@ -126,15 +127,11 @@ def run_cell(
         raise ValueError(
             f"manifest path {manifest_path} does not belong to {spec.cell.id} r{repeat}"
         )
-    run_dir = spec.paths.dir
-    run_dir.mkdir(parents=True, exist_ok=True)
-    for stale in [
-        *run_dir.glob("task*.json"),
-        *run_dir.glob("rank*.log"),
-        *run_dir.glob("node*.log"),
-        *run_dir.glob("measured-*"),
-    ]:
-        stale.unlink()  # a half-finished earlier attempt's files; its run never got a manifest
+    # An earlier attempt's files go, whatever wrote them: its logs and outcomes, and what an
+    # upstream trainer left in its output folder (a checkpoint a TF1 Estimator would restore
+    # from, training no step of this run). Its manifest is gone: Snakemake removed the output.
+    shutil.rmtree(spec.paths.dir, ignore_errors=True)
+    spec.paths.dir.mkdir(parents=True)
     retract_figures(ResultPaths(Path(harness.results_root)), spec.cell.id, repeat)
     skipped = get_adapter(spec.adapter).skip_reason(spec.cell, spec.options)
     if skipped:  # decided by the suite alone: no job queues for it, no search probes
