@@ -1124,6 +1124,10 @@ def test_reasons_are_told_from_the_tables_values() -> None:
     assert en.say(cell_flags(baseline, runs.iloc[0:0], limits)) == (
         "unstable: CV 77.6%; outlier runs: 1"  # a baseline's limit is not the suite's
     )
+    stall = runs.assign(longest_step_ms=[6.0, 15020.0, 6.0], p50_ms=5.8, window_time_s=17.3)
+    assert zh.say(cell_flags({"source": "measured"}, stall.iloc[:2], limits)) == (
+        "r2 出现停顿：窗口内有一步耗时 15.0 秒（其中位数 5.8 毫秒），占窗口时间的 87%"
+    )
     losses = runs.assign(nonfinite_loss_steps=[math.nan, 3, 2])
     assert en.say(cell_flags({"source": "measured"}, losses, limits)) == (
         "r3 outlier; runs trained with batch sizes 8, 16; "

@@ -693,3 +693,32 @@ def test_the_cells_interval_is_at_the_level_asked():
     narrow = cell_figures(group, 8, ci_level=0.90)
     assert (narrow["ci_low"], narrow["ci_high"]) == (11.0, 16.0)
     assert narrow["ci_level"] == pytest.approx(1 - 18 / 256)
+
+
+def stalled_log(rank: int, stall_step: int = 5, stall_s: float = 3.0) -> str:
+    """rank_log, but step `stall_step` took `stall_s` (the job suspended meanwhile)."""
+    lines, t = [logline.format_line(logline.CONFIG, model="resnet50", model_config="{}")], 100.0
+    for step in range(1, 10):
+        took = stall_s if step == stall_step else 0.1
+        start, end = f"{t:.6f}", f"{t + took:.6f}"
+        lines.append(
+            logline.format_line(logline.STEP, rank=rank, step=step, samples=4, start=start, end=end)
+        )
+        t += took
+    return "\n".join(lines) + "\n"
+
+
+def test_a_stall_inside_the_window_flags_the_run(tmp_path):
+    """Review: a workload suspended 15 s (SIGSTOP: Slurm's suspend, gang scheduling, a frozen
+    cgroup) inside its window was an ok run with no flag, 12x below the framework's speed. The
+    window's longest step is recorded, and one over 20x the median step and 10% of the window
+    flags its cell; an ordinary slow step (a GC pause) does not."""
+    stalled = write_run(tmp_path, {"rank0.log": stalled_log(0), "rank1.log": stalled_log(1)}, 1)
+    hiccup = {"rank0.log": stalled_log(0, stall_s=0.3), "rank1.log": stalled_log(1, stall_s=0.3)}
+    runs, _ = runs_table([stalled, write_run(tmp_path, hiccup, 2)], WINDOW)
+    assert runs["longest_step_ms"].tolist() == pytest.approx([3000.0, 300.0])
+    cell = cells_table(runs, planned_cells([CellSpec(CELL, {})]), WINDOW, 2).iloc[0]
+    assert cell["flags"] == (
+        "unstable: CV 93.1% > 5%; "
+        "r1 stalled: one window step took 3.0 s (its median 100.0 ms), 88% of the window"
+    )

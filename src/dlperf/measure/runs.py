@@ -69,6 +69,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "p75_ms",
     "p90_ms",
     "p95_ms",
+    "longest_step_ms",  # the slowest rank's longest window step: a stall (measure.variance)
     "nonfinite_loss_steps",  # window steps whose logged loss was nan or inf (every rank's)
     *RUN_FIGURE_COLUMNS,  # MFU, memory, energy, busbw (dlperf.measure.efficiency)
     "job_id",
@@ -189,6 +190,7 @@ def _run_row(
         else:
             row |= result.figures()
             row |= percentiles(result.step_time_ms)
+            row["longest_step_ms"] = max(result.step_time_ms, default=math.nan)
             row["ranks"] = result.ranks if not per_node else len(logs)
             row |= figures
     return RunRow(record, row, records, result)

@@ -19,7 +19,13 @@ from dlperf.matrix import Cell, CellSpec
 from dlperf.measure.efficiency import CELL_FIGURE_COLUMNS, add_ceiling
 from dlperf.measure.efficiency import cell_figures as explaining_figures
 from dlperf.measure.stats import CI_LEVEL, Window, speedup, spread
-from dlperf.measure.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags
+from dlperf.measure.variance import (
+    DEFAULT_VARIANCE,
+    VarianceSettings,
+    cell_flags,
+    stall_phrase,
+    stalled,
+)
 from dlperf.status import Status, cell_status
 from dlperf.util import atomic_path
 
@@ -80,7 +86,8 @@ def cell_figures(
     s = spread(ok, ci_level)
     flags = cell_flags(group, variance)
     batch, batch_note = _cell_batch_size(ok_runs if len(ok_runs) else group)
-    flags["flags"] = "; ".join(filter(None, [flags["flags"], batch_note, _loss_note(ok_runs)]))
+    notes = [flags["flags"], batch_note, _stall_note(ok_runs), _loss_note(ok_runs)]
+    flags["flags"] = "; ".join(filter(None, notes))
     statuses = group["status"].value_counts().to_dict()
     methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
     cores = pd.to_numeric(group.get("cores_per_rank", pd.Series(dtype=float)), errors="coerce")
@@ -105,6 +112,12 @@ def cell_figures(
         **explaining_figures(ok_runs),
         "method": ",".join(methods),
     }
+
+
+def _stall_note(ok_runs: pd.DataFrame) -> str:
+    """Which ok runs stalled inside their window (measure.variance.stalled), and how long."""
+    said = [english(stall_phrase(run)) for _, run in ok_runs.iterrows() if stalled(run)]
+    return "; ".join(said)
 
 
 def _loss_note(ok_runs: pd.DataFrame) -> str:
