@@ -1128,6 +1128,10 @@ def test_reasons_are_told_from_the_tables_values() -> None:
     assert zh.say(cell_flags({"source": "measured"}, stall.iloc[:2], limits)) == (
         "r2 出现停顿：窗口内有一步耗时 15.0 秒（其中位数 5.8 毫秒），占窗口时间的 87%"
     )
+    other = {"source": "measured", "baseline_hardware": "AMD EPYC 9654"}
+    assert zh.say(cell_flags(other, runs.iloc[0:0], limits)) == (
+        "其 1n1g 用例在另一种硬件上运行（AMD EPYC 9654）：加速比是两台机器结果之比"
+    )
     losses = runs.assign(nonfinite_loss_steps=[math.nan, 3, 2])
     assert en.say(cell_flags({"source": "measured"}, losses, limits)) == (
         "r3 outlier; runs trained with batch sizes 8, 16; "

@@ -722,3 +722,57 @@ def test_a_stall_inside_the_window_flags_the_run(tmp_path):
         "unstable: CV 93.1% > 5%; "
         "r1 stalled: one window step took 3.0 s (its median 100.0 ms), 88% of the window"
     )
+
+
+def run_on(root: Path, cell: Cell, repeat: int, cpu: str, threads: int = 1) -> Path:
+    """An ok CPU run of `cell` whose node reported CPU model `cpu`, `threads` cores per rank."""
+    paths = RunPaths(cell.id, repeat, root)
+    paths.dir.mkdir(parents=True)
+    ranks = cell.layout.gpus_per_node
+    for rank in range(ranks):
+        (paths.dir / f"rank{rank}.log").write_text(rank_log(rank))
+    manifest = {
+        "cell": cell.key(),
+        "repeat": repeat,
+        "status": "ok",
+        "adapter": {"name": "pytorch"},
+        "measure": {"options": {"threads": threads}, "device": "cpu"},
+        "nodes": {"node0#node0": {"cpu_model": cpu, "cpus_usable": 8, "gpus": []}},
+        "tasks": [{"task": i, "log": f"rank{i}.log"} for i in range(ranks)],
+    }
+    paths.manifest.write_text(json.dumps(manifest))
+    return paths.manifest
+
+
+def test_runs_or_a_baseline_on_other_hardware_are_flagged_not_pooled_silently(tmp_path):
+    """Review: a campaign resumed on another machine pooled its runs in one median, and divided
+    a cell's figure by a 1n1g cell's from another machine, without a word (a 62.9% efficiency,
+    no caveat). The runs' hardware is recorded; other hardware or other cores per rank among a
+    cell's ok runs, or in its 1n1g cell, flags it."""
+    one = Cell.parse("pytorch.resnet50.fp32.noxla.b4.1n1g")
+    xeon, epyc = "Intel(R) Xeon(R) Platinum 8480+", "AMD EPYC 9654"
+    manifests = [run_on(tmp_path, one, 1, epyc), run_on(tmp_path, one, 2, epyc, threads=2)]
+    manifests += [run_on(tmp_path, CELL, k, cpu) for k, cpu in ((1, xeon), (2, xeon), (3, epyc))]
+    runs, _ = runs_table(manifests, WINDOW)
+    assert runs["hardware"].tolist() == [epyc, epyc, xeon, xeon, epyc]
+    specs = [CellSpec(one, {}), CellSpec(CELL, {})]
+    cells = cells_table(runs, planned_cells(specs), WINDOW, 3).set_index("cell_id")
+    assert cells.loc[one.id, "flags"] == "runs with other cores per rank: 1 (r1), 2 (r2)"
+    assert cells.loc[CELL.id, "hardware"] == f"{epyc} | {xeon}"
+    assert cells.loc[CELL.id, "flags"] == (
+        f"runs on other hardware: {epyc} (r3), {xeon} (r1, r2); its 1n1g cell ran on other "
+        f"hardware ({epyc}): the speedup divides figures of two machines"
+    )
+    assert cells.loc[CELL.id, "baseline_hardware"] == epyc
+
+
+def test_the_hardware_of_a_gpu_run_is_its_nodes_gpus(tmp_path):
+    from dlperf.launch.record import RunRecord
+
+    h100 = "NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15"
+    manifest = run_on(tmp_path, CELL, 1, "x")
+    record = json.loads(manifest.read_text())
+    record["measure"]["device"] = "cuda"
+    record["nodes"] = {"a#node0": {"cpu_model": "x", "gpus": [h100] * 8}}
+    manifest.write_text(json.dumps(record))
+    assert RunRecord.read(manifest).hardware == "8 x NVIDIA H100 80GB HBM3"

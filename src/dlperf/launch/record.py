@@ -274,6 +274,23 @@ class RunRecord:
         return None
 
     @property
+    def hardware(self) -> str:
+        """What its nodes trained on: per node `8 x NVIDIA H100 80GB HBM3` (the node's GPUs), or
+        on a CPU its model (its cores per rank are cores_per_rank); '' without node facts. Runs
+        of one cell, or a cell and its 1n1g cell, on other hardware are flagged, never pooled
+        or divided silently (dlperf.measure.tables)."""
+        kinds = set()
+        for facts in self.nodes.values():
+            if not isinstance(facts, dict):
+                continue
+            gpus = [str(g).split(",")[0].strip() for g in facts.get("gpus") or []]
+            if gpus and self.trained_device != "cpu":
+                kinds |= {f"{gpus.count(name)} x {name}" for name in set(gpus)}
+            elif facts.get("cpu_model"):
+                kinds.add(str(facts["cpu_model"]))
+        return "; ".join(sorted(kinds))
+
+    @property
     def cores_per_rank(self) -> int | None:
         """The CPU cores each rank of a built-in workload trained on, when it trained on a CPU:
         option threads, or (0) the node's usable cores over its ranks, as every built-in

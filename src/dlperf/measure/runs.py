@@ -64,6 +64,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "window_time_s",
     "ranks",
     "cores_per_rank",  # a CPU run's cores per rank (dlperf.launch.record); empty on a GPU
+    "hardware",  # its nodes' GPUs, or CPU model (dlperf.launch.record.RunRecord.hardware)
     "trace",
     "p50_ms",
     "p75_ms",
@@ -137,6 +138,7 @@ def _run_row(
         "batch_size_resolved": record.trained_batch_size,
         "options_resolved": setting_text(record.options_resolved),
         "cores_per_rank": record.cores_per_rank,
+        "hardware": record.hardware,
         "repeat": record.repeat,
         "status": record.status,
         "status_detail": record.status_detail,

@@ -14,18 +14,13 @@ from typing import Any
 import pandas as pd
 
 from dlperf import SCHEMA_VERSION
-from dlperf.i18n import Phrase, Series, english
+from dlperf.i18n import Phrase, english
 from dlperf.matrix import Cell, CellSpec
 from dlperf.measure.efficiency import CELL_FIGURE_COLUMNS, add_ceiling
 from dlperf.measure.efficiency import cell_figures as explaining_figures
+from dlperf.measure.runflags import run_flags
 from dlperf.measure.stats import CI_LEVEL, Window, speedup, spread
-from dlperf.measure.variance import (
-    DEFAULT_VARIANCE,
-    VarianceSettings,
-    cell_flags,
-    stall_phrase,
-    stalled,
-)
+from dlperf.measure.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags
 from dlperf.status import Status, cell_status
 from dlperf.util import atomic_path
 
@@ -47,6 +42,8 @@ CELL_TABLE_COLUMNS = CELL_COLUMNS + [
     "batch_size_resolved",
     "search_ceiling",  # a `max` cell's value where it is its search's ceiling: a lower bound
     "cores_per_rank",  # on a CPU: its runs' cores per rank (the smallest, should they differ)
+    "hardware",  # its ok runs' (dlperf.launch.record.RunRecord.hardware; flagged where they differ)
+    "baseline_hardware",  # its 1n1g cell's, where that is other hardware ('' where the same)
     "status",
     "runs_planned",
     "runs_done",
@@ -86,7 +83,7 @@ def cell_figures(
     s = spread(ok, ci_level)
     flags = cell_flags(group, variance)
     batch, batch_note = _cell_batch_size(ok_runs if len(ok_runs) else group)
-    notes = [flags["flags"], batch_note, _stall_note(ok_runs), _loss_note(ok_runs)]
+    notes = [flags["flags"], batch_note, *(english(p) for p in run_flags(ok_runs))]
     flags["flags"] = "; ".join(filter(None, notes))
     statuses = group["status"].value_counts().to_dict()
     methods = sorted({m for m in group.get("method", pd.Series(dtype=str)).dropna() if m})
@@ -96,6 +93,9 @@ def cell_figures(
         "batch_size_resolved": batch,
         "search_ceiling": ceiling.max() if ceiling.notna().any() else math.nan,
         "cores_per_rank": cores.min() if cores.notna().any() else math.nan,
+        "hardware": " | ".join(
+            sorted({h for h in ok_runs.get("hardware", []) if isinstance(h, str) and h})
+        ),
         "status": str(cell_status(statuses)),
         "runs_planned": runs_planned,
         "runs_done": len(group),
@@ -112,22 +112,6 @@ def cell_figures(
         **explaining_figures(ok_runs),
         "method": ",".join(methods),
     }
-
-
-def _stall_note(ok_runs: pd.DataFrame) -> str:
-    """Which ok runs stalled inside their window (measure.variance.stalled), and how long."""
-    said = [english(stall_phrase(run)) for _, run in ok_runs.iterrows() if stalled(run)]
-    return "; ".join(said)
-
-
-def _loss_note(ok_runs: pd.DataFrame) -> str:
-    """Which ok runs logged a nan or inf loss in their window, and in how many steps."""
-    steps = pd.to_numeric(ok_runs.get("nonfinite_loss_steps", pd.Series(dtype=float)), "coerce")
-    hit = steps[steps > 0]
-    if hit.empty:
-        return ""
-    runs = Series(tuple(f"r{ok_runs.loc[i, 'repeat']}" for i in hit.index))
-    return english(Phrase.of("flags.nonfinite_loss", steps=str(int(hit.sum())), runs=runs))
 
 
 def _cell_batch_size(group: pd.DataFrame) -> tuple[Any, str]:
@@ -199,17 +183,34 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     medians = {
         (r["cell_id"], r["source"]): r["throughput_median"] for r in cells.to_dict("records")
     }
-    speedups, baselines = [], []
+    hardware = {(r["cell_id"], r["source"]): r.get("hardware") for r in cells.to_dict("records")}
+    speedups, baselines, other_hardware, flags = [], [], [], []
     for row in cells.to_dict("records"):
         base_id = baseline_id(row)
         base = medians.get((base_id, row["source"]))
         value = speedup(row["throughput_median"], base) if row["status"] == Status.OK else math.nan
         speedups.append(value)
         baselines.append(base_id if math.isfinite(value) else "")
+        mine, theirs = row.get("hardware"), hardware.get((base_id, row["source"]))
+        other = theirs if math.isfinite(value) and _differ(mine, theirs) else ""
+        other_hardware.append(other)
+        note = english(Phrase.of("flags.baseline_hardware", hardware=other)) if other else ""
+        flags.append("; ".join(filter(None, [_text(row.get("flags")), note])))
     cells["speedup"] = speedups
     cells["efficiency"] = cells["speedup"] / cells["devices"]
     cells["speedup_baseline_cell"] = baselines
+    cells["baseline_hardware"] = other_hardware
+    cells["flags"] = flags
     return cells.reindex(columns=CELL_TABLE_COLUMNS)
+
+
+def _differ(mine: Any, theirs: Any) -> bool:
+    """Two cells' hardware, both known, not the same."""
+    return bool(_text(mine)) and bool(_text(theirs)) and _text(mine) != _text(theirs)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def planned_cells(specs: Iterable[CellSpec]) -> pd.DataFrame:

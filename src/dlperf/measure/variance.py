@@ -23,11 +23,6 @@ Rules (stated once, used by the tables and the report):
   table's ``throughput_cv``) is above a threshold, 5 % by default (``variance.max_cv_pct``). A
   cell with one ok run has no CV (nan) and is not called unstable.
 
-- **Stalled run**: an ok run one of whose window steps took more than ``STALL_FACTOR`` times its
-  median step and more than ``STALL_SHARE`` of its window's time (the job suspended by Slurm or
-  gang scheduling, a frozen cgroup, a debugger): flagged, since its figure is far below what the
-  framework does (one 15 s step in 400 of 6 ms made a run 12x slow), and kept, as outliers are.
-
 - **More repeats needed**: the distribution-free confidence interval of the median
   (:func:`dlperf.measure.stats.median_ci_ranks`) cannot reach the level with the runs there are, or is
   wider than a target width relative to the median; never beyond ``max_repeats`` runs.
@@ -45,40 +40,12 @@ import numpy as np
 import pandas as pd
 
 from dlperf.defaults import suite_default
-from dlperf.i18n import Phrase
 from dlperf.measure.stats import median_ci_ranks, spread
 from dlperf.status import Status
 
 MAD_SCALE = 1.4826  # 1 / Phi^-1(3/4): MAD -> standard deviation for normal data
 MIN_REL_SCALE = 0.01  # the scale is never below 1 % of the median (see the module's rules)
 MIN_RUNS_FOR_OUTLIERS = 3
-STALL_FACTOR = 20.0  # a step this many times the run's median step ...
-STALL_SHARE = 0.10  # ... that also took this share of the window: a stall (see the rules above)
-
-
-def stalled(run: dict[str, Any] | pd.Series) -> bool:
-    """Whether an ok run's window held a stall (its longest_step_ms, p50_ms, window_time_s)."""
-    try:
-        longest, median = float(run["longest_step_ms"]), float(run["p50_ms"])
-        window_s = float(run["window_time_s"])
-    except (KeyError, TypeError, ValueError):
-        return False
-    if not (math.isfinite(longest) and median > 0 and window_s > 0):
-        return False
-    return longest > STALL_FACTOR * median and longest / 1000 > STALL_SHARE * window_s
-
-
-def stall_phrase(run: dict[str, Any] | pd.Series) -> Phrase:
-    """How a stalled run is flagged: its repeat, its longest step, its median step, and the
-    share of its window the longest took."""
-    longest, window_s = float(run["longest_step_ms"]), float(run["window_time_s"])
-    return Phrase.of(
-        "flags.stalled",
-        repeat=f"r{run['repeat']}",
-        longest=f"{longest / 1000:.1f}",
-        median=f"{float(run['p50_ms']):.1f}",
-        share=f"{100 * longest / 1000 / window_s:.0f}",
-    )
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ import pandas as pd
 
 from dlperf.i18n import Phrase, Series, Text, recognise
 from dlperf.i18n import recorded as as_recorded
-from dlperf.measure.variance import VarianceSettings, outlier_scores, stall_phrase, stalled
+from dlperf.measure.runflags import run_flags
+from dlperf.measure.variance import VarianceSettings, outlier_scores
 from dlperf.report import fmt
 from dlperf.report.load import MEASURED
 from dlperf.status import Status
@@ -178,16 +179,11 @@ def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) ->
         if sizes.nunique() > 1:
             names = tuple(fmt.integer(s) for s in sorted(sizes.unique()))
             parts.append(Phrase.of("flags.batch_sizes", sizes=Series(names)))
-    if "longest_step_ms" in runs.columns:
-        ok = runs[runs["status"] == Status.OK]
-        parts += [stall_phrase(run) for _, run in ok.iterrows() if stalled(run)]
-    if "nonfinite_loss_steps" in runs.columns:
-        steps = pd.to_numeric(runs["nonfinite_loss_steps"], errors="coerce")
-        hit = runs.loc[(steps > 0) & (runs["status"] == Status.OK)]
-        if len(hit):
-            names = tuple(repeat_name(r) for r in sorted(pd.to_numeric(hit["repeat"])))
-            count = fmt.integer(steps[hit.index].sum())
-            parts.append(Phrase.of("flags.nonfinite_loss", steps=count, runs=Series(names)))
+    if len(runs):
+        parts += run_flags(runs[runs["status"] == Status.OK])
+    other = record.get("baseline_hardware")
+    if isinstance(other, str) and other:
+        parts.append(Phrase.of("flags.baseline_hardware", hardware=other))
     return Series(tuple(parts), "clause_sep") if parts else recorded(record.get("flags"))
 
 

@@ -1,0 +1,90 @@
+"""What a cell's ok runs say about its figure beyond their spread, one list of phrases that the
+cells table writes in English (its `flags`) and the report says in its language:
+
+- **Stalled run**: one of its window steps took more than ``STALL_FACTOR`` times its median step
+  and more than ``STALL_SHARE`` of its window's time (the job suspended by Slurm or gang
+  scheduling, a frozen cgroup, a debugger): its figure is far below what the framework does (one
+  15 s step among 400 of 6 ms made a run 12x slow). Flagged and kept, as outliers are.
+- **Non-finite loss**: window steps whose logged loss was nan or inf (a diverged run, or fp16
+  steps a grad scaler skipped): steps that may not have trained.
+- **Other hardware**: ok runs on other GPUs or another CPU model, or with other cores per rank
+  (a campaign resumed elsewhere, a partition changed): pooled in one median, so said.
+- **Its 1n1g cell on other hardware**: a speedup divides figures of two machines (the cells
+  table's `baseline_hardware`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from dlperf.i18n import Phrase, Series
+
+STALL_FACTOR = 20.0  # a step this many times the run's median step ...
+STALL_SHARE = 0.10  # ... that also took this share of the window: a stall
+
+
+def run_flags(ok_runs: pd.DataFrame) -> list[Phrase]:
+    """The phrases that flag a cell's ok runs (the module's rules), in this order."""
+    flags = [_stall(run) for _, run in ok_runs.iterrows() if stalled(run)]
+    flags += _nonfinite_losses(ok_runs)
+    flags += _mixed(ok_runs, "hardware", "flags.mixed_hardware", str)
+    flags += _mixed(ok_runs, "cores_per_rank", "flags.mixed_cores", lambda v: f"{float(v):g}")
+    return flags
+
+
+def stalled(run: dict[str, Any] | pd.Series) -> bool:
+    """Whether an ok run's window held a stall (its longest_step_ms, p50_ms, window_time_s)."""
+    try:
+        longest, median = float(run["longest_step_ms"]), float(run["p50_ms"])
+        window_s = float(run["window_time_s"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    if not (math.isfinite(longest) and median > 0 and window_s > 0):
+        return False
+    return longest > STALL_FACTOR * median and longest / 1000 > STALL_SHARE * window_s
+
+
+def _stall(run: pd.Series) -> Phrase:
+    longest, window_s = float(run["longest_step_ms"]), float(run["window_time_s"])
+    return Phrase.of(
+        "flags.stalled",
+        repeat=f"r{run['repeat']}",
+        longest=f"{longest / 1000:.1f}",
+        median=f"{float(run['p50_ms']):.1f}",
+        share=f"{100 * longest / 1000 / window_s:.0f}",
+    )
+
+
+def _nonfinite_losses(ok_runs: pd.DataFrame) -> list[Phrase]:
+    steps = pd.to_numeric(ok_runs.get("nonfinite_loss_steps", pd.Series(dtype=float)), "coerce")
+    hit = steps[steps > 0]
+    if hit.empty:
+        return []
+    runs = Series(tuple(f"r{r}" for r in sorted(pd.to_numeric(ok_runs.loc[hit.index, "repeat"]))))
+    return [Phrase.of("flags.nonfinite_loss", steps=f"{int(hit.sum())}", runs=runs)]
+
+
+def _mixed(ok_runs: pd.DataFrame, column: str, key: str, show: Any) -> list[Phrase]:
+    """One phrase naming each value of `column` and its runs, where the ok runs differ in it."""
+    if column not in ok_runs.columns:
+        return []
+    given = ok_runs[column].map(lambda v: bool(v) if isinstance(v, str) else _finite(v))
+    known = ok_runs.loc[given.astype(bool)]
+    values = {show(v) for v in known[column]}
+    if len(values) < 2:
+        return []
+    said = [
+        f"{value} ({', '.join(f'r{r}' for r in sorted(known.loc[known[column].map(show) == value, 'repeat']))})"
+        for value in sorted(values)
+    ]
+    return [Phrase.of(key, values=Series(tuple(said)))]
+
+
+def _finite(value: Any) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
