@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -13,6 +16,7 @@ from dlperf import logline
 from dlperf.adapters import get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.gpuproof import kit, summary
+from dlperf.launch.facts import node_facts
 from dlperf.matrix import expand_case
 from dlperf.paths import ResultPaths
 
@@ -197,6 +201,10 @@ def test_tiny_proof_runs_references_and_cases_and_packs(tmp_path: Path) -> None:
     """Cases 3 and 4 (FP32 ResNet-50 and BERT) at a CPU's size, and case 7 (JAX), which this
     environment lacks: the references, the runs, the report, and seven files."""
     out, work = tmp_path / "out", tmp_path / "work"
+    # a lock a killed Snakemake left (review: every later case and the report failed at once)
+    locks = work / kit.gpu_folder(node_facts()) / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.output.lock").write_text(str(work))
     code = kit.main(
         ["--out", str(out), "--work", str(work), "--tiny", "--cases", "3,4,7", "--budget-s", "900"]
     )
@@ -222,3 +230,37 @@ def test_tiny_proof_runs_references_and_cases_and_packs(tmp_path: Path) -> None:
         names = tar.getnames()
     assert any(n.endswith("pytorch.resnet50.fp32.noxla.b4.1n1g/r1/rank0.log") for n in names)
     assert any(n.startswith("logs/reference.bert_base.fp32.b4.") for n in names)
+
+
+def test_the_work_folder_is_the_gpu_models():
+    """Review: a work folder carried from an H100 session into an H200 one kept the H100's runs
+    and references as done, under the H200's name."""
+    h100 = "NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15"
+    assert kit.gpu_folder({"gpus": [h100] * 8}) == "nvidia-h100-80gb-hbm3"
+    assert kit.gpu_folder({"gpus": []}) == "cpu"
+
+
+@pytest.mark.integration
+def test_a_proof_cut_off_by_sigterm_keeps_what_it_measured(tmp_path: Path) -> None:
+    """Review: nothing was written to --out before the very end, so a command the device's time
+    limit stopped came back empty. The proof is packed after every case and on SIGTERM, and the
+    case's runs are cancelled."""
+    out, work = tmp_path / "out", tmp_path / "work"
+    command = [sys.executable, "-m", "dlperf", "gpu-proof", "--out", str(out), "--work", str(work)]
+    command += ["--tiny", "--cases", "3,4", "--budget-s", "900"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    said = []
+    for line in proc.stdout:  # case 3 done and packed; case 4 under way
+        said.append(line)
+        if "case 4 (" in line and " runs" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, "".join(said) + rest
+    proof = json.loads((out / "proof.json").read_text())
+    assert proof["report"] == "not made: the command was terminated (SIGTERM)", proof["report"]
+    cases = {c["number"]: c for c in proof["cases"]}
+    assert cases[3]["state"] == "done"
+    assert cases[4]["state"] != "done"
+    assert not list((work / "cpu" / "results" / "runs").glob("*bert_base*/r*/manifest.json"))

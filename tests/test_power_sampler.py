@@ -72,3 +72,19 @@ def test_a_cpu_run_or_a_missing_driver_says_why(monkeypatch, capsys):
     (line,) = lines(capsys)
     assert line["gpu"] == "none"
     assert line["reason"] == "no NVML power counter: OSError: libnvidia-ml.so.1 missing"
+
+
+def test_a_last_sample_is_taken_at_stop(monkeypatch, capsys):
+    """Review: sampling every 0.1 s with two steps after the window, steps under ~50 ms left
+    the window's end without a sample after it (10 of 10 runs at 20 ms), and joules per sample
+    read n/a. The sampler reads once more when it stops."""
+    from dlperf.workloads.common import step_clock
+
+    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml())
+    sampler = PowerSampler(rank=0, device_index=0, interval=10.0).start()
+    time.sleep(0.05)
+    window_end = step_clock()
+    time.sleep(0.01)  # the lines print milliseconds
+    sampler.stop()
+    t = [float(s["t"]) for s in lines(capsys)]
+    assert len(t) == 2 and t[0] < window_end < t[1]  # the thread's first, and the last at stop

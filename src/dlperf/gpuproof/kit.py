@@ -5,7 +5,9 @@ pack the report, tables and logs into at most eight files.
 
 The cases run in the order the suite lists them. Before each, the plain loop of the same model,
 precision and batch runs when the case is a built-in PyTorch one (dlperf.gpuproof.reference);
-then Snakemake runs the case's runs in a working folder (`--work`, default .dlperf/gpu-proof).
+then Snakemake runs the case's runs in a working folder (`--work`, default .dlperf/gpu-proof, a
+subfolder per GPU model). The proof is written and packed into `--out` after every case, and on
+SIGTERM, so a command cut off keeps what it measured.
 A case that would not end before the budget's reserve for the report is stopped (its runs are
 cancelled, as Ctrl-C does) and named as not done; so is one whose packages are missing, and an
 upstream case whose checkout (option sources_dir, made by `dlperf sources`) is missing. The
@@ -48,7 +50,8 @@ from dlperf.util import atomic_write_json
 
 REPO = Path(dlperf.__file__).resolve().parents[2]
 REPORT_RESERVE_S = 75.0  # kept for the tables, reports and packing after the last case
-REFERENCE_TIMEOUT_S = 240.0
+PACK_RESERVE_S = 20.0  # of which the packing's, after the report
+REFERENCE_TIMEOUT_S = 240.0  # or less: what the budget leaves before the report's reserve
 JAX_PACKAGES = ("jax", "keras", "keras_hub")
 TINY_OPTIONS: dict[str, dict[str, Any]] = {
     "resnet50": {"image_size": 32, "num_classes": 100},
@@ -113,7 +116,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     clock = Clock(args.budget_s)
-    work = args.work.resolve()
+    facts = node_facts()
+    # one work folder per GPU model: a folder carried into a session on another GPU must not
+    # keep the first GPU's runs and references as done under the second one's name
+    work = (args.work / gpu_folder(facts)).resolve()
     work.mkdir(parents=True, exist_ok=True)
     base = proof_suite(args)
     validated = validated_suite(base, work)  # a bad suite stops here, naming the key
@@ -122,24 +128,52 @@ def main(argv: list[str] | None = None) -> int:
         for n in _numbers(args.cases, len(base["cases"]))
     ]
     clock.say(f"gpu-proof: {len(stages)} cases of {args.suite}, budget {args.budget_s:.0f}s")
-    facts = node_facts()
-    clock.say(f"GPUs: {', '.join(facts['gpus']) or 'none'}")
-    for stage in stages:
-        run_stage(stage, stages, base, validated["repeats"], work, clock, args.suite)
-    done = [s for s in stages if s.state == "done" or (s.state == "failed" and s.cells)]
+    clock.say(f"GPUs: {', '.join(facts['gpus']) or 'none'}; work folder {work}")
+
+    def write_out(report_state: str) -> dict[str, Any]:
+        """The proof so far, packed into --out: the command may be cut off at any point."""
+        proof = summary.build(work / RESULTS, stages, facts, base, report_state)
+        atomic_write_json(work / "proof.json", proof)
+        (work / "proof.md").write_text(summary.markdown(proof))
+        files = pack.pack(work, args.out.resolve())
+        clock.say(f"wrote {len(files)} files to {args.out}: {', '.join(f.name for f in files)}")
+        return proof
+
+    previous = signal.signal(signal.SIGTERM, _terminated)
     report_state = "not made: no case ran"
-    if done:
-        clock.say("tables and reports")
-        suite_file = write_suite(base, [s.case for s in done], work)
-        code, _ = snakemake(work, suite_file, [], clock.left() + REPORT_RESERVE_S / 2)
-        report_state = "made" if code == 0 else f"Snakemake exit {code}: see snakemake.log"
-    proof = summary.build(work / RESULTS, stages, facts, base, report_state)
-    atomic_write_json(work / "proof.json", proof)
-    (work / "proof.md").write_text(summary.markdown(proof))
-    files = pack.pack(work, args.out.resolve())
-    clock.say(f"wrote {len(files)} files to {args.out}: {', '.join(f.name for f in files)}")
+    try:
+        for stage in stages:
+            run_stage(stage, stages, base, validated["repeats"], work, clock, args.suite)
+            if stage.state not in ("not_run", "pending"):
+                write_out("not made yet: cases still to run")
+        done = [s for s in stages if s.state == "done" or (s.state == "failed" and s.cells)]
+        if done:
+            clock.say("tables and reports")
+            suite_file = write_suite(base, [s.case for s in done], work)
+            code, _ = snakemake(work, suite_file, [], clock.left() - PACK_RESERVE_S)
+            report_state = "made" if code == 0 else f"Snakemake exit {code}: see snakemake.log"
+    except Terminated:
+        report_state = "not made: the command was terminated (SIGTERM)"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        proof = write_out(report_state)
     print(summary.markdown(proof), flush=True)
     return 0
+
+
+class Terminated(Exception):
+    """SIGTERM (a device's time limit): what was measured is written and packed, then exit."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def gpu_folder(facts: dict[str, Any]) -> str:
+    """The work subfolder of this machine's GPU model: `nvidia-h100-80gb-hbm3`, or `cpu`."""
+    names = sorted({str(g).split(",")[0].strip() for g in facts.get("gpus") or []})
+    text = "-".join(names).lower() or "cpu"
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-")
 
 
 def proof_suite(args: argparse.Namespace) -> dict[str, Any]:
@@ -326,17 +360,14 @@ def run_reference(
         clock.say(f"reference loop: {model} {precision} b{batch}: kept from {log}")
         return {"status": Status.OK, "log": log.name} | earlier
     clock.say(f"reference loop: {model} {precision} b{batch}")
+    timeout_s = max(1.0, min(REFERENCE_TIMEOUT_S, clock.left() - REPORT_RESERVE_S - 30))
     try:
         with open(log, "w") as out:
             finished = subprocess.run(
-                command, stdout=out, stderr=subprocess.STDOUT, timeout=REFERENCE_TIMEOUT_S
+                command, stdout=out, stderr=subprocess.STDOUT, timeout=timeout_s
             )
     except subprocess.TimeoutExpired:
-        return {
-            "status": Status.TIMEOUT,
-            "detail": f"over {REFERENCE_TIMEOUT_S:.0f}s",
-            "log": log.name,
-        }
+        return {"status": Status.TIMEOUT, "detail": f"over {timeout_s:.0f}s", "log": log.name}
     result = _reference_result(log)
     if finished.returncode != 0 or not result:
         tail = log.read_text().strip().splitlines()[-1:] or ["no output"]
@@ -379,6 +410,7 @@ def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> 
         "--directory", str(work),
         "--cores", str(os.cpu_count() or 1),
         "--keep-going",
+        "--nolock",  # one Snakemake at a time here; a lock a killed one left must not stop the rest
         "--config", f"suite={suite}",
     ]  # fmt: skip
     with open(work / "snakemake.log", "a") as log:
@@ -390,13 +422,21 @@ def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> 
         try:
             return process.wait(timeout=max(timeout_s, 1.0)), False
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            _stop(process)
             return process.returncode, True
+        except BaseException:  # SIGTERM to the kit: its runs are cancelled too
+            _stop(process)
+            raise
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Ctrl-C to Snakemake's group (each waiting run cancels its job), then SIGKILL at 30 s."""
+    os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 if __name__ == "__main__":

@@ -264,6 +264,10 @@ class PowerSampler:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+            assert self._read is not None
+            # a last reading now: with fast steps, none of the thread's may follow the window
+            watts, energy_mj, used_mb = self._read()
+            self.samples.append((step_clock(), watts, energy_mj, used_mb))
         if not self.samples:
             log("power", rank=self.rank, gpu="none", reason=self.reason or "no sample taken")
         for t, watts, energy_mj, used_mb in self.samples:
