@@ -10,8 +10,9 @@ rule find_max_batch:
     input:
         search_inputs,  # the environment's pins; a stamp when searched with other params
     output:
+        # its probes (MaxBatchPaths.probes) are no output: Snakemake would delete them when a
+        # search is interrupted, and a resumed search reuses those that finished
         result=MAX_BATCH_RESULT_PATTERN,
-        probes=directory(MAX_BATCH_PROBES_PATTERN),
     log:
         MAX_BATCH_LOG_PATTERN,
     wildcard_constraints:

@@ -161,3 +161,48 @@ def test_an_option_search_names_its_option_and_its_settings():
     assert tried[:3] == [250, 500, 1000]
     starved = search(memory(10)[0], SearchSettings(start=250), "num_classes")
     assert starved.detail == "num classes 250 (max_search.start) already runs out of memory"
+
+
+def test_a_resumed_search_reuses_the_probes_that_finished(tmp_path, monkeypatch):
+    """Review: Ctrl-C after three probes, and the search ran them all again (on a cluster each
+    probe queues for its allocation): Snakemake deleted the probes folder, a declared output, and
+    nothing reused them. A probe that ended ok or oom, of this very measure, is reused; a failed
+    one, or one of another measure, runs again."""
+    import dataclasses
+
+    from dlperf.launch import probes
+    from dlperf.launch.record import RunRecord
+    from dlperf.launch.spec import Harness
+    from dlperf.matrix import Cell
+    from dlperf.paths import MaxBatchPaths
+
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.bmax.1n1g")
+    measure = {"cell": cell.key(), "options": {"image_size": 16}, "steps": 9, "device": "cpu"}
+    paths = MaxBatchPaths(cell.id, tmp_path)
+    harness = Harness("local", {}, time_limit_min=1, wait_grace_s=1, results_root=str(tmp_path))
+    settings = SearchSettings(start=2, ceiling=16, probe_steps=3)
+    ran: list[str] = []
+
+    def run_cell(probe_measure, repeat, probe_harness, manifest_path):
+        ran.append(Cell.from_key(probe_measure["cell"]).id)
+        record = RunRecord(
+            cell=probe_measure["cell"], repeat=repeat, status="ok", adapter={"name": "pytorch"},
+            measure=probe_measure, backend="local", tasks=[],
+        )  # fmt: skip
+        manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        return record.write(manifest_path)
+
+    monkeypatch.setattr(probes, "run_cell", run_cell)
+    probe = probes.probe_run(measure, harness, paths, settings)
+    first = [probe(v, False).status for v in (2, 4)]
+    assert first == ["ok", "ok"] and len(ran) == 2
+    b4 = RunRecord.read(paths.probe(ran[1], 1).manifest)
+    dataclasses.replace(b4, status="failed").write(paths.probe(ran[1], 1).manifest)
+    ran.clear()
+    again = probes.probe_run(measure, harness, paths, settings)
+    assert [again(v, False).status for v in (2, 4, 8)] == ["ok", "ok", "ok"]
+    assert ran == ["pytorch.resnet50.fp32.noxla.b4.1n1g", "pytorch.resnet50.fp32.noxla.b8.1n1g"]
+    ran.clear()
+    other = probes.probe_run(measure | {"options": {"image_size": 32}}, harness, paths, settings)
+    other(2, False)  # b2's probe, of another measure: run again
+    assert ran == ["pytorch.resnet50.fp32.noxla.b2.1n1g"]

@@ -195,7 +195,6 @@ class ResultPaths:
 RUN_MANIFEST_PATTERN = str(RunPaths("{cell}", 0).dir.parent / "r{repeat}" / "manifest.json")
 RUN_LOG_PATTERN = str(RESULTS / "logs" / "run_cell" / "{cell}" / "r{repeat}.log")
 MAX_BATCH_RESULT_PATTERN = str(MaxBatchPaths("{cell}").result)
-MAX_BATCH_PROBES_PATTERN = str(MaxBatchPaths("{cell}").probes)
 MAX_BATCH_LOG_PATTERN = str(MaxBatchPaths("{cell}").log)
 REPEAT_DECISION_PATTERN = str(ResultPaths().repeat_decision("{cell}", "{runs}"))
 REPEAT_DECISION_LOG_PATTERN = str(ResultPaths().rule_log("repeat_decision/{cell}/after_r{runs}"))

@@ -12,11 +12,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dlperf.launch.measured import measure_digest
+from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness
 from dlperf.launch.submit import run_cell
 from dlperf.matrix import Cell, sweep_slug
+from dlperf.parse.records import ParseError
 from dlperf.paths import MaxBatchPaths
 from dlperf.plan.maxbatch import BATCH, Probe, ProbeRun, SearchResult, SearchSettings, search
+from dlperf.status import Status
 from dlperf.util import atomic_write_json, json_digest
 
 log = logging.getLogger(__name__)
@@ -48,10 +52,28 @@ def probe_run(
         probe_harness = dataclasses.replace(harness, results_root=str(paths.probes))
         repeat = 2 if full_length else 1  # r1: the short probe, r2: the confirmation
         manifest_path = paths.probe(probe_cell.id, repeat).manifest
-        record = run_cell(probe_measure, repeat, probe_harness, manifest_path)
+        record = finished_probe(manifest_path, probe_measure)
+        if record is None:
+            record = run_cell(probe_measure, repeat, probe_harness, manifest_path)
+        else:
+            log.info("%s: %s, as measured before", probe_cell.id, record.status)
         return Probe(value, record.status, record.status_detail, str(manifest_path), full_length)
 
     return probe
+
+
+def finished_probe(manifest: Path, measure: dict[str, Any]) -> RunRecord | None:
+    """A probe an earlier, interrupted search ran to its end, of this very measure: it fit (ok)
+    or did not (oom). On a cluster each probe queued for its allocation; a search resumed after
+    Ctrl-C or a lost node does not run them again. Any other (failed, timed out, of another
+    measure, unreadable) is run again."""
+    try:
+        record = RunRecord.read(manifest)
+    except (ParseError, OSError):
+        return None
+    if record.status not in (Status.OK, Status.OOM):
+        return None
+    return record if measure_digest(record.measure) == measure_digest(measure) else None
 
 
 def find_max_batch(
