@@ -270,6 +270,8 @@ def test_cli_notes_a_results_folder_without_runs_and_plans_the_same(tmp_path, ca
     """`--results` on an empty folder, or one level too deep, silently planned every cell at
     the time limit: a one-line note says no earlier runs were found there (the plan is as it was)."""
     from dlperf.config import load
+    from dlperf.launch.allocation import LocalMachine
+    from dlperf.plan.plan import machine_site
 
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump({"repeats": 2, "time_limit_min": 30, "cases": [
@@ -282,7 +284,9 @@ def test_cli_notes_a_results_folder_without_runs_and_plans_the_same(tmp_path, ca
     out, err = capsys.readouterr()
     assert f"note: no earlier runs were found under {empty} (no {empty}/tables/runs.tsv)" in err
     assert "every cell is planned at the time limit" in err and len(err.splitlines()) == 1
-    assert out == plan_text(make_plan(load(path), empty)) + "\n"  # the plan itself is unchanged
+    local = LocalMachine.probe("auto")
+    site = machine_site(local.devices, local.kind)
+    assert out == plan_text(make_plan(load(path), empty, **site)) + "\n"  # the plan is unchanged
 
     results = tmp_path / "results"
     t0 = 1_700_000_000.0
@@ -296,3 +300,23 @@ def test_cli_notes_a_results_folder_without_runs_and_plans_the_same(tmp_path, ca
     assert main(["plan", str(path), "--results", str(results)]) == 0
     out, err = capsys.readouterr()
     assert "note:" not in err and "measured" in out
+
+
+def test_cli_plans_as_the_workflow_does_on_its_backend(tmp_path, capsys):
+    """Review: `dlperf plan` planned a local suite on 1 node x 8 GPUs, shared (the site's
+    defaults), while the workflow runs it on this machine one run at a time; and it took no site
+    file, as `check` and the Slurm profile do."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"repeats": 1, "cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g", "2n8g"]}
+    ]}))  # fmt: skip
+    site = tmp_path / "site.yaml"
+    site.write_text("backend: slurm\nsite: {nodes: 2}\n")
+    assert main(["plan", str(path), str(site), "--results", str(tmp_path)]) == 0
+    assert "on 2 nodes x 8 GPUs (shared)" in capsys.readouterr().out
+    path.write_text(yaml.safe_dump({"repeats": 1, "device": "cpu", "cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
+    ]}))  # fmt: skip
+    assert main(["plan", str(path), "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "(exclusive)" in out and "site: this machine (" in out and "the local backend" in out

@@ -35,7 +35,7 @@ from dlperf.plan.maxbatch import (
     search_params,
     searched,
 )
-from dlperf.plan.plan import make_plan, plan_text, run_priorities
+from dlperf.plan.plan import machine_site, make_plan, plan_text, run_priorities
 from dlperf.rulecode import rule_code
 from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
@@ -121,9 +121,7 @@ class Campaign:
     def plan_site(self) -> dict[str, Any]:
         """make_plan's site arguments: locally the site is this machine, one node, one run at a
         time; else the suite's `site`."""
-        if self.local is None:
-            return {}
-        return {"nodes": 1, "gpus_per_node": max(self.local.devices, 1), "exclusive": True}
+        return {} if self.local is None else machine_site(self.local.devices, self.local.kind)
 
     def plan(self) -> PlanOutcome:
         """The campaign's plan (pulp), logged in every run and dry run."""

@@ -13,6 +13,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS
@@ -49,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         "plan", help="GPU-hours, node-hours and makespan of a suite on its site, and the run order"
     )
     plan.add_argument("config", type=Path)
+    plan.add_argument(
+        "more", type=Path, nargs="*", help="files merged over it, in order (e.g. slurm/site.yaml)"
+    )
     plan.add_argument(
         "--results",
         type=_folder,
@@ -239,18 +243,20 @@ def _sources(path: Path, into: Path, source: str) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    """The plan the workflow makes of the suite (its files merged as `check` merges them): on
+    the local backend this machine, one run at a time; on Slurm the site; flags override."""
     from dlperf.config import load
+    from dlperf.launch.allocation import LocalMachine
     from dlperf.plan.durations import no_runs_note
-    from dlperf.plan.plan import make_plan, plan_text, run_rows, text_table
+    from dlperf.plan.plan import machine_site, make_plan, plan_text, run_rows, text_table
 
-    plan = make_plan(
-        load(args.config),
-        args.results,
-        nodes=args.nodes,
-        gpus_per_node=args.gpus_per_node,
-        exclusive=args.exclusive,
-        time_limit_s=args.time_limit_s,
-    )
+    config = load(args.config, *args.more)
+    flags = {"nodes": args.nodes, "gpus_per_node": args.gpus_per_node, "exclusive": args.exclusive}
+    site: dict[str, Any] = {k: v for k, v in flags.items() if v is not None}
+    if config["backend"] == "local" and not site:
+        local = LocalMachine.probe(config["device"])
+        site = machine_site(local.devices, local.kind)
+    plan = make_plan(config, args.results, time_limit_s=args.time_limit_s, **site)
     note = no_runs_note(args.results)
     if note:
         print(note, file=sys.stderr)

@@ -45,16 +45,26 @@ class Plan:
 # ------------------------------------------------------------------------------ the site
 
 
+def machine_site(devices: int, kind: str) -> dict[str, Any]:
+    """make_plan's site arguments for the local backend: this machine (its `devices` CPUs or
+    GPUs), one node, one run at a time, as the workflow runs it there."""
+    machine = f"this machine ({devices} {kind}, the local backend: one run at a time)"
+    return {"nodes": 1, "gpus_per_node": max(devices, 1), "exclusive": True, "machine": machine}
+
+
 def site_of(
     config: dict[str, Any],
     specs: list[CellSpec],
     nodes: int | None = None,
     gpus_per_node: int | None = None,
     exclusive: bool | None = None,
+    machine: str | None = None,
 ) -> tuple[Site, str]:
-    """The campaign's cluster: flags, else the validated config's `site`, else what the suite
-    needs."""
+    """The campaign's cluster: `machine` (machine_site), or flags, else the validated config's
+    `site`, else what the suite needs."""
     site = config["site"]
+    if machine is not None and nodes and gpus_per_node and exclusive is not None:
+        return Site(nodes, gpus_per_node, exclusive), machine
     origin = []
     if nodes is None:
         nodes = int(site["nodes"])
@@ -116,13 +126,14 @@ def make_plan(
     gpus_per_node: int | None = None,
     exclusive: bool | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    machine: str | None = None,
 ) -> Plan:
     """The plan of a validated suite config on its site (arguments override the site)."""
     suite = Suite(config)
     specs = suite.cell_specs()
     if not specs or suite.repeats < 1:
         raise PlanError("the suite has nothing to run: no cells (check its cases) or no repeats")
-    site, origin = site_of(config, specs, nodes, gpus_per_node, exclusive)
+    site, origin = site_of(config, specs, nodes, gpus_per_node, exclusive, machine)
     _check_site(specs, site, origin)
     durations = cell_durations(
         specs, read_runs(Path(results)), float(config["time_limit_min"]) * 60
