@@ -320,3 +320,20 @@ def test_cli_plans_as_the_workflow_does_on_its_backend(tmp_path, capsys):
     assert main(["plan", str(path), "--results", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "(exclusive)" in out and "site: this machine (" in out and "the local backend" in out
+
+
+def test_the_plan_says_what_it_leaves_out(tmp_path):
+    """Review: 52 max searches' probe runs and the runs adaptive repeats may add were in no
+    figure of the plan, and nothing said so."""
+    from dlperf.config import load
+
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"repeats": 3, "adaptive_repeats": {"max": 6, "ci_width_pct": 2}, "cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [8, "max"], "layouts": ["1n1g"]}
+    ]}))  # fmt: skip
+    text = plan_text(make_plan(load(path), tmp_path))
+    assert "not planned: the probe runs of 1 max search (each probe a run" in text
+    assert (
+        "not planned: up to 3 more runs per cell that adaptive repeats may add (6 runs at most)"
+        in text
+    )

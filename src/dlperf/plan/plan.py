@@ -19,6 +19,7 @@ from dlperf.matrix import CellSpec
 from dlperf.paths import RESULTS
 from dlperf.plan.durations import SCALING_RULE, SOURCES, CellDuration, cell_durations, read_runs
 from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S, Job, PlanError, Schedule, Site
+from dlperf.plan.maxbatch import searched
 from dlperf.plan.schedule import check_fits, schedule_campaign
 
 
@@ -30,6 +31,7 @@ class Plan:
     repeats: int
     cells: tuple[CellDuration, ...]
     schedule: Schedule
+    unplanned: tuple[str, ...] = ()  # runs the workflow may add that no figure here counts
 
     @property
     def makespan_s(self) -> float:
@@ -144,7 +146,29 @@ def make_plan(
         raise PlanError(f"cell {job.key[0]} does not fit the site {site}")
     schedule = schedule_campaign(round_jobs, suite.repeats, site, time_limit_s)
     name = str(config["name"])
-    return Plan(name, site, origin, suite.repeats, tuple(durations), schedule)
+    unplanned = _unplanned(config, specs, suite.repeats)
+    return Plan(name, site, origin, suite.repeats, tuple(durations), schedule, unplanned)
+
+
+def _unplanned(config: dict[str, Any], specs: list[CellSpec], repeats: int) -> tuple[str, ...]:
+    """What the plan leaves out, said beside its figures: the probe runs of `max` searches
+    (each a run of its cell's allocation, before the cell's runs) and the runs adaptive repeats
+    may add."""
+    said = []
+    searches = sum(searched(spec) is not None for spec in specs)
+    if searches:
+        said.append(
+            f"the probe runs of {searches} max search{'es' * (searches > 1)} (each probe a run "
+            "of its cell's allocation, and a whole run to confirm what it found)"
+        )
+    adaptive = config.get("adaptive_repeats") or {}
+    extra = int(adaptive.get("max", repeats)) - repeats
+    if extra > 0:
+        said.append(
+            f"up to {extra} more runs per cell that adaptive repeats may add "
+            f"({extra * len(specs)} runs at most)"
+        )
+    return tuple(said)
 
 
 def run_priorities(plan: Plan) -> dict[tuple[str, int], int]:
@@ -257,8 +281,9 @@ def plan_text(plan: Plan, cells: bool = True) -> str:
         _solver_line(plan),
         "order: repeat k of every cell before repeat k+1; jobs that fit start at once, later ones "
         "backfill without delaying the first waiting run",
-        f"durations: measured = median wall time (submitted to noticed) of the cell's earlier runs; "
-        f"{SCALING_RULE}; limit = time_limit_min",
+        f"durations: measured = median wall time (started on its nodes to noticed) of the cell's "
+        f"earlier runs; {SCALING_RULE}; limit = time_limit_min",
+        *(f"not planned: {what}" for what in plan.unplanned),
     ]
     if cells:
         columns = ["cell_id", "wall_s", "duration_source", "basis"]
