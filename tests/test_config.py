@@ -91,7 +91,7 @@ def test_duplicate_cell_names_both_cases():
     config = minimal()
     config["cases"].append(dict(config["cases"][0]))
     with pytest.raises(ConfigError, match=r"cases\[0\] and cases\[1\]: .* `variant`"):
-        Suite(validate(config)).cell_specs()
+        validate(config)
     config["cases"][1]["variant"] = "current"  # e.g. the same cell at another release
     ids = [spec.id for spec in Suite(validate(config)).cell_specs()]
     assert ids == [
@@ -419,12 +419,23 @@ def test_a_cell_named_twice_by_one_case_says_why():
     case = {"framework": "ngc_pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
     swept = dict(case, sweep={"python": ["pythön3", "pythén3"]})
     with pytest.raises(ConfigError, match=r"cases\[0\]\.sweep: \{'python': 'pythön3'\} and "):
-        Suite(validate({"cases": [swept]})).cell_specs()
+        validate({"cases": [swept]})
     twice = dict(case, layouts=["1n1g", "1n1g"])
-    with pytest.raises(ConfigError, match=r"cases\[0\]: names the cell .*1n1g twice"):
-        Suite(validate({"cases": [twice]})).cell_specs()
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.layouts: names the cell .*1n1g twice"):
+        validate({"cases": [twice]})
     with pytest.raises(ConfigError, match=r"comes from both cases\[0\] and cases\[1\]"):
-        Suite(validate({"cases": [case, case]})).cell_specs()
+        validate({"cases": [case, case]})
+
+
+def test_a_cell_named_twice_names_the_file_and_line(tmp_path):
+    """Review: the duplicate-cell errors named no file or line, and not the list at fault."""
+    path = write(
+        tmp_path / "s.yaml",
+        "cases:\n  - framework: pytorch\n    model: resnet50\n    batch_size: [8]\n"
+        "    layouts: [1n1g, 1n2g, 1n1g]\n",
+    )
+    with pytest.raises(ConfigError, match=rf"^{path}:5: cases\[0\]\.layouts: names the cell "):
+        load(path)
 
 
 def test_check_places_every_cell_as_the_workflow_would(tmp_path, capsys):

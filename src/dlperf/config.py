@@ -120,7 +120,29 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
             parts: list[Any] = ["cases", i, *(p for p in (sub.groups() if sub else ()) if p)]
             raise ConfigError(f"{_source(parts, layers)}: cases[{i}]{detail}") from None
     _check_id_lengths(config, layers)
+    _check_named_once(config, layers)
     return config
+
+
+def _check_named_once(config: dict[str, Any], layers: Sequence[Layer]) -> None:
+    """Every cell comes from one case and one combination of its lists: else an error naming
+    the file and line of the case (or of the list that repeats a value), and why."""
+    seen: dict[str, tuple[int, CellSpec]] = {}
+    for i, case in enumerate(config["cases"]):
+        for spec in expand_case(case):
+            if spec.id in seen:
+                first_case, first = seen[spec.id]
+                parts: list[Any] = ["cases", i]
+                if first_case == i and first.swept == spec.swept:
+                    parts += [
+                        k
+                        for k in LIST_KEYS
+                        if len(set(map(repr, case.get(k, [])))) < len(case.get(k, []))
+                    ][:1]
+                raise ConfigError(
+                    f"{_source(parts, layers)}: {_named_twice(spec, i, first_case, first, parts)}"
+                )
+            seen[spec.id] = i, spec
 
 
 # A cell id is a file name: results/runs/<id>/, results/maxbatch/<id>.json and logs/.../<id>.log
@@ -300,7 +322,12 @@ def _find(name: str, search: Sequence[Path], what: str) -> Path:
     raise ConfigError(f"{what}: no such file {name!r} (looked in {', '.join(map(str, search))})")
 
 
-def _named_twice(spec: CellSpec, case: int, first_case: int, first: CellSpec) -> str:
+LIST_KEYS = ("precision", "xla", "batch_size", "layouts")  # a case's lists of its cells' values
+
+
+def _named_twice(
+    spec: CellSpec, case: int, first_case: int, first: CellSpec, parts: Sequence[Any]
+) -> str:
     """Why a cell id comes twice, and what to do."""
     if first_case != case:
         return (
@@ -314,7 +341,7 @@ def _named_twice(spec: CellSpec, case: int, first_case: int, first: CellSpec) ->
             "a value's part of the id keeps letters, digits and _ (others become _, '.' p, "
             "'-' m): make the values differ there"
         )
-    return f"cases[{case}]: names the cell {spec.id} twice (a value repeated in one of its lists)"
+    return f"{key_path(parts)}: names the cell {spec.id} twice (a value repeated in the list)"
 
 
 @dataclass(frozen=True)
@@ -328,23 +355,17 @@ class Suite:
         return int(self.config["repeats"])
 
     def cell_specs(self) -> list[CellSpec]:
-        """All cells, in config order; a cell named twice is an error naming both cases."""
+        """All cells, in config order."""
         return list(self._cell_specs)
 
     @cached_property
     def _cell_specs(self) -> tuple[CellSpec, ...]:  # the workflow's start-up asks four times
         from dlperf.adapters import get_adapter
 
-        seen: dict[str, tuple[int, CellSpec]] = {}
         specs = []
-        for i, case in enumerate(self.config["cases"]):
+        for case in self.config["cases"]:  # validate checked that each cell comes once
             sets = get_adapter(case["framework"]).variant_options(case.get("variant", "default"))
-            for spec in expand_case(case):
-                spec = dataclasses.replace(spec, options=spec.options | sets)
-                if spec.id in seen:
-                    raise ConfigError(_named_twice(spec, i, *seen[spec.id]))
-                seen[spec.id] = i, spec
-                specs.append(spec)
+            specs += [dataclasses.replace(s, options=s.options | sets) for s in expand_case(case)]
         return tuple(specs)
 
     def plan_summary(self) -> str:
