@@ -73,7 +73,7 @@ def finished_probe(manifest: Path, measure: dict[str, Any]) -> RunRecord | None:
         return None
     if record.status not in (Status.OK, Status.OOM):
         return None
-    return record if measure_digest(record.measure) == measure_digest(measure) else None
+    return record if record.measure_digest == measure_digest(measure) else None
 
 
 def find_max_batch(
