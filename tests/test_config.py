@@ -551,3 +551,12 @@ def test_a_site_interpreter_for_no_framework_is_an_error_naming_it(tmp_path):
         ConfigError, match=rf"{path}:5: site.environments.python: 'pytorhc' is not one of"
     ):
         load(path)
+
+
+def test_cases_in_two_files_are_an_error_naming_both(tmp_path):
+    """Review: `--configfile A.yaml B.yaml` with cases in both planned B's cells alone, and A's
+    vanished without a word (lists are replaced when files are merged)."""
+    case = "cases:\n  - {framework: pytorch, model: resnet50, batch_size: [8], layouts: [1n1g]}\n"
+    a, b = write(tmp_path / "a.yaml", case), write(tmp_path / "b.yaml", "repeats: 2\n" + case)
+    with pytest.raises(ConfigError, match=rf"^{b}:2: cases: {a}:1 has cases too"):
+        load(a, b)

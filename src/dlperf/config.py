@@ -81,7 +81,15 @@ _Validator = _with_defaults(jsonschema.Draft202012Validator)
 
 
 def merge(layers: Sequence[Layer]) -> dict[str, Any]:
-    """Later layers over earlier ones: mappings merge key by key, anything else is replaced."""
+    """Later layers over earlier ones: mappings merge key by key, anything else is replaced;
+    but `cases` come from one layer: a later file's would drop the earlier's cells silently."""
+    with_cases = [layer for layer in layers if layer.has(["cases"])]
+    if len(with_cases) > 1:
+        first, second = with_cases[:2]
+        raise ConfigError(
+            f"{second.where(['cases'])}: cases: {first.where(['cases'])} has cases too, and a "
+            "suite's cases come from one file (lists are replaced, not merged): put them in one"
+        )
     merged: dict[str, Any] = {}
     for layer in layers:
         _merge_into(merged, copy.deepcopy(dict(layer.data)))
