@@ -275,14 +275,10 @@ class RunRecord:
 
     @property
     def hardware(self) -> str:
-        """What its nodes trained on: per node `8 x NVIDIA H100 80GB HBM3` (the node's GPUs), or
-        on a CPU its model (its cores per rank are cores_per_rank); '' without node facts. Runs
-        of one cell, or a cell and its 1n1g cell, on other hardware are flagged, never pooled
-        or divided silently (dlperf.measure.tables)."""
+        """What its nodes trained on, `8 x NVIDIA H100 80GB HBM3` (a node's GPUs) or a CPU's
+        model; '' without node facts. Other hardware is flagged (dlperf.measure.runflags)."""
         kinds = set()
-        for facts in self.nodes.values():
-            if not isinstance(facts, dict):
-                continue
+        for facts in (f for f in self.nodes.values() if isinstance(f, dict)):
             gpus = [str(g).split(",")[0].strip() for g in facts.get("gpus") or []]
             if gpus and self.trained_device != "cpu":
                 kinds |= {f"{gpus.count(name)} x {name}" for name in set(gpus)}
@@ -410,8 +406,7 @@ class RunRecord:
 
     @property
     def workload_wall_s(self) -> float | None:
-        """The longest task's workload wall time (monotonic clock; 0 when none was timed, None
-        when no task reported)."""
+        """The longest task's workload time (monotonic; 0: none timed; None: none reported)."""
         return max((t.workload_wall_s or 0 for t in self.task_outcomes), default=None)
 
     @property
@@ -432,9 +427,8 @@ _FIELD_TYPES = {k: v for k, v in typing.get_type_hints(RunRecord).items() if k !
 
 
 def _mistyped(data: dict[str, Any]) -> str:
-    """The first value of a record (or of its measure or one of its tasks) that is not of its
-    declared type,
-    said with its key ('tasks[1].workload_wall_s is 'abc', not a finite number'); '' if none."""
+    """The first value of a record (or of its measure or one of its tasks) not of its declared
+    type, with its key ('tasks[1].workload_wall_s is 'abc', not a finite number'); '' if none."""
     for key, value in data.items():
         hint = list if key == "tasks" else _FIELD_TYPES.get(key, Any)  # tasks: each one below
         if not conforms(value, hint):
