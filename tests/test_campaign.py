@@ -296,6 +296,13 @@ def test_a_search_result_edited_by_hand_is_searched_again_and_its_runs_redone(
     assert campaign(tmp_path, suite).search_inputs(cell_id) == []
     write_result(8)  # no probe ran 8
     assert campaign(tmp_path, suite).search_inputs(cell_id) == [str(search.redo)]
+    search.redo.unlink()
+    # a search that found no value (its start ran out of memory) is a result: not redone on
+    # every invocation (review: it was, with its cell's runs, tables and report)
+    none = {"status": "oom", "value": None, "detail": "2 already runs out of memory"}
+    oom = [{"value": 2, "status": "oom"}]
+    search.result.write_text(json.dumps(none | {"probes": oom, "search_digest": digest}))
+    assert campaign(tmp_path, suite).search_inputs(cell_id) == []
 
     write_result(4)
     run = c.results.run(cell_id, 1)

@@ -407,6 +407,9 @@ def test_a_cell_whose_b_runs_break_more_often_is_a_regression(tmp_path, capsys, 
     assert f"B broke in {broken} of 7 runs (oom: {broken}); A in 0 of 7" in capsys.readouterr().out
     assert main(["diff", str(b), str(a)]) == 0  # B breaking less often than A is no regression
     assert main(["diff", str(b), str(b)]) == 0  # nor breaking as often
+    never = [[CELL, k, "skipped", None] for k in range(1, 8)]  # A never trained: B improved
+    pd.DataFrame(never, columns=cols).to_csv(a, sep="\t", index=False)
+    assert main(["diff", str(a), str(b)]) == 0
 
 
 def test_a_runs_table_with_a_repeat_twice_is_an_error_naming_its_line(tmp_path, capsys):

@@ -206,3 +206,53 @@ def test_a_resumed_search_reuses_the_probes_that_finished(tmp_path, monkeypatch)
     other = probes.probe_run(measure | {"options": {"image_size": 32}}, harness, paths, settings)
     other(2, False)  # b2's probe, of another measure: run again
     assert ran == ["pytorch.resnet50.fp32.noxla.b2.1n1g"]
+
+
+def test_only_an_interrupted_search_reuses_its_probes(tmp_path, monkeypatch):
+    """Review: with the probes folder kept, a search redone on purpose (forcerun, a changed
+    environment pin) reused every old probe and changed nothing. Probes are reused only when
+    this same search was interrupted before it wrote its result."""
+    import json
+
+    import pytest
+
+    from dlperf.launch import probes
+    from dlperf.launch.record import RunRecord
+    from dlperf.launch.spec import Harness
+    from dlperf.matrix import Cell
+    from dlperf.paths import MaxBatchPaths
+
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.bmax.1n1g")
+    params = {
+        "cell": cell.key(), "options": {}, "steps": 9, "device": "cpu",
+        "search": {"start": 2, "ceiling": 16, "granularity": 1, "probe_steps": 3},
+    }  # fmt: skip
+    harness = Harness("local", {}, time_limit_min=1, wait_grace_s=1, results_root=str(tmp_path))
+    result = MaxBatchPaths(cell.id, tmp_path).result
+    ran: list[str] = []
+    stop_after: list[int] = [2]
+
+    def run_cell(measure, repeat, probe_harness, manifest_path):
+        if len(ran) == stop_after[0]:
+            raise KeyboardInterrupt  # Ctrl-C while the third probe queues
+        ran.append(f"{Cell.from_key(measure['cell']).batch_size}/r{repeat}")
+        status = "ok" if int(Cell.from_key(measure["cell"]).batch_size) <= 8 else "oom"
+        record = RunRecord(
+            cell=measure["cell"], repeat=repeat, status=status, adapter={"name": "pytorch"},
+            measure=measure, backend="local", tasks=[],
+        )  # fmt: skip
+        manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        return record.write(manifest_path)
+
+    monkeypatch.setattr(probes, "run_cell", run_cell)
+    with pytest.raises(KeyboardInterrupt):
+        probes.find_max_batch(params, harness, result)
+    assert ran == ["2/r1", "4/r1"] and not result.exists()
+    ran.clear()
+    stop_after[0] = 99
+    assert probes.find_max_batch(params, harness, result).value == 8
+    assert ran[0] == "8/r1" and "2/r1" not in ran and "4/r1" not in ran  # resumed
+    assert json.loads(result.read_text())["value"] == 8
+    ran.clear()
+    assert probes.find_max_batch(params, harness, result).value == 8  # redone on purpose
+    assert ran[:2] == ["2/r1", "4/r1"]  # every probe again

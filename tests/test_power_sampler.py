@@ -88,3 +88,21 @@ def test_a_last_sample_is_taken_at_stop(monkeypatch, capsys):
     sampler.stop()
     t = [float(s["t"]) for s in lines(capsys)]
     assert len(t) == 2 and t[0] < window_end < t[1]  # the thread's first, and the last at stop
+
+
+def test_a_power_reading_that_fails_at_stop_fails_no_run(monkeypatch, capsys):
+    """Review: NVML that cannot read power (vGPU, WSL, a transient error) made the last reading
+    at stop raise, and every built-in run on such a GPU failed; before, the sampler said why it
+    had no sample. It still does."""
+    nvml = fake_nvml()
+
+    def unsupported(handle):
+        raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+
+    nvml.nvmlDeviceGetPowerUsage = unsupported  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    sampler = PowerSampler(rank=0, device_index=0, interval=0.01).start()
+    time.sleep(0.05)
+    sampler.stop()  # no exception
+    (line,) = lines(capsys)
+    assert line["reason"] == "no sample taken"

@@ -775,4 +775,7 @@ def test_the_hardware_of_a_gpu_run_is_its_nodes_gpus(tmp_path):
     record["measure"]["device"] = "cuda"
     record["nodes"] = {"a#node0": {"cpu_model": "x", "gpus": [h100] * 8}}
     manifest.write_text(json.dumps(record))
-    assert RunRecord.read(manifest).hardware == "8 x NVIDIA H100 80GB HBM3"
+    assert RunRecord.read(manifest).hardware == "NVIDIA H100 80GB HBM3"
+    record["nodes"] = {"a#node0": {"cpu_model": "x", "gpus": [h100]}}  # a 1n1g Slurm job's view
+    manifest.write_text(json.dumps(record))
+    assert RunRecord.read(manifest).hardware == "NVIDIA H100 80GB HBM3"

@@ -470,8 +470,24 @@ def test_a_skip_the_suite_decides_queues_no_job(tmp_path):
     (earlier / "tf_output").mkdir(parents=True)
     (earlier / "tf_output" / "model.ckpt-100.index").write_text("")
     (earlier / "rank0.log").write_text("an earlier attempt\n")
+    # a run folder that cannot be cleared (here a symlink, which rmtree refuses; root's files,
+    # NFS's .nfs*): the run's status says so (it crashed with FileExistsError on every attempt)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = tmp_path / "results/runs/tensorflow2.resnet50.fp32.noxla.b2.1n2g/r1"
+    linked.parent.mkdir(parents=True)
+    linked.symlink_to(elsewhere)
     snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
     assert not (earlier / "tf_output").exists() and not (earlier / "rank0.log").exists()
+    cleared = json.loads((linked / "manifest.json").read_text())
+    assert cleared["status"] == "failed"
+    assert (
+        f"an earlier attempt's files in {linked.relative_to(tmp_path)} cannot be removed"
+        in (cleared["status_detail"])
+    )
+    linked.unlink()  # the user's fix; the run is redone
+    (tmp_path / "elsewhere/manifest.json").unlink()
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
     for layout in ("1n1g", "1n2g"):
         run = tmp_path / f"results/runs/tensorflow2.resnet50.fp32.noxla.b2.{layout}/r1"
         manifest = json.loads((run / "manifest.json").read_text())

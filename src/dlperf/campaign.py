@@ -34,6 +34,7 @@ from dlperf.plan.maxbatch import (
     recorded_search_digest,
     search_params,
     searched,
+    usable_result,
 )
 from dlperf.plan.plan import machine_site, make_plan, plan_text, run_priorities
 from dlperf.rulecode import rule_code
@@ -222,9 +223,10 @@ class Campaign:
         another cell's search."""
         result = self.results.max_batch(cell_id).result
         digest = json_digest(json.loads(self.search_json(cell_id)))
-        # a result it cannot use (a value none of its probes confirmed: edited by hand) too
+        # a result it cannot use (a value none of its probes confirmed: edited by hand) too;
+        # one that found no value (its start ran out of memory, a skipped cell) is a result
         stale = result.exists() and (
-            recorded_search_digest(result) != digest or found_value(result, cell_id) is None
+            recorded_search_digest(result) != digest or not usable_result(result, cell_id)
         )
         return self.environment_pins(cell_id) + stamp_inputs(
             self.results.max_batch(cell_id).redo, result, stale

@@ -213,9 +213,10 @@ def _check(path: Path, more: list[Path]) -> int:
     from dlperf.campaign import Campaign
     from dlperf.config import load
     from dlperf.launch.allocation import AllocationError
+    from dlperf.paths import WORKFLOW_DIR
 
-    try:
-        campaign = Campaign.of(load(path, *more), Path.cwd(), Path.cwd())
+    try:  # baselines are found as the workflow finds them: here, or in its checkout
+        campaign = Campaign.of(load(path, *more), WORKFLOW_DIR, Path.cwd())
     except AllocationError as err:
         raise ConfigError(f"{path}: {err}") from None
     print(f"{path}: {campaign.suite.plan_summary()}")

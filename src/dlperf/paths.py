@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+# the checkout the package runs from: its Snakefile, config/ and envs/ (an editable install)
+WORKFLOW_DIR = Path(__file__).resolve().parents[2]
 RESULTS = Path("results")
 RUNS = "runs"  # results/runs/CELL/rN: each run's raw logs and manifest
 REDO = ".redo"  # results/.redo/CELL/rN: the stamp that redoes a run (RunPaths.redo)

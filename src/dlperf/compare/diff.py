@@ -325,7 +325,7 @@ def diff_runs_tables(
             regression = bool(BROKEN & set(counts))  # no longer trains: worse than slower
         else:
             differs = _differences(sa.get(cell_id, {}), sb.get(cell_id, {}))
-            broke = _broke_more(_status_counts(ra, cell_id), _status_counts(rb, cell_id))
+            broke = c.n_a and _broke_more(_status_counts(ra, cell_id), _status_counts(rb, cell_id))
             if differs:
                 verdict, regression = "n/a", False
                 reason = "not comparable: " + "; ".join(differs)
@@ -343,8 +343,7 @@ BROKEN = frozenset({Status.OOM, Status.TIMEOUT, Status.FAILED})
 
 
 def _broke_more(a: dict[str, int], b: dict[str, int]) -> str:
-    """What B's broken runs were, where a larger share of B's runs broke than of A's ('' where
-    not): a cell that trains less often has regressed."""
+    """B's broken runs, where a larger share of B's runs broke than of A's ('' where not)."""
     broken_a, broken_b = (sum(n for s, n in c.items() if s in BROKEN) for c in (a, b))
     if broken_b * sum(a.values()) <= broken_a * sum(b.values()):
         return ""

@@ -34,7 +34,6 @@ from typing import Any
 
 import yaml
 
-import dlperf
 from dlperf.adapters import get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.config import Suite, load
@@ -44,11 +43,11 @@ from dlperf.gpuproof.summary import Stage, suite_window
 from dlperf.launch.facts import node_facts
 from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
-from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN
+from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN, WORKFLOW_DIR
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
-REPO = Path(dlperf.__file__).resolve().parents[2]
+REPO = WORKFLOW_DIR
 REPORT_RESERVE_S = 75.0  # kept for the tables, reports and packing after the last case
 PACK_RESERVE_S = 20.0  # of which the packing's, after the report
 REFERENCE_TIMEOUT_S = 240.0  # or less: what the budget leaves before the report's reserve

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,10 +64,10 @@ def probe_run(
 
 
 def finished_probe(manifest: Path, measure: dict[str, Any]) -> RunRecord | None:
-    """A probe an earlier, interrupted search ran to its end, of this very measure: it fit (ok)
-    or did not (oom). On a cluster each probe queued for its allocation; a search resumed after
-    Ctrl-C or a lost node does not run them again. Any other (failed, timed out, of another
-    measure, unreadable) is run again."""
+    """A probe that an interrupted run of this same search (find_max_batch keeps its probes
+    only then) ran to its end, of this very measure: it fit (ok) or did not (oom). On a cluster
+    each probe queued for its allocation; a search resumed after Ctrl-C or a lost node does not
+    run them again. Any other (failed, timed out, of another measure, unreadable) runs again."""
     try:
         record = RunRecord.read(manifest)
     except (ParseError, OSError):
@@ -90,7 +91,12 @@ def find_max_batch(
     paths = MaxBatchPaths(cell.id, Path(harness.results_root))
     if paths.result.resolve() != result_path.resolve():
         raise ValueError(f"search result path {result_path} does not belong to {cell.id}")
-    paths.probes.mkdir(parents=True, exist_ok=True)
+    digest = json_digest(search_params)
+    begun = paths.probes / "searching.json"  # removed once the result is written
+    if _begun_digest(begun) != digest:  # not this search interrupted: its probes from scratch
+        shutil.rmtree(paths.probes, ignore_errors=True)
+        paths.probes.mkdir(parents=True)
+        atomic_write_json(begun, {"search_digest": digest})
     measure = {k: v for k, v in search_params.items() if k not in ("search", "option")}
     result = search(probe_run(measure, harness, paths, settings, option), settings, option)
     atomic_write_json(
@@ -99,11 +105,20 @@ def find_max_batch(
             "cell": cell.key(),
             "option": option,
             "settings": dataclasses.asdict(settings),
-            "search_digest": json_digest(search_params),  # what it was searched with
+            "search_digest": digest,  # what it was searched with
         }
         | result.to_dict(),
     )
+    begun.unlink()
     return result
+
+
+def _begun_digest(begun: Path) -> str | None:
+    """The search params' digest of a search that began and never wrote its result."""
+    try:
+        return str(json.loads(begun.read_text())["search_digest"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:

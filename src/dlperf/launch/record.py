@@ -275,13 +275,13 @@ class RunRecord:
 
     @property
     def hardware(self) -> str:
-        """What its nodes trained on, `8 x NVIDIA H100 80GB HBM3` (a node's GPUs) or a CPU's
-        model; '' without node facts. Other hardware is flagged (dlperf.measure.runflags)."""
+        """What its nodes trained on: GPU models (not their count: a Slurm job sees only its
+        own GPUs) or a CPU's model; '' without node facts (dlperf.measure.runflags)."""
         kinds = set()
         for facts in (f for f in self.nodes.values() if isinstance(f, dict)):
-            gpus = [str(g).split(",")[0].strip() for g in facts.get("gpus") or []]
+            gpus = {str(g).split(",")[0].strip() for g in facts.get("gpus") or []}
             if gpus and self.trained_device != "cpu":
-                kinds |= {f"{gpus.count(name)} x {name}" for name in set(gpus)}
+                kinds |= gpus
             elif facts.get("cpu_model"):
                 kinds.add(str(facts["cpu_model"]))
         return "; ".join(sorted(kinds))

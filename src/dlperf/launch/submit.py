@@ -130,7 +130,14 @@ def run_cell(
     # An earlier attempt's files go, whatever wrote them: its logs and outcomes, and what an
     # upstream trainer left in its output folder (a checkpoint a TF1 Estimator would restore
     # from, training no step of this run). Its manifest is gone: Snakemake removed the output.
-    shutil.rmtree(spec.paths.dir, ignore_errors=True)
+    try:
+        shutil.rmtree(spec.paths.dir, ignore_errors=False)
+    except FileNotFoundError:
+        pass
+    except OSError as err:  # a file it may not delete (root's, NFS's .nfs*): a status naming it
+        spec.paths.dir.mkdir(parents=True, exist_ok=True)
+        detail = f"an earlier attempt's files in {spec.paths.dir} cannot be removed: {err}"
+        return record_unlaunched(spec, allocation, harness, measure, manifest_path, detail)
     spec.paths.dir.mkdir(parents=True)
     retract_figures(ResultPaths(Path(harness.results_root)), spec.cell.id, repeat)
     skipped = get_adapter(spec.adapter).skip_reason(spec.cell, spec.options)

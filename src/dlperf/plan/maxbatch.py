@@ -255,6 +255,15 @@ def recorded_other_value(manifest: Path, option: str, value: int | None) -> bool
     return value is not None and resolved != value
 
 
+def usable_result(result: Path, cell_id: str) -> bool:
+    """Whether a cell's search result can be used (read_result): found a value, or found none."""
+    try:
+        read_result(result, cell_id)
+    except READ_ERRORS:
+        return False
+    return True
+
+
 def found_value(result: Path, cell_id: str) -> int | None:
     """The value a cell's search found, where its result can be used (None: not searched yet,
     found none, or a result that cannot be trusted: read_result)."""

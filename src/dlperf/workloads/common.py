@@ -266,8 +266,11 @@ class PowerSampler:
             self._thread.join()
             assert self._read is not None
             # a last reading now: with fast steps, none of the thread's may follow the window
-            watts, energy_mj, used_mb = self._read()
-            self.samples.append((step_clock(), watts, energy_mj, used_mb))
+            try:
+                watts, energy_mj, used_mb = self._read()
+                self.samples.append((step_clock(), watts, energy_mj, used_mb))
+            except Exception:  # noqa: BLE001 - NVML not supported, or a transient error: the
+                pass  # thread's samples stand (or "no sample taken" says why there are none)
         if not self.samples:
             log("power", rank=self.rank, gpu="none", reason=self.reason or "no sample taken")
         for t, watts, energy_mj, used_mb in self.samples:
