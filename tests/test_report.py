@@ -1349,3 +1349,35 @@ def test_layouts_of_one_device_count_each_have_their_place_on_the_plots() -> Non
     assert place == {"1n1g": 1.0, "1n8g": 8.0, "2n8g": 16.0} and ticks == ["1", "8", "16"]
     place, ticks = plots.x_axis(["1n8g", "1n1g", "2n8g"], numeric=False)  # bars: side by side
     assert place == {"1n1g": 0.0, "1n8g": 1.0, "2n8g": 2.0} and ticks == ["1", "8", "16"]
+
+
+def test_read_this_first_lists_a_baselines_cells_and_the_run_flags() -> None:
+    """Review: a baseline's failed cell of an id the suite measured was dropped from "Read this
+    first" (its own runs were looked for among the measured ones); stalls, non-finite losses and
+    other hardware were in no caveat; special-case cells (no 1n1g speedup by design) filled
+    "Speedups without a baseline"."""
+    from dlperf.report.caveats import caveats
+
+    one, two = "pytorch.resnet50.fp32.noxla.b8.1n1g", "pytorch.resnet50.fp32.noxla.b8.1n2g"
+    gpt = "megatron.gpt.amp.noxla.b4-tensor_parallel_2.1n2g"
+    row = {"status": "ok", "throughput_median": 100.0, "speedup": 1.0, "devices": 1}
+    cells = pd.DataFrame(
+        [
+            row | {"cell_id": one, "source": "measured"},
+            row | {"cell_id": two, "source": "measured", "devices": 2, "speedup": 1.8,
+                   "baseline_hardware": "AMD EPYC 9654"},
+            row | {"cell_id": two, "source": "DLPerf", "status": "failed", "devices": 2},
+            row | {"cell_id": gpt, "source": "measured", "devices": 2, "speedup": math.nan},
+        ]
+    )  # fmt: skip
+    runs = pd.DataFrame(
+        [
+            {"cell_id": one, "repeat": 1, "status": "ok", "throughput_samples_per_s": 100.0,
+             "longest_step_ms": 15000.0, "p50_ms": 6.0, "window_time_s": 20.0},
+            {"cell_id": two, "repeat": 1, "status": "ok", "throughput_samples_per_s": 180.0},
+        ]
+    )  # fmt: skip
+    found = {(c.kind, c.cell_id, c.source) for c in caveats(cells, runs)}
+    assert ("runs_failed", two, "DLPerf") in found
+    assert ("flagged", one, "measured") in found and ("flagged", two, "measured") in found
+    assert not any(kind == "no_speedup_baseline" for kind, *_ in found)

@@ -257,3 +257,13 @@ def test_a_largest_value_at_its_searchs_ceiling_reads_as_a_lower_bound():
     row = _largest("pytorch", (1, 1), "ok", 600000) | {"search_ceiling": 600000.0}
     (face,) = special_tables(pd.DataFrame([row]).reindex(columns=CELL_TABLE_COLUMNS), label)
     assert face.rows[0].values[0].first == "≥ 600,000"
+
+
+def test_a_zero_in_a_wide_deep_table_is_no_figure_and_no_crash(tmp_path):
+    """Review: a memory of 0 MiB (which the table checks accept) or a measured 0 samples/s
+    raised ZeroDivisionError in the W&D table: the report rule crashed."""
+    cells = _cells()
+    cells["peak_mem_mib"] = 0.0
+    cells["throughput_median"] = 0.0
+    (wdl, *_) = special_tables(cells, label)
+    assert wdl.rows[0].ratio == "n/a" and wdl.rows[0].values[0].first == "n/a"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import tracemalloc
 from pathlib import Path
 
@@ -779,3 +780,24 @@ def test_the_hardware_of_a_gpu_run_is_its_nodes_gpus(tmp_path):
     record["nodes"] = {"a#node0": {"cpu_model": "x", "gpus": [h100]}}  # a 1n1g Slurm job's view
     manifest.write_text(json.dumps(record))
     assert RunRecord.read(manifest).hardware == "NVIDIA H100 80GB HBM3"
+
+
+def test_a_searched_value_that_differs_from_its_1n1g_cells_gives_no_speedup():
+    """Review: InsightFace's num_classes_max cell at 1n8g (13.5M classes) was divided by its
+    1n1g cell (2M classes): a speedup of two workloads, shown without a flag."""
+    from dlperf.measure.tables import add_speedup
+
+    base = "pytorch.insightface.amp.noxla.b64-num_classes_max"
+    cells = pd.DataFrame(
+        [
+            {"cell_id": f"{base}.1n1g", "source": "measured", "status": "ok", "devices": 1,
+             "throughput_median": 100.0, "setting": '{"num_classes": 2000000}'},
+            {"cell_id": f"{base}.1n8g", "source": "measured", "status": "ok", "devices": 8,
+             "throughput_median": 700.0, "setting": '{"num_classes": 13500000}'},
+            {"cell_id": f"{base}.2n8g", "source": "measured", "status": "ok", "devices": 16,
+             "throughput_median": 1500.0, "setting": '{"num_classes": 2000000}'},
+        ]
+    )  # fmt: skip
+    speedups = add_speedup(cells).set_index("cell_id")["speedup"]
+    assert math.isnan(speedups[f"{base}.1n8g"])
+    assert speedups[f"{base}.2n8g"] == pytest.approx(15.0)

@@ -82,8 +82,9 @@ _Validator = _with_defaults(jsonschema.Draft202012Validator)
 
 def merge(layers: Sequence[Layer]) -> dict[str, Any]:
     """Later layers over earlier ones: mappings merge key by key, anything else is replaced;
-    but `cases` come from one layer: a later file's would drop the earlier's cells silently."""
-    with_cases = [layer for layer in layers if layer.has(["cases"])]
+    but `cases` come from one file: a later file's would drop the earlier's cells silently
+    (`--config cases=...` replaces them on purpose)."""
+    with_cases = [layer for layer in layers if layer.has(["cases"]) and layer.label != CLI]
     if len(with_cases) > 1:
         first, second = with_cases[:2]
         raise ConfigError(

@@ -183,12 +183,19 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     medians = {
         (r["cell_id"], r["source"]): r["throughput_median"] for r in cells.to_dict("records")
     }
-    hardware = {(r["cell_id"], r["source"]): r.get("hardware") for r in cells.to_dict("records")}
+    rows = {(r["cell_id"], r["source"]): r for r in cells.to_dict("records")}
+    hardware = {key: r.get("hardware") for key, r in rows.items()}
     speedups, baselines, other_hardware, flags = [], [], [], []
     for row in cells.to_dict("records"):
         base_id = baseline_id(row)
         base = medians.get((base_id, row["source"]))
-        value = speedup(row["throughput_median"], base) if row["status"] == Status.OK else math.nan
+        # a searched option's value (InsightFace's largest num_classes per layout) that is not
+        # its 1n1g cell's: two workloads, no speedup
+        other_work = _differ(
+            row.get("setting"), rows.get((base_id, row["source"]), {}).get("setting")
+        )
+        ok = row["status"] == Status.OK and not other_work
+        value = speedup(row["throughput_median"], base) if ok else math.nan
         speedups.append(value)
         baselines.append(base_id if math.isfinite(value) else "")
         mine, theirs = row.get("hardware"), hardware.get((base_id, row["source"]))

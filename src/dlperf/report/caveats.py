@@ -10,6 +10,7 @@ import pandas as pd
 
 from dlperf.i18n import Phrase, Series, Text
 from dlperf.matrix import Cell
+from dlperf.measure.runflags import run_flags
 from dlperf.report import fmt
 from dlperf.report.load import MEASURED
 from dlperf.report.reasons import (
@@ -33,10 +34,15 @@ KINDS = (
     Status.MISSING,
     "unstable",
     "outliers",
+    "flagged",
     "no_speedup_baseline",
     "shared_cores",
 )
-_FAILED = (Status.OOM, Status.TIMEOUT, Status.FAILED, Status.PARSE_ERROR)
+# a stale run is redone next time: until then its cell says why it is no figure
+_FAILED = (Status.OOM, Status.TIMEOUT, Status.FAILED, Status.PARSE_ERROR, Status.STALE)
+# where a speedup over 1n1g is none of the figures (DLPerf's special cases: a latency, a largest
+# value, TFLOP/s per parallel configuration): no caveat for a cell without one
+NO_SPEEDUP_MODELS = ("wide_deep", "insightface", "gpt")
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,9 @@ def _from_runs(runs: pd.DataFrame, limits: Limits) -> list[Caveat]:
 
 
 def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[Caveat]:
-    has_runs = set(runs_of.by_id)
+    # the measured cells' caveats come from their runs (_from_runs); a baseline's cell of the
+    # same id has none there, so its own come from its row
+    has_runs = {(cell_id, MEASURED) for cell_id in runs_of.by_id}
     out = []
     ok_figures = {
         (r["cell_id"], r["source"])
@@ -110,7 +118,7 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
         reason = recorded(fmt.text(record.get("note")) or fmt.text(record.get("statuses")))
         if status in (Status.MISSING, "") and source == MEASURED:
             out.append(Caveat(Status.MISSING, cell_id, source, Status.MISSING, (), ""))
-        elif status in (*_FAILED, Status.SKIPPED) and cell_id not in has_runs:
+        elif status in (*_FAILED, Status.SKIPPED) and (cell_id, source) not in has_runs:
             kind = Status.SKIPPED if status == Status.SKIPPED else "runs_failed"
             out.append(Caveat(kind, cell_id, source, status, (), reason))
         if record.get("unstable") is True:
@@ -119,20 +127,36 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
         elif (
             fmt.is_number(record.get("outlier_runs"))
             and float(record["outlier_runs"]) > 0
-            and cell_id not in has_runs
+            and (cell_id, source) not in has_runs
         ):
             flags = cell_flags(record, runs_of(record), limits)
             out.append(Caveat("outliers", cell_id, source, status, (), flags))
+        flagged = _run_flags(record, runs_of(record))
+        if flagged is not None:
+            out.append(Caveat("flagged", cell_id, source, status, (), flagged))
         if (
             status == Status.OK
             and int(record["devices"]) > 1
             and not fmt.is_number(record["speedup"])
+            and Cell.parse(cell_id).model not in NO_SPEEDUP_MODELS
         ):
             base = Cell.parse(cell_id).baseline.id
             base_status = statuses.get((base, source)) or Status.MISSING
             if (base, source) not in ok_figures:
                 out.append(Caveat("no_speedup_baseline", cell_id, source, base_status, (), base))
     return out + _shared_cores(cells)
+
+
+def _run_flags(record: dict[str, Any], runs: pd.DataFrame) -> Text | None:
+    """A measured cell's flags from its ok runs (a stall, a non-finite loss, other hardware) or
+    its 1n1g cell's other hardware; None where it has none."""
+    parts: list[Text] = []
+    if len(runs):
+        parts += run_flags(runs[runs["status"] == Status.OK])
+    other = record.get("baseline_hardware")
+    if isinstance(other, str) and other:
+        parts.append(Phrase.of("flags.baseline_hardware", hardware=other))
+    return Series(tuple(parts), "clause_sep") if parts else None
 
 
 def _shared_cores(cells: pd.DataFrame) -> list[Caveat]:

@@ -23,7 +23,7 @@ from dlperf.status import Status
 from dlperf.vocabulary import PRECISION_NAMES, display_name
 
 # shown with a footnote giving the runs' reasons (OOM speaks for itself, as in DLPerf's tables)
-NOTED_STATUSES = (Status.FAILED, Status.TIMEOUT, Status.PARSE_ERROR, Status.SKIPPED)
+NOTED_STATUSES = (Status.FAILED, Status.TIMEOUT, Status.PARSE_ERROR, Status.SKIPPED, Status.STALE)
 GROUP_KEYS = ["model", "precision", "table_batch"]
 # a cell's figures that come from its throughput: none where the cell has no figure
 _THROUGHPUT_FIGURES = (

@@ -15,9 +15,8 @@ from dlperf.report.caveats import Caveat
 from dlperf.report.latency import LatencyTable
 from dlperf.report.planinfo import PlanInfo
 from dlperf.report.provenance import ModelConfig, NodeEnv
+from dlperf.report.special import ABSENT as ABSENT
 from dlperf.report.special import Table as SpecialTable
-
-ABSENT = "absent"  # no such cell: not planned for this column and layout
 
 
 @dataclass(frozen=True)

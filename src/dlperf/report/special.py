@@ -29,7 +29,8 @@ from dlperf.report import fmt
 from dlperf.status import Status
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
-ABSENT = "absent"
+ABSENT = "absent"  # no such cell: not planned for this column and row (shown as -)
+
 NAN = float("nan")
 
 
@@ -129,7 +130,7 @@ def _wide_deep_value(row: dict[str, Any] | None) -> Value:
     shown = fmt.as_printed(latency_ms)
     if latency_ms != latency_ms:  # nan: measured, from the window's throughput
         samples_per_iteration = _number(row.get("batch_size_resolved")) * _number(row["devices"])
-        latency_ms = 1000 * samples_per_iteration / _number(row["throughput_median"])
+        latency_ms = _ratio(1000 * samples_per_iteration, _number(row["throughput_median"]))
         shown = fmt.milliseconds(latency_ms)
     memory_mib = _number(row.get("peak_mem_mib"))
     return Value(Status.OK, shown, fmt.integer(memory_mib), plotted=(latency_ms, memory_mib))
@@ -143,7 +144,14 @@ def _memory_ratio(by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ..
     first, second = (by_column.get(c) for c in columns[:2])
     if not (first and second and first["status"] == second["status"] == Status.OK):
         return fmt.NA
-    return fmt.speedup(_number(first.get("peak_mem_mib")) / _number(second.get("peak_mem_mib")))
+    return fmt.speedup(
+        _ratio(_number(first.get("peak_mem_mib")), _number(second.get("peak_mem_mib")))
+    )
+
+
+def _ratio(a: float, b: float) -> float:
+    """a / b; nan where b is 0 (a table's 0 MiB or 0 samples/s gives no ratio, and no crash)."""
+    return a / b if b else NAN
 
 
 def _largest(rows: list[dict[str, Any]]) -> list[Table]:

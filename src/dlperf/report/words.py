@@ -53,6 +53,9 @@ def cell_text(cell: Any, t: Translator) -> str:
 
 
 def status_word(status: str, t: Translator) -> str:
+    """A status in words; "-" for a cell that does not exist (no such column and row)."""
+    if status == ABSENT:
+        return "-"
     return t(f"status.{status}") if t.has(f"status.{status}") else t.say(status)
 
 
