@@ -1381,3 +1381,14 @@ def test_read_this_first_lists_a_baselines_cells_and_the_run_flags() -> None:
     assert ("runs_failed", two, "DLPerf") in found
     assert ("flagged", one, "measured") in found and ("flagged", two, "measured") in found
     assert not any(kind == "no_speedup_baseline" for kind, *_ in found)
+
+
+def test_numbers_in_names_sort_as_numbers() -> None:
+    """Review: W&D columns came out vocab_size 12800000, 25600000, 3200000 (text order), and GPT
+    rows put b16 before b2."""
+    from dlperf.report.order import natural_key
+
+    names = ["vocab_size_25600000", "vocab_size_3200000", "default", "vocab_size_12800000"]
+    assert sorted(names, key=natural_key) == [
+        "default", "vocab_size_3200000", "vocab_size_12800000", "vocab_size_25600000"
+    ]  # fmt: skip

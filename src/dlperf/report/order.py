@@ -3,6 +3,7 @@ precisions, batch sizes and layouts in their natural order."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,13 @@ from dlperf.vocabulary import PRECISIONS
 def batch_size_key(batch_size: str) -> tuple[int, int, str]:
     """Numbers in numeric order, then words (`max`)."""
     return (0, int(batch_size), "") if str(batch_size).isdigit() else (1, 0, str(batch_size))
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Text with its numbers in numeric order: vocab_size_3200000 before vocab_size_12800000."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text)
+    )
 
 
 def layout_key(layout: str) -> tuple[int, int, str]:
@@ -67,7 +75,7 @@ class Order:
             _index(self.sources, source),
             self.framework(framework),
             variant != "default",
-            variant,
+            natural_key(variant),
             bool(xla),
             batch_size_key(batch_size),
         )

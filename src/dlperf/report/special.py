@@ -26,6 +26,7 @@ import pandas as pd
 from dlperf.i18n import Phrase, Text
 from dlperf.matrix import sweep_slug
 from dlperf.report import fmt
+from dlperf.report.order import batch_size_key, layout_key, natural_key
 from dlperf.status import Status
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
@@ -200,7 +201,8 @@ def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
         members = [r for r in rows if r["precision"] == precision]
         columns = tuple(dict.fromkeys(r["_column"] for r in members))
         configurations = sorted(
-            {_configuration(r) for r in members}, key=lambda c: (int(c[0]), c[1], c[2], c[3])
+            {_configuration(r) for r in members},
+            key=lambda c: (int(c[0]), layout_key(c[1]), batch_size_key(c[2]), natural_key(c[3])),
         )
         table_rows = []
         for devices, layout, batch, variant in configurations:
