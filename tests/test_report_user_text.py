@@ -164,3 +164,12 @@ def test_code_spans_and_blocks_hold_any_text() -> None:
     assert code("plain_id.1n1g") == "`plain_id.1n1g`"
     assert fenced("x\n```\n<b>", "json") == "````json\nx\n```\n<b>\n````"
     assert escape("bert_base _i_ a|b") == "bert_base \\_i\\_ a\\|b"
+
+
+def test_an_html_entity_in_text_reads_as_itself_in_markdown() -> None:
+    """Review: `&lt;` in a log line or file name rendered as `<` in the Markdown report; a plain
+    ampersand (Wide & Deep) stays as it is."""
+    from dlperf.i18n.mdtext import escape
+
+    assert escape("x &lt;b&gt; y") == "x &amp;lt;b&amp;gt; y"
+    assert escape("Wide & Deep") == "Wide & Deep"

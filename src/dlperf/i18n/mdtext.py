@@ -18,6 +18,7 @@ class Md(str):
 _MARKS = re.compile(r"([\\`*\[\]#|~])")
 # `_` emphasises unless between two letters or digits (bert_base stays as is)
 _UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+_ENTITY = re.compile(r"&(?=#?\w+;)")  # an ampersand that starts an HTML entity
 _SPACE = re.compile(r"\s+")
 
 
@@ -28,6 +29,7 @@ def escape(value: Any) -> Md:
         return value
     text = _SPACE.sub(" ", str(value))
     text = _UNDERSCORE.sub(r"\\_", _MARKS.sub(r"\\\1", text))
+    text = _ENTITY.sub("&amp;", text)  # `&lt;` in a log line reads as itself, not as `<`
     return Md(text.replace("<", "&lt;").replace(">", "&gt;"))
 
 
