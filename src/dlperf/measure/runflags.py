@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf.i18n import Phrase, Series
+from dlperf.status import Status
 
 STALL_FACTOR = 20.0  # a step this many times the run's median step ...
 STALL_SHARE = 0.10  # ... that also took this share of the window: a stall
@@ -32,6 +33,16 @@ def run_flags(ok_runs: pd.DataFrame) -> list[Phrase]:
     flags += _nonfinite_losses(ok_runs)
     flags += _mixed(ok_runs, "hardware", "flags.mixed_hardware", str)
     flags += _mixed(ok_runs, "cores_per_rank", "flags.mixed_cores", lambda v: f"{float(v):g}")
+    return flags
+
+
+def cell_flags(record: Any, runs: pd.DataFrame) -> list[Phrase]:
+    """A cell's flags from its runs (run_flags of its ok ones) and from its row: its 1n1g cell on
+    other hardware (the cells table's `baseline_hardware`)."""
+    flags = run_flags(runs[runs["status"] == Status.OK]) if len(runs) else []
+    other = record.get("baseline_hardware")
+    if isinstance(other, str) and other:
+        flags.append(Phrase.of("flags.baseline_hardware", hardware=other))
     return flags
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from dlperf.i18n import Phrase, Series, Text
 from dlperf.matrix import Cell
-from dlperf.measure.runflags import run_flags
+from dlperf.measure.runflags import cell_flags as runs_cell_flags
 from dlperf.report import fmt
 from dlperf.report.load import MEASURED
 from dlperf.report.reasons import (
@@ -131,9 +131,11 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
         ):
             flags = cell_flags(record, runs_of(record), limits)
             out.append(Caveat("outliers", cell_id, source, status, (), flags))
-        flagged = _run_flags(record, runs_of(record))
-        if flagged is not None:
-            out.append(Caveat("flagged", cell_id, source, status, (), flagged))
+        flagged = runs_cell_flags(record, runs_of(record))
+        if flagged:
+            out.append(
+                Caveat("flagged", cell_id, source, status, (), Series(tuple(flagged), "clause_sep"))
+            )
         if (
             status == Status.OK
             and int(record["devices"]) > 1
@@ -145,18 +147,6 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
             if (base, source) not in ok_figures:
                 out.append(Caveat("no_speedup_baseline", cell_id, source, base_status, (), base))
     return out + _shared_cores(cells)
-
-
-def _run_flags(record: dict[str, Any], runs: pd.DataFrame) -> Text | None:
-    """A measured cell's flags from its ok runs (a stall, a non-finite loss, other hardware) or
-    its 1n1g cell's other hardware; None where it has none."""
-    parts: list[Text] = []
-    if len(runs):
-        parts += run_flags(runs[runs["status"] == Status.OK])
-    other = record.get("baseline_hardware")
-    if isinstance(other, str) and other:
-        parts.append(Phrase.of("flags.baseline_hardware", hardware=other))
-    return Series(tuple(parts), "clause_sep") if parts else None
 
 
 def _shared_cores(cells: pd.DataFrame) -> list[Caveat]:

@@ -22,7 +22,7 @@ import pandas as pd
 
 from dlperf.i18n import Phrase, Series, Text, recognise
 from dlperf.i18n import recorded as as_recorded
-from dlperf.measure.runflags import run_flags
+from dlperf.measure.runflags import cell_flags as runs_cell_flags
 from dlperf.measure.variance import VarianceSettings, outlier_scores
 from dlperf.report import fmt
 from dlperf.report.load import MEASURED
@@ -179,11 +179,7 @@ def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) ->
         if sizes.nunique() > 1:
             names = tuple(fmt.integer(s) for s in sorted(sizes.unique()))
             parts.append(Phrase.of("flags.batch_sizes", sizes=Series(names)))
-    if len(runs):
-        parts += run_flags(runs[runs["status"] == Status.OK])
-    other = record.get("baseline_hardware")
-    if isinstance(other, str) and other:
-        parts.append(Phrase.of("flags.baseline_hardware", hardware=other))
+    parts += runs_cell_flags(record, runs)
     return Series(tuple(parts), "clause_sep") if parts else recorded(record.get("flags"))
 
 
