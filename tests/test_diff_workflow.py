@@ -1,5 +1,6 @@
-"""`dlperf diff` on two real results folders: the same tiny suite twice, B with a longer sequence
-(slower) and one more environment variable. Bad arguments give a message, never a traceback."""
+"""`dlperf diff` on two real results folders: the same tiny suite twice, B with a 32x longer sequence
+(about 10x slower on an idle machine, so a loaded one keeps it apart) and one more environment
+variable. Bad arguments give a message, never a traceback."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ CELL = "pytorch.bert_base.fp32.noxla.b2.1n1g"
 def suite(seq_len: int, env: dict[str, str]) -> dict:
     return {
         "name": "diff",
-        "repeats": 4,  # 4 vs 4 runs: the smallest two-sided p is 2 / C(8, 4) = 0.029 < 0.05
-        "window": {"warmup": 2, "measure": 4},
+        "repeats": 5,  # 5 vs 5: two runs out of order still give p = 0.032 < 0.05
+        "window": {"warmup": 2, "measure": 20},  # not a few ms that one preemption doubles
         "device": "cpu",
         "time_limit_min": 3,
         "report": {"languages": ["en"]},
@@ -51,7 +52,7 @@ def suite(seq_len: int, env: dict[str, str]) -> dict:
 def folders(tmp_path_factory) -> tuple[Path, Path]:
     a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
     write_config(a, suite(16, {}))
-    write_config(b, suite(256, {"OMP_WAIT_POLICY": "PASSIVE"}))
+    write_config(b, suite(512, {"OMP_WAIT_POLICY": "PASSIVE"}))
     for workdir in (a, b):
         snakemake(workdir, "--cores", "2", "--configfile", "config.yaml")
     return a / "results", b / "results"
@@ -71,15 +72,15 @@ def test_diff_of_two_real_folders_shows_the_environment_then_the_regression(fold
     proc = diff(a, b)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a significant slow-down
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("environment (4 run manifests in A, 4 in B): ")
+    assert lines[0].startswith("environment (5 run manifests in A, 5 in B): ")
     header = next(i for i, x in enumerate(lines) if x.lstrip().startswith("cell_id"))
     env = "\n".join(lines[:header])
     assert "2 differences (A -> B)" in lines[0]
-    assert re.search(r"measure\[pytorch.bert_base\].options.seq_len +16 -> 256", env)
+    assert re.search(r"measure\[pytorch.bert_base\].options.seq_len +16 -> 512", env)
     assert re.search(r"site.env.OMP_WAIT_POLICY +\(absent\) -> PASSIVE", env)
     assert "node.host" not in env and "workload[pytorch].torch" not in env  # the same on both
     row = next(x for x in lines if x.startswith(CELL))
-    assert " 4 " in row and "slower REGRESSION" in row
+    assert " 5 " in row and "slower REGRESSION" in row
     assert f"regressions: {CELL}" in proc.stdout
     same = diff(a, a)
     assert same.returncode == 0 and "no differences" in same.stdout
