@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from dlperf.i18n import english
 from dlperf.matrix import Cell, Layout, sweep_slug
@@ -267,3 +268,14 @@ def test_a_zero_in_a_wide_deep_table_is_no_figure_and_no_crash(tmp_path):
     cells["throughput_median"] = 0.0
     (wdl, *_) = special_tables(cells, label)
     assert wdl.rows[0].ratio == "n/a" and wdl.rows[0].values[0].first == "n/a"
+
+
+@pytest.mark.parametrize(
+    "found, status, first",
+    [(600000.0, "ok", "600,000"), (600000.5, "parse_error", ""), (True, "parse_error", "")],
+)
+def test_an_ok_largest_value_is_a_whole_number_or_no_figure(found, status, first):
+    """Review: a largest value written as a JSON float (600000.0) gave an ok cell with no figure."""
+    row = _largest("pytorch", (1, 1), "ok", found)
+    (face,) = special_tables(pd.DataFrame([row]).reindex(columns=CELL_TABLE_COLUMNS), label)
+    assert (face.rows[0].values[0].status, face.rows[0].values[0].first) == (status, first)

@@ -189,8 +189,12 @@ def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
     if row is None:
         return Value(ABSENT, "", "")
     value = (json.loads(_setting(row)) if _setting(row) else {}).get(option)
-    if row["status"] != Status.OK or not isinstance(value, int):
+    if row["status"] != Status.OK:
         return Value(str(row["status"]), "", "")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 4.0 as JSON writes a whole float
+    if not isinstance(value, int) or isinstance(value, bool):
+        return Value(Status.PARSE_ERROR, "", "")  # an ok search without a whole largest value
     bound = "≥ " if fmt.is_number(row.get("search_ceiling")) else ""  # its search's ceiling
     return Value(Status.OK, f"{bound}{value:,}", "")
 
