@@ -48,8 +48,9 @@ def table_keys(cells: pd.DataFrame) -> pd.DataFrame:
 
     A cell's own batch size, except a fallback: DLPerf shows NGC TensorFlow's bsz=224 in its
     bsz=256 table because 256 ran out of memory. A column's numeric batch b joins the table of its
-    next larger batch B when every cell at B is OOM, B was tried at 1 device only, and b >= B/2
-    (a step down, not a different setting).
+    next larger batch B when every cell at B is OOM, B was tried at 1 device only, b ran at more
+    than one device (the column B would have been; a one-device batch sweep keeps its tables) and
+    b >= B/2 (a step down, not a different setting).
     """
     cells = cells.assign(table_batch=cells["batch_size"].astype(str))
     same = ["source", "framework", "model", "precision", "xla", "variant"]
@@ -61,9 +62,12 @@ def table_keys(cells: pd.DataFrame) -> pd.DataFrame:
             and (at["status"] == Status.OOM).all()
             and (at["devices"].astype(int) == 1).all()
         ]
+        scaled = {
+            str(b) for b, at in frame.groupby("batch_size") if (at["devices"].astype(int) > 1).any()
+        }
         for index, row in frame.iterrows():
             b = str(row["batch_size"])
-            if not b.isdigit() or int(b) in oom_sizes:
+            if not b.isdigit() or int(b) in oom_sizes or b not in scaled:
                 continue
             larger = [size for size in oom_sizes if int(b) < size <= 2 * int(b)]
             if larger:

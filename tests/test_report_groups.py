@@ -1,0 +1,30 @@
+"""Which table a cell is shown in (report.groups.table_keys): DLPerf's fallback shows a column's
+step-down batch in the table of the batch that ran out of memory at 1n1g, and nothing else moves."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dlperf.report.groups import table_keys
+
+
+def _cells(rows: list[tuple[int, int, str]]) -> pd.DataFrame:
+    base = {"source": "measured", "framework": "ngc_tensorflow", "model": "resnet50"}
+    base |= {"precision": "amp", "xla": False, "variant": "default"}
+    return pd.DataFrame([base | {"batch_size": b, "devices": d, "status": s} for b, d, s in rows])
+
+
+def _tables(rows: list[tuple[int, int, str]]) -> list[str]:
+    return list(table_keys(_cells(rows))["table_batch"])
+
+
+def test_a_scaled_step_down_is_shown_in_the_table_of_the_batch_that_ran_out_of_memory():
+    rows = [(256, 1, "oom"), (224, 1, "ok"), (224, 8, "ok"), (96, 1, "ok"), (96, 8, "ok")]
+    assert _tables(rows) == ["256", "256", "256", "96", "96"]  # 96 < 256 / 2
+
+
+def test_a_one_device_batch_sweep_keeps_its_own_tables():
+    """Review: a deliberate sweep of batch sizes at 1n1g whose largest ran out of memory showed
+    bsz=192 in the bsz=256 table as if it were the fallback of a column."""
+    rows = [(256, 1, "oom"), (192, 1, "ok"), (128, 1, "ok")]
+    assert _tables(rows) == ["256", "192", "128"]
