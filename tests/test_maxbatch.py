@@ -256,3 +256,37 @@ def test_only_an_interrupted_search_reuses_its_probes(tmp_path, monkeypatch):
     ran.clear()
     assert probes.find_max_batch(params, harness, result).value == 8  # redone on purpose
     assert ran[:2] == ["2/r1", "4/r1"]  # every probe again
+
+
+def test_a_resumed_search_runs_again_the_probes_of_an_environment_whose_pins_changed(
+    tmp_path, monkeypatch
+):
+    """Review: pins edited while a search was interrupted, and the resumed search reused probes
+    measured in the old environment (the same search params, the same measure)."""
+    from dlperf.launch.probes import finished_probe
+    from dlperf.launch.record import RunRecord
+    from dlperf.launch.spec import Harness
+    from dlperf.launch.submit import environment_now
+    from dlperf.matrix import Cell
+
+    (tmp_path / "envs").mkdir()
+    pins = tmp_path / "envs" / "tensorflow.txt"
+    pins.write_text("tensorflow==2.16.1\n")
+    monkeypatch.setenv("DLPERF_WORKFLOW_DIR", str(tmp_path))
+    site = {"environments": {"root": str(tmp_path / "cache"), "python": {}}}
+    harness = Harness("local", site, time_limit_min=1, wait_grace_s=1, results_root=str(tmp_path))
+    cell = Cell.parse("tensorflow.resnet50.fp32.noxla.b8.1n1g")
+    measure = {"cell": cell.key(), "options": {}, "steps": 3, "device": "cpu"}
+    before = environment_now("tensorflow", harness)
+    manifest = tmp_path / cell.id / "r1" / "manifest.json"
+    manifest.parent.mkdir(parents=True)
+    RunRecord(
+        cell=cell.key(), repeat=1, status="ok", adapter={"name": "tensorflow"},
+        measure=measure, backend="local", tasks=[], environment={"key": before},
+    ).write(manifest)  # fmt: skip
+    assert finished_probe(manifest, measure, before) is not None
+    pins.write_text("tensorflow==2.17.0\n")
+    after = environment_now("tensorflow", harness)
+    assert after not in (before, None) and finished_probe(manifest, measure, after) is None
+    site["environments"]["python"] = {"tensorflow": "/opt/tf/bin/python"}  # the site's own
+    assert environment_now("tensorflow", harness) == "site /opt/tf/bin/python"
