@@ -202,3 +202,18 @@ def test_a_cells_mfu_is_its_achieved_tflops_over_its_peak():
     row = cell_figures(runs)
     assert row["mfu_pct"] == pytest.approx(100 * 8.25e-05 / 0.0647)
     assert row["mfu_pct"] != pytest.approx(float(pd.Series(mfus).median()))
+
+
+def test_a_cell_whose_runs_all_refused_an_mfu_has_none():
+    """Review: each run's calibration (9 TFLOP/s) was slower than its training (12 TFLOP/s), so
+    each refused an MFU, and the cell's median achieved over median peak gave 133%."""
+    runs = pd.DataFrame(
+        {
+            "achieved_tflops": [12.0, 12.2, 12.1],
+            "peak_tflops": [9.0, 9.2, 9.1],
+            "mfu_pct": [math.nan] * 3,
+        }
+    )
+    assert math.isnan(cell_figures(runs)["mfu_pct"])
+    one = runs.assign(mfu_pct=[math.nan, math.nan, 40.0], peak_tflops=[9.0, 9.2, 30.25])
+    assert cell_figures(one)["mfu_pct"] == pytest.approx(100 * 12.1 / 30.25)  # its one MFU run

@@ -210,8 +210,9 @@ def _energy_in(samples: list[Fact], start: float, end: float) -> float | None:
 
 def cell_figures(ok_runs: pd.DataFrame) -> dict[str, Any]:
     """Medians over a cell's ok runs; the peak's source and energy's detail as the runs say; the
-    MFU the median achieved TFLOP/s over the median peak (with a peak each run calibrated, the
-    median of the runs' MFUs would be neither figure's ratio)."""
+    MFU the median achieved TFLOP/s over the median peak of the runs that have an MFU (with a
+    peak each run calibrated, the median of the runs' MFUs would be neither figure's ratio; a run
+    whose calibration was slower than its training refused one)."""
     row: dict[str, Any] = {}
     for column in CELL_FIGURE_COLUMNS:
         if column in ("speedup_ceiling", "speedup_ceiling_overlap", "ceiling_model"):
@@ -222,9 +223,17 @@ def cell_figures(ok_runs: pd.DataFrame) -> dict[str, Any]:
         else:
             numbers = pd.to_numeric(values, errors="coerce").dropna()
             row[column] = float(numbers.median()) if len(numbers) else NAN
-    if row["peak_tflops"] > 0:  # the cell's MFU is its figures' ratio, as the report states it
-        row["mfu_pct"] = 100 * row["achieved_tflops"] / row["peak_tflops"]
+    with_mfu = ok_runs[_numbers(ok_runs, "mfu_pct").notna()]
+    if len(with_mfu):  # the cell's MFU is its figures' ratio, as the report states it
+        achieved = _numbers(with_mfu, "achieved_tflops").median()
+        peak = _numbers(with_mfu, "peak_tflops").median()
+        if peak > 0 and math.isfinite(achieved):  # else the runs' own MFUs' median
+            row["mfu_pct"] = 100 * achieved / peak
     return row
+
+
+def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
+    return pd.to_numeric(frame.get(column, pd.Series(NAN, frame.index)), errors="coerce")
 
 
 def add_ceiling(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
