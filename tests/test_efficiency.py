@@ -167,7 +167,8 @@ def test_the_speedup_ceiling_by_hand():
             {"cell_id": "pytorch.bert_base.fp32.noxla.b10.1n1g", "devices": 1,
              "throughput_median": 100.0, "batch_size_resolved": 10, "busbw_gb_s": math.nan},
             {"cell_id": "pytorch.bert_base.fp32.noxla.b10.1n2g", "devices": 2,
-             "throughput_median": 150.0, "batch_size_resolved": 10, "busbw_gb_s": 1.0},
+             "throughput_median": 150.0, "batch_size_resolved": 10, "busbw_gb_s": 1.0,
+             "speedup": 1.5},
         ]
     )  # fmt: skip
     runs = pd.DataFrame(
@@ -180,6 +181,8 @@ def test_the_speedup_ceiling_by_hand():
     assert wide["speedup_ceiling_overlap"] == pytest.approx(2.0)
     assert wide["ceiling_model"].startswith("no overlap")
     assert math.isnan(out.loc["pytorch.bert_base.fp32.noxla.b10.1n1g", "speedup_ceiling"])
+    no_speedup = add_ceiling(cells.assign(speedup=math.nan), runs)  # e.g. other work than 1n1g's
+    assert no_speedup["speedup_ceiling"].isna().all()
 
 
 def test_cell_figures_are_medians_of_the_ok_runs():

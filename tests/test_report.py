@@ -1392,3 +1392,37 @@ def test_numbers_in_names_sort_as_numbers() -> None:
     assert sorted(names, key=natural_key) == [
         "default", "vocab_size_3200000", "vocab_size_12800000", "vocab_size_25600000"
     ]  # fmt: skip
+
+
+def test_read_this_first_says_which_cells_trained_other_work_than_their_1n1g_cell() -> None:
+    """Review: a bsz=max cell at 1n8g (128 per device) against its 1n1g cell (256) had its speedup
+    refused and no caveat said why."""
+    from dlperf.report.caveats import caveats
+
+    base = "pytorch.resnet50.fp32.noxla.bmax"
+    row = {"status": "ok", "source": "measured", "throughput_median": 401.0, "devices": 1}
+    cells = pd.DataFrame(
+        [
+            row | {"cell_id": f"{base}.1n1g", "batch_size_resolved": 256, "speedup": 1.0},
+            row | {"cell_id": f"{base}.1n8g", "batch_size_resolved": 128, "devices": 8,
+                   "speedup": math.nan},
+        ]
+    )  # fmt: skip
+    (found,) = [c for c in caveats(cells, pd.DataFrame()) if c.kind == "no_speedup_other_work"]
+    assert found.cell_id == f"{base}.1n8g"
+    assert found.detail == f"{base}.1n1g: bsz=256 ≠ bsz=128"
+
+
+def test_read_this_first_and_the_runs_appendix_list_cells_in_their_natural_order() -> None:
+    """Review: both sorted cell ids as text: b16 before b8, 1n16g before 1n1g."""
+    from dlperf.report.build import _run_entries
+    from dlperf.report.caveats import caveats
+    from dlperf.report.reasons import Limits
+
+    ids = [f"pytorch.resnet50.fp32.noxla.{c}" for c in ("b16.1n1g", "b8.1n16g", "b8.1n1g")]
+    runs = pd.DataFrame(
+        [{"cell_id": i, "repeat": 1, "status": "failed", "status_detail": "x"} for i in ids]
+    )
+    natural = [ids[2], ids[1], ids[0]]
+    assert [c.cell_id for c in caveats(pd.DataFrame(), runs)] == natural
+    assert [e.cell_id for e in _run_entries(runs, Limits())] == natural

@@ -801,3 +801,43 @@ def test_a_searched_value_that_differs_from_its_1n1g_cells_gives_no_speedup():
     speedups = add_speedup(cells).set_index("cell_id")["speedup"]
     assert math.isnan(speedups[f"{base}.1n8g"])
     assert speedups[f"{base}.2n8g"] == pytest.approx(15.0)
+
+
+def test_a_max_cell_that_trained_another_batch_than_its_1n1g_cell_gives_no_speedup():
+    """Review: bsz=max searched per layout, 1n1g trained at 256 and 1n8g at 128 per device: a
+    speedup of 5.975 (efficiency 0.747) divided two workloads, with no flag."""
+    from dlperf.measure.tables import add_speedup
+
+    base = "pytorch.resnet50.fp32.noxla.bmax"
+    cells = pd.DataFrame(
+        [
+            {"cell_id": f"{base}.1n1g", "source": "measured", "status": "ok", "devices": 1,
+             "throughput_median": 401.0, "batch_size_resolved": 256},
+            {"cell_id": f"{base}.1n8g", "source": "measured", "status": "ok", "devices": 8,
+             "throughput_median": 2401.0, "batch_size_resolved": 128},
+            {"cell_id": f"{base}.2n8g", "source": "measured", "status": "ok", "devices": 16,
+             "throughput_median": 4812.0, "batch_size_resolved": 256},
+        ]
+    )  # fmt: skip
+    speedups = add_speedup(cells).set_index("cell_id")["speedup"]
+    assert math.isnan(speedups[f"{base}.1n8g"])
+    assert speedups[f"{base}.2n8g"] == pytest.approx(12.0)
+
+
+def test_a_published_speedup_needs_an_ok_1n1g_cell():
+    """Review: a published table's failed 1n1g cell (its number hidden in the report) still gave
+    the 1n8g cell a speedup of 6.667, and no caveat said its baseline had failed."""
+    from dlperf.measure.tables import add_speedup
+
+    base = "tensorflow.resnet50.fp32.noxla.b128"
+    cells = pd.DataFrame(
+        [
+            {"cell_id": f"{base}.1n1g", "source": "pub", "status": "failed", "devices": 1,
+             "throughput_median": 360.0},
+            {"cell_id": f"{base}.1n8g", "source": "pub", "status": "ok", "devices": 8,
+             "throughput_median": 2400.0},
+        ]
+    )  # fmt: skip
+    out = add_speedup(cells).set_index("cell_id")
+    assert math.isnan(out.loc[f"{base}.1n8g", "speedup"])
+    assert out.loc[f"{base}.1n8g", "speedup_baseline_cell"] == ""

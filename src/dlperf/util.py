@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import threading
@@ -124,3 +125,13 @@ def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
         return [str(stamp)]
     stamp.unlink(missing_ok=True)
     return []
+
+
+def is_number(value: Any) -> bool:
+    """A finite float or int (not NaN, not None, not a bool)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False

@@ -23,6 +23,7 @@ from dlperf.measure.stats import RunThroughput, Window, window_records
 from dlperf.parse.facts import Fact, RunFacts
 from dlperf.parse.records import StepRecord
 from dlperf.status import Status
+from dlperf.util import is_number
 
 NAN = math.nan
 RUN_FIGURE_COLUMNS = [
@@ -238,7 +239,8 @@ def _numbers(frame: pd.DataFrame, column: str) -> pd.Series:
 
 def add_ceiling(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Each multi-device cell's speedup ceiling: its all-reduce (bytes over its own measured
-    busbw) added to the 1n1g cell's step time (dlperf.measure.ceiling, both models)."""
+    busbw) added to the 1n1g cell's step time (dlperf.measure.ceiling, both models); none where
+    the cell has no speedup (add_speedup: no 1n1g figure, or other work than the 1n1g cell's)."""
     cells = cells.copy()
     by_id = cells.set_index("cell_id")
     bytes_of = (
@@ -261,11 +263,13 @@ def add_ceiling(cells: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 def _ceiling(row: dict[str, Any], by_id: pd.DataFrame, bytes_of: pd.Series) -> tuple[float, float]:
     n, busbw = int(row["devices"]), row.get("busbw_gb_s", NAN)
     base = Cell.parse(row["cell_id"]).baseline.id
-    if n < 2 or not _finite(busbw) or base not in by_id.index or row["cell_id"] not in bytes_of:
+    if n < 2 or not is_number(busbw) or base not in by_id.index or row["cell_id"] not in bytes_of:
+        return NAN, NAN
+    if not is_number(row.get("speedup")):  # no ceiling of a speedup it has not (other work)
         return NAN, NAN
     base_row = by_id.loc[base]
     base_throughput, batch = base_row["throughput_median"], base_row["batch_size_resolved"]
-    if not _finite(base_throughput) or not _finite(batch):
+    if not is_number(base_throughput) or not is_number(batch):
         return NAN, NAN
     t1 = float(batch) / float(base_throughput)
     comm = ceiling.allreduce_time_s(float(bytes_of[row["cell_id"]]), float(busbw) * 1e9, n)
@@ -273,10 +277,3 @@ def _ceiling(row: dict[str, Any], by_id: pd.DataFrame, bytes_of: pd.Series) -> t
         ceiling.speedup_ceiling(t1, comm, n, overlap=False),
         ceiling.speedup_ceiling(t1, comm, n, overlap=True),
     )
-
-
-def _finite(value: Any) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False

@@ -22,6 +22,7 @@ import pandas as pd
 
 from dlperf.i18n import Phrase, Series
 from dlperf.status import Status
+from dlperf.util import is_number
 
 STALL_FACTOR = 20.0  # a step this many times the run's median step ...
 STALL_SHARE = 0.10  # ... that also took this share of the window: a stall
@@ -82,7 +83,7 @@ def _mixed(ok_runs: pd.DataFrame, column: str, key: str, show: Any) -> list[Phra
     """One phrase naming each value of `column` and its runs, where the ok runs differ in it."""
     if column not in ok_runs.columns:
         return []
-    given = ok_runs[column].map(lambda v: bool(v) if isinstance(v, str) else _finite(v))
+    given = ok_runs[column].map(lambda v: bool(v) if isinstance(v, str) else is_number(v))
     known = ok_runs.loc[given.astype(bool)]
     values = {show(v) for v in known[column]}
     if len(values) < 2:
@@ -92,10 +93,3 @@ def _mixed(ok_runs: pd.DataFrame, column: str, key: str, show: Any) -> list[Phra
         for value in sorted(values)
     ]
     return [Phrase.of(key, values=Series(tuple(said)))]
-
-
-def _finite(value: Any) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False

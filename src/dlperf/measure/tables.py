@@ -22,7 +22,7 @@ from dlperf.measure.runflags import run_flags
 from dlperf.measure.stats import CI_LEVEL, Window, speedup, spread
 from dlperf.measure.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags
 from dlperf.status import Status, cell_status
-from dlperf.util import atomic_path
+from dlperf.util import atomic_path, is_number
 
 CELL_COLUMNS = [
     "cell_id",
@@ -188,13 +188,11 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     speedups, baselines, other_hardware, flags = [], [], [], []
     for row in cells.to_dict("records"):
         base_id = baseline_id(row)
-        base = medians.get((base_id, row["source"]))
-        # a searched option's value (InsightFace's largest num_classes per layout) that is not
-        # its 1n1g cell's: two workloads, no speedup
-        other_work = _differ(
-            row.get("setting"), rows.get((base_id, row["source"]), {}).get("setting")
+        base_row = rows.get((base_id, row["source"]), {})
+        base = (
+            medians.get((base_id, row["source"])) if base_row.get("status") == Status.OK else None
         )
-        ok = row["status"] == Status.OK and not other_work
+        ok = row["status"] == Status.OK and not other_work(row, base_row)
         value = speedup(row["throughput_median"], base) if ok else math.nan
         speedups.append(value)
         baselines.append(base_id if math.isfinite(value) else "")
@@ -211,8 +209,17 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     return cells.reindex(columns=CELL_TABLE_COLUMNS)
 
 
+def other_work(row: dict[str, Any], base_row: dict[str, Any]) -> bool:
+    """Whether a cell and its 1n1g cell trained other work, both known: another batch size per
+    device (each `max` cell's search finds its own) or another value of a searched option
+    (InsightFace's largest num_classes per layout). Their ratio is no speedup."""
+    mine, theirs = row.get("batch_size_resolved"), base_row.get("batch_size_resolved")
+    batches = is_number(mine) and is_number(theirs) and float(str(mine)) != float(str(theirs))
+    return batches or _differ(row.get("setting"), base_row.get("setting"))
+
+
 def _differ(mine: Any, theirs: Any) -> bool:
-    """Two cells' hardware, both known, not the same."""
+    """Two cells' texts (hardware, settings), both known, not the same."""
     return bool(_text(mine)) and bool(_text(theirs)) and _text(mine) != _text(theirs)
 
 

@@ -28,7 +28,7 @@ from dlperf.report.model import (
     Summary,
 )
 from dlperf.report.names import framework_name, special_label
-from dlperf.report.order import Order, batch_size_key, layout_key, precision_key
+from dlperf.report.order import Order, batch_size_key, cell_id_key, layout_key, precision_key
 from dlperf.report.planinfo import PlanInfo
 from dlperf.report.provenance import model_configs, node_environments
 from dlperf.report.reasons import Limits, run_detail, run_reason, with_outlier_z
@@ -214,8 +214,11 @@ def _options(config: Mapping[str, Any]) -> Options:
 def _run_entries(runs: pd.DataFrame, limits: Limits) -> list[RunEntry]:
     if not len(runs):
         return []
-    ordered = runs.assign(_repeat=pd.to_numeric(runs["repeat"], errors="coerce"))
-    records = ordered.sort_values(["cell_id", "_repeat"]).to_dict("records")
+    ordered = runs.assign(
+        _cell=runs["cell_id"].map(cell_id_key),
+        _repeat=pd.to_numeric(runs["repeat"], errors="coerce"),
+    )
+    records = ordered.sort_values(["_cell", "_repeat"]).to_dict("records")
     return [_run_entry(run, limits) for run in records]
 
 

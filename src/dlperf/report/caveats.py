@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,8 +12,10 @@ import pandas as pd
 from dlperf.i18n import Phrase, Series, Text
 from dlperf.matrix import Cell
 from dlperf.measure.runflags import cell_flags as runs_cell_flags
+from dlperf.measure.tables import other_work
 from dlperf.report import fmt
 from dlperf.report.load import MEASURED
+from dlperf.report.order import cell_id_key
 from dlperf.report.reasons import (
     CellRuns,
     Limits,
@@ -36,6 +39,7 @@ KINDS = (
     "outliers",
     "flagged",
     "no_speedup_baseline",
+    "no_speedup_other_work",
     "shared_cores",
 )
 # a stale run is redone next time: until then its cell says why it is no figure
@@ -64,7 +68,7 @@ def caveats(cells: pd.DataFrame, runs: pd.DataFrame, limits: Limits | None = Non
     found += _from_runs(runs, limits)
     found += _from_cells(cells, CellRuns(runs), limits)
     rank = {kind: i for i, kind in enumerate(KINDS)}
-    return sorted(found, key=lambda c: (rank[c.kind], c.source != MEASURED, c.cell_id))
+    return sorted(found, key=lambda c: (rank[c.kind], c.source != MEASURED, cell_id_key(c.cell_id)))
 
 
 def _repeats(rows: Iterable[dict[str, Any]]) -> tuple[str, ...]:
@@ -111,7 +115,8 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
         for r in cells.to_dict("records")
         if r["status"] == Status.OK and fmt.is_number(r["throughput_median"])
     }
-    statuses = {(r["cell_id"], r["source"]): r["status"] for r in cells.to_dict("records")}
+    rows = {(r["cell_id"], r["source"]): r for r in cells.to_dict("records")}
+    statuses = {key: r["status"] for key, r in rows.items()}
     for record in cells.to_dict("records"):
         cell_id, source = record["cell_id"], record["source"]
         status = record["status"] or Status.MISSING
@@ -146,7 +151,19 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
             base_status = statuses.get((base, source)) or Status.MISSING
             if (base, source) not in ok_figures:
                 out.append(Caveat("no_speedup_baseline", cell_id, source, base_status, (), base))
+            elif other_work(record, rows[base, source]):
+                work = f"{base}: {_work(rows[base, source])} ≠ {_work(record)}"
+                out.append(Caveat("no_speedup_other_work", cell_id, source, status, (), work))
     return out + _shared_cores(cells)
+
+
+def _work(record: dict[str, Any]) -> str:
+    """What a cell trained: its batch size per device, and its searched setting if any."""
+    batch = record.get("batch_size_resolved")
+    parts = [f"bsz={fmt.integer(batch)}" if fmt.is_number(batch) else ""]
+    setting = fmt.text(record.get("setting"))
+    parts += [f"{k}={v}" for k, v in (json.loads(setting) if setting else {}).items()]
+    return ", ".join(filter(None, parts))
 
 
 def _shared_cores(cells: pd.DataFrame) -> list[Caveat]:

@@ -5,17 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dlperf.util import is_number
+
+__all__ = ["NA", "is_number"]  # the report's modules read it as fmt.is_number
+
 NA = "n/a"
-
-
-def is_number(value: Any) -> bool:
-    """A finite float or int (not NaN, not None, not a bool)."""
-    if isinstance(value, bool) or value is None:
-        return False
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
 
 
 def throughput(value: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from dlperf.matrix import Layout
+from dlperf.matrix import Cell, Layout
 from dlperf.report.load import MEASURED
 from dlperf.vocabulary import PRECISIONS
 
@@ -30,6 +30,18 @@ def layout_key(layout: str) -> tuple[int, int, str]:
     """By devices, then nodes: 1n1g, 1n2g, 2n1g, 1n4g, 2n2g..."""
     parsed = Layout.parse(layout)
     return (parsed.devices, parsed.nodes, layout)
+
+
+def cell_id_key(cell_id: str) -> tuple[Any, ...]:
+    """A cell id's parts in their natural order: b8 before b16, 1n2g before 1n16g (text order put
+    them the other way round)."""
+    try:
+        c = Cell.parse(cell_id)
+    except ValueError:
+        return (1, natural_key(cell_id))
+    batch, variant, layout = batch_size_key(str(c.batch_size)), natural_key(c.variant), c.layout
+    head = (c.framework, c.model, precision_key(c.precision), c.xla)
+    return (0, *head, batch, variant, layout_key(str(layout)))
 
 
 def precision_key(precision: str) -> tuple[int, str]:
