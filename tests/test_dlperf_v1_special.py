@@ -210,6 +210,24 @@ def test_a_latency_table_without_throughput_loads(tmp_path: Path) -> None:
     assert second["status"] == "missing" and second["setting"] == ""
 
 
+def test_a_rows_empty_layout_fields_come_from_its_cell_id(tmp_path: Path) -> None:
+    """Review: a row whose devices and layout fields were empty got no efficiency and a blank
+    layout, which the report's table grouping could not place."""
+    table = tmp_path / "blank.tsv"
+    table.write_text(
+        "cell_id\tdevices\tlayout\tthroughput_median\n"
+        "tensorflow.resnet50.fp32.noxla.b128.1n1g\t1\t1n1g\t360\n"
+        "tensorflow.resnet50.fp32.noxla.b128.1n8g\t\t\t2400\n"
+    )
+    row = (
+        load_baseline("t", table)
+        .set_index("cell_id")
+        .loc["tensorflow.resnet50.fp32.noxla.b128.1n8g"]
+    )
+    assert (row["layout"], int(row["devices"])) == ("1n8g", 8)
+    assert row["efficiency"] == pytest.approx(2400 / 360 / 8)
+
+
 def test_setting_is_canonical_json_and_bad_json_names_the_line(tmp_path: Path) -> None:
     table = tmp_path / "s.tsv"
     table.write_text(

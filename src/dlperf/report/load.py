@@ -119,9 +119,9 @@ def read_table(path: Path, check: bool = False) -> pd.DataFrame:
 
 
 def _fill_dimensions(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """Fill cell dimensions a published table may leave out, from the cell id. The layout's sizes
-    it gives must be the id's (devices divides the speedup into the efficiency); its words may
-    differ (a table may relabel its cells' model)."""
+    """Fill cell dimensions a published table leaves out, a column or a row's empty field, from
+    the cell id. The layout's sizes it gives must be the id's (devices divides the speedup into
+    the efficiency); its words may differ (a table may relabel its cells' model)."""
     frame = frame.copy()
     lines = Lines(path, len(frame))
     keys = []
@@ -135,6 +135,8 @@ def _fill_dimensions(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
         if column not in frame.columns:
             frame[column] = derived[column]
             continue
+        empty = frame[column].map(is_empty)
+        frame[column] = frame[column].astype(object).where(~empty, derived[column])
         if column not in SIZE_COLUMNS:
             continue
         for row, (given, own) in enumerate(zip(frame[column], derived[column], strict=True)):
