@@ -366,6 +366,17 @@ def test_two_run_jsons_of_another_window_or_cell_are_not_comparable(
     assert "not comparable: " in out and named in out, out
 
 
+def test_two_run_jsons_of_a_max_cell_that_trained_other_batches_are_not_comparable(tmp_path):
+    """Review: two runs of a bsz=max cell, trained at 256 and 128 per device (the search found
+    each its own), were compared with no note."""
+    cell = "pytorch.resnet50.fp32.noxla.bmax.1n1g"
+    a = _full_run_json(tmp_path / "a.json", cell, (5, 30), 100.0, 10.0)
+    b = _full_run_json(tmp_path / "b.json", cell, (5, 30), 95.0, 5.3)
+    for path, batch in ((a, 256), (b, 128)):
+        path.write_text(json.dumps(json.loads(path.read_text()) | {"batch_size_resolved": batch}))
+    assert diff_runs(a, b)[1] == ["not comparable: batch_size_resolved A 256, B 128"]
+
+
 def test_two_cells_tables_of_another_window_are_not_comparable(tmp_path, capsys):
     cols = ["cell_id", "throughput_median", "status", "window", "batch_size_resolved"]
     for name, window, value in (

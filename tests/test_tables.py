@@ -571,6 +571,7 @@ def test_run_json_gives_both_percentile_definitions_when_one_rank_hiccups(tmp_pa
     # window: steps 3-7; rank 1's step times 100, 100, 100, 500, 100 ms; rank 0's all 100 ms
     assert data["step_time_ms"] == pytest.approx([100, 100, 100, 500, 100], abs=1e-3)
     assert data["percentiles_of"] == "the steps of the rank with the slowest window"
+    assert (data["batch_size_resolved"], data["options_resolved"]) == (CELL.batch_size, {})
     assert data["percentiles_ms"]["p90_ms"] == pytest.approx(340, abs=1e-3)  # of 5 steps
     assert data["percentiles_ms_pooled_ranks"]["p90_ms"] == pytest.approx(140, abs=1e-3)  # of 10
     assert data["percentiles_ms_pooled_ranks"]["p50_ms"] == pytest.approx(100, abs=1e-3)

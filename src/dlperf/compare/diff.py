@@ -47,12 +47,13 @@ def diff_runs(a: Path, b: Path) -> tuple[pd.DataFrame, list[str]]:
 
 
 def run_json_notes(ja: dict[str, Any], jb: dict[str, Any]) -> list[str]:
-    """Why two runs' figures do not measure the same thing (another cell or window), and a side
-    that is no ok run (its figures are empty): one line each, none where they are alike."""
+    """Why two runs' figures do not measure the same thing (another cell or window, another batch
+    size or value a `max` search found), and a side that is no ok run (its figures are empty):
+    one line each, none where they are alike."""
     notes = []
     differs = [
         f"{key} A {_json_text(ja.get(key))}, B {_json_text(jb.get(key))}"
-        for key in ("cell", "window")
+        for key in ("cell", "batch_size_resolved", "options_resolved", "window")
         if key in ja and key in jb and _json_text(ja[key]) != _json_text(jb[key])
     ]
     if differs:

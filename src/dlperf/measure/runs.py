@@ -322,6 +322,8 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
     data = {
         "schema_version": SCHEMA_VERSION,
         "cell": record.cell,
+        "batch_size_resolved": record.trained_batch_size,  # per device: what `max` was found to be
+        "options_resolved": record.options_resolved,
         "repeat": row["repeat"],
         "status": row["status"],
         "status_detail": row["status_detail"],
