@@ -323,7 +323,7 @@ CASES = [
         DLL_FIELD,
         DLL_CUT,
     ),
-    # Batch [20-40]..[100-120]: rank 0's asctime 15:02:10,000 -> 15:02:34,300 (rank 1's copy
+    # Batch [20-39]..[100-119]: rank 0's asctime 15:02:10,000 -> 15:02:34,300 (rank 1's copy
     # dropped); 100 iterations * 96 * 2 GPUs, once
     Case(
         "dle_mxnet_rn50",
@@ -1194,6 +1194,25 @@ def test_dle_pytorch_bert_keeps_the_sources_own_figure_as_a_note():
     assert any("training_sequences_per_second (whole run) = 1234.5" in n for n in notes)
 
 
+def test_dle_mxnet_reads_fit_py_s_batch_indices_as_the_adapter_runs_it(tmp_path: Path):
+    """Review: DLE's fit.py (e470c21) prints `Batch [a-b]` with the 0-based indices of the
+    interval's first and last batch: with --disp-batches 1, as the adapter runs it, [0-0], [1-1]...
+    was an "empty batch interval" (every ngc_mxnet v1 run a parse_error)."""
+    from dlperf.parse.upstream.mxnet import parse_dle_mxnet_rn50
+
+    log = tmp_path / "rank0.log"
+    lines = [
+        f"[1,0]<stderr>:2020-09-10 15:02:{10 + i // 4:02d},{250 * (i % 4):03d}:INFO: "
+        f"Epoch[0] Batch [{i}-{i}]\tSpeed: 384.0 samples/sec\tLR: 0.256\t"
+        for i in range(40)
+    ]  # one iteration every 0.25 s
+    log.write_text("\n".join(lines) + "\n")
+    result = parse_dle_mxnet_rn50([log], RunFacts(96, 1, 1))
+    tp = run_throughput(result, Window(10, 20))
+    assert (tp.window_first_step, tp.window_last_step) == (11, 30)
+    assert tp.throughput_samples_per_s == pytest.approx(96 / 0.25)
+
+
 def test_dle_mxnet_without_asctime_falls_back_to_printed_rates(tmp_path: Path):
     case = BY_NAME["dle_mxnet_rn50"]
     bare = tmp_path / "bare.log"
@@ -1818,7 +1837,7 @@ def _mutated(case: Case, tmp_path: Path, edit) -> list[Path]:
             9,
             "progress counter 100 repeats the previous line's counter",
         ),
-        # `Batch [80-100]` deleted (both ranks' copies): the window still said 21-100, -17%
+        # `Batch [80-99]` deleted (both ranks' copies): the window still said 21-100, -17%
         (
             "dle_mxnet_rn50",
             lambda ls: ls[:10] + ls[12:],

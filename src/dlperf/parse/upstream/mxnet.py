@@ -40,20 +40,25 @@ PARTIAL_FC = re.compile(
 
 
 def parse_dle_mxnet_rn50(logs: list[Path], facts: RunFacts) -> ParseResult:
-    """`{asctime}:INFO: Epoch[e] Batch [a-b]\\tSpeed: r samples/sec`: one line per interval of
-    b - a iterations, job-wide, printed by every rank (one rank's copy is kept). Timed by the
-    asctime prefix (milliseconds); without it, by the printed job-wide rate.
+    """`{asctime}:INFO: Epoch[e] Batch [a-b]\\tSpeed: r samples/sec`: one line per interval,
+    job-wide, printed by every rank (one rank's copy is kept). Timed by the asctime prefix
+    (milliseconds); without it, by the printed job-wide rate. DLE's fit.py (not MXNet's
+    Speedometer, whose b counts batches done) prints the 0-based batch indices of the interval,
+    a = (i // disp) * disp and b = i: [0-19], [20-39] with --disp-batches 20, [0-0], [1-1] with 1.
 
     Method: timestamps (asctime prefix), else printed rates; job-wide (rank -1),
-    `Batch [a-b]` = b - a iterations."""
+    `Batch [a-b]` = b - a + 1 iterations, b + 1 done."""
     notes: list[str] = []
 
     def read(line: Line) -> Row:
         m = match(DLE, line, "`Epoch[e] Batch [a-b]\\tSpeed: <rate> samples/sec`")
         a, b = int(m[2]), int(m[3])
-        if b <= a:
-            raise Unreadable(f"empty batch interval [{a}-{b}]")
-        return Row(line, b, counter=b, steps=b - a, key=(int(m[1]), b), rate=float(m[4]))
+        if b < a:
+            raise Unreadable(f"batch interval [{a}-{b}] ends before it starts")
+        done = b + 1
+        return Row(
+            line, done, counter=done, steps=done - a, key=(int(m[1]), done), rate=float(m[4])
+        )
 
     rows = collect(logs, DLE_CLAIM, read, notes, checker(facts, DLE_STATED))
     method = stamps_or(rows, Method.PRINTED_RATES, notes, "the printed job-wide samples/sec")
