@@ -1308,6 +1308,26 @@ def test_mindspore_sink_of_several_steps(tmp_path: Path):
     assert tp.throughput_samples_per_s == pytest.approx(30 * 16 / 3.1)
 
 
+def test_a_multi_node_mindspore_log_states_its_node_s_devices(tmp_path: Path):
+    """Review: the adapter passes --device_num with a node's devices (8), the parser wanted the
+    job's (16): every 2n8g and 4n8g MindSpore ResNet-50 run was a parse_error."""
+    lines = ["Namespace(batch_size=64, dataset_sink_mode=True, device_num=8)"]
+    for e in range(1, 41):
+        lines += [
+            f"epoch: {e} step: 1, loss is 6.9",
+            "epoch time: 200.000 ms, per step time: 200.000 ms",
+        ]
+    logs = []
+    for rank in range(16):
+        logs.append(tmp_path / f"log{rank}.txt")
+        logs[-1].write_text("\n".join(lines) + "\n")
+    tp = run_throughput(PARSERS["mindspore"](logs, RunFacts(64, 16, 2)), Window(10, 20))
+    assert tp.throughput_samples_per_s == pytest.approx(64 * 16 / 0.2)
+    logs[0].write_text(logs[0].read_text().replace("device_num=8", "device_num=4"))
+    with pytest.raises(ParseError, match="device_num = 4"):
+        PARSERS["mindspore"](logs, RunFacts(64, 16, 2))
+
+
 def test_mindspore_benchmark_sink_of_several_steps(tmp_path: Path):
     """print_per_steps 10: a line covers round(Epoch time / per_step_time) = 10 steps, k counts
     sinks; the printed (one rank's) fps is not used."""

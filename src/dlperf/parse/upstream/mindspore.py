@@ -15,10 +15,13 @@ from dlperf.parse.upstream.stated import checker, stated
 MS_CLAIM = re.compile(r"^epoch time:")
 MS = re.compile(rf"^epoch time: ({NUM}) ms, per step time: ({NUM}) ms")
 # DLPerf's patched ResNet train.py prints its arguments (`Namespace(batch_size=256, ...,
-# device_num=2)`): the batch per device and the devices of the job
+# device_num=2)`): the batch per device, and the devices of the job or of a node (the GPU path
+# ignores device_num for get_group_size(); the adapter passes the node's, as mpirun per node)
 MS_STATED = (
     stated(r"\bNamespace\(.*?(?<![\w.])batch_size=(\d+)\b", "batch_size", "per_device"),
-    stated(r"\bNamespace\(.*?(?<![\w.])device_num=(\d+)\b", "device_num", "world"),
+    stated(
+        r"\bNamespace\(.*?(?<![\w.])device_num=(\d+)\b", "device_num", ("world", "per_node")
+    ),
 )
 MS_LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is")
 # mindspore-ai/models official/cv/ResNet/gpu_resnet_benchmark.py (MyTimeMonitor.step_end, a print
