@@ -1189,6 +1189,24 @@ def test_dle_tf1_bert_current_with_a_larger_display_interval(tmp_path: Path):
     assert tp.throughput_samples_per_s == pytest.approx(19 * 32 / 3.8)
 
 
+def test_dle_tf1_bert_current_refuses_a_log_of_a_restarted_run(tmp_path: Path):
+    """Review: a job requeued into the same log (iterations 1..30, then 1..130 after a 300 s gap)
+    read as one run: the window spanned the gap, 157.5 samples/s instead of 2048."""
+    log = tmp_path / "node0.log"
+    from datetime import datetime, timedelta
+
+    start, counters = datetime(2023, 5, 10, 10), [*range(1, 31), *range(1, 131)]
+    log.write_text(
+        "".join(
+            f"DLL {start + timedelta(seconds=0.25 * j + (300 if j >= 30 else 0))} - "
+            f"Iteration: {i}  throughput_train : 2048.000 sequences/s mlm_loss : 9.0000  \n"
+            for j, i in enumerate(counters)
+        )
+    )
+    with pytest.raises(ParseError, match="counter 1 goes back from 30: a restarted run"):
+        PARSERS["dle_tf1_bert_current"]([log], RunFacts(64, 8, 1))
+
+
 def test_dle_pytorch_bert_keeps_the_sources_own_figure_as_a_note():
     notes = BY_NAME["dle_pytorch_bert"].parse().notes
     assert any("training_sequences_per_second (whole run) = 1234.5" in n for n in notes)

@@ -181,6 +181,8 @@ def _reader(source: DllSource):
         if source.repeat_is_iteration:
             stream = (line.file_index, line.tag_rank)
             last = previous.get(stream)
+            if last is not None and counter < last:  # a global step: no epoch starts it again
+                raise Unreadable(f"counter {counter} goes back from {last}: a restarted run")
             previous[stream] = counter
             steps = counter - last if last is not None and counter > last else 1
             row = Row(
