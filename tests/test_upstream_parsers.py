@@ -1487,6 +1487,24 @@ def test_tf2_orbit_without_absl_stamps_uses_the_printed_steps_per_sec(tmp_path: 
     assert dropped
 
 
+def test_tf2_orbit_prints_each_line_twice_and_the_row_limit_counts_each_once(tmp_path: Path):
+    """Review: with steps_per_loop 1, both copies of orbit's lines counted against the rows a
+    window can reach: "log ends after 62 iterations; the window needs 120", a valid log blamed."""
+    from dlperf.parse.upstream.rows import rows_for
+
+    log = tmp_path / "rank0.log"
+    lines = []
+    for step in range(1, 201):  # one step of 64 images every 0.25 s
+        stamp = f"I0410 13:{step // 240:02d}:{step / 4 % 60:09.6f} 140111 controller.py:515] "
+        line = f"train | step: {step:6d} | steps/sec:    4.0 | output: {{'loss': 1.0}}"
+        lines += [stamp + line, line]
+    log.write_text("\n".join(lines) + "\n")
+    with rows_for(120, 1):
+        result = PARSERS["tf2_orbit"]([log], RunFacts(64, 1, 1))
+    tp = run_throughput(result, Window(20, 100))
+    assert tp.throughput_samples_per_s == pytest.approx(64 / 0.25)
+
+
 def test_paddlenlp_bert_without_stamps_uses_avg_batch_cost_with_a_note(tmp_path: Path):
     """Without the logger's prefix the records are timed by avg_batch_cost (0.45 / 0.47 s a step
     here, taken before the host waits for the loss): a higher figure than the stamps' one."""

@@ -47,8 +47,10 @@ def collect(
     read: Callable[[Line], Row | None],
     notes: list[str],
     other: Callable[[Line], None] | None = None,
+    copies: int = 1,
 ) -> list[Row]:
-    """Rows of every line matching `claim` (a progress line's prefix) read by `read`.
+    """Rows of every line matching `claim` (a progress line's prefix) read by `read`; `copies`:
+    how many times the source prints each progress line into a log (ROW_LIMIT counts them all).
 
     `read` raises Unreadable for a claimed line it cannot read: that is a ParseError at file:line,
     except for a file's last line cut off without a newline (a killed run), which is skipped with a
@@ -57,6 +59,7 @@ def collect(
     """
     rows: list[Row] = []
     limit = ROW_LIMIT.get()
+    limit = None if limit is None else limit * copies
     per_file: Counter[int] = Counter()
     for line in read_lines(logs):
         if limit is not None and per_file[line.file_index] >= limit:

@@ -87,7 +87,7 @@ def parse_tf2_orbit(logs: list[Path], facts: RunFacts) -> ParseResult:
         step, rate = int(m[1]), float(m[2])
         return Row(line, step, counter=step, key=step, step_time_s=1 / rate if rate > 0 else None)
 
-    rows = collect(logs, ORBIT_CLAIM, read, notes)
+    rows = collect(logs, ORBIT_CLAIM, read, notes, copies=2)  # through absl and print
     stamped = [row for row in rows if row.line.stamp is not None]
     if stamped and len(stamped) < len(rows):
         notes.append(
