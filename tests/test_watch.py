@@ -15,7 +15,7 @@ from submitit.core.utils import FailedJobError
 
 from dlperf.launch import submit, watch
 from dlperf.launch.allocation import Allocation
-from dlperf.launch.spec import Harness
+from dlperf.launch.spec import STARTUP_MARGIN_MIN, Harness
 from dlperf.launch.submit import executor_for
 from dlperf.launch.watch import Interrupts
 
@@ -46,6 +46,7 @@ def waiting(monkeypatch, tmp_path: Path, answer) -> tuple[SimpleNamespace, Harne
     monkeypatch.setattr(watch, "_starters", lambda: [])
     started = time.time()
     monkeypatch.setattr(watch, "slurm_state", lambda job: answer(time.time() - started))
+    monkeypatch.setattr(Harness, "job_time_min", 0.01)  # whole minutes, and a start-up margin
     spec = SimpleNamespace(paths=SimpleNamespace(dir=tmp_path))
     return spec, Harness(backend="slurm", site={}, time_limit_min=0.01, wait_grace_s=0.0)
 
@@ -106,6 +107,51 @@ def test_slurms_time_limit_signal_comes_after_the_runs_own_limit(tmp_path):
     parameters = executor_for(spec, ONE_TASK, harness)._executor.parameters
     signal_at_s = parameters["time"] * 60 - parameters["signal_delay_s"] - 60
     assert signal_at_s >= harness.time_limit_min * 60 + 60
+
+
+class VirtualClock:
+    """time.time and time.sleep of the watch, on a clock that a sleep moves on (no real wait)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.mark.parametrize(
+    "reports_at_s", [4 * 60 + 29.5 * 60, None], ids=["slow_start_up", "never_reports"]
+)
+def test_the_submitters_deadline_leaves_the_job_its_start_up_as_slurms_time_does(
+    monkeypatch, tmp_path, reports_at_s
+):
+    """Review: Slurm's --time is the run's limit plus STARTUP_MARGIN_MIN, since the run's limit
+    counts only from the workload's start; the submitter's deadline was the run's limit plus
+    wait_grace_s from the job's start, so a run whose start-up took over 2 minutes (setup lines, a
+    container, imports, nvidia-smi) was cancelled while healthy and recorded `timeout`. A job
+    that never reports is still given up, once its whole job time and the grace are past."""
+    clock = VirtualClock()
+    monkeypatch.setattr(watch, "time", clock)
+    monkeypatch.setattr(watch, "_starters", lambda: [])
+
+    def squeue(job) -> tuple[str, str]:
+        if reports_at_s is not None and clock.now >= reports_at_s:
+            (tmp_path / "task0.json").write_text(json.dumps({"task": 0, "status": "ok"}))
+        return "RUNNING", "None"
+
+    monkeypatch.setattr(watch, "slurm_state", squeue)
+    spec = SimpleNamespace(paths=SimpleNamespace(dir=tmp_path))
+    harness = Harness(backend="slurm", site={}, time_limit_min=30, wait_grace_s=120)
+    job = ScriptedJob()
+    found = watch.wait_for_outcomes(job, spec, ONE_TASK, harness)
+    if reports_at_s is not None:
+        assert found == (None, "") and job.cancelled == 0
+    else:
+        assert found[0] == "timeout" and job.cancelled == 1
+        assert clock.now == pytest.approx((30 + STARTUP_MARGIN_MIN) * 60 + 120, abs=1)
 
 
 class FlakySbatch:

@@ -4,12 +4,15 @@ how runs are launched."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dlperf.matrix import Cell
 from dlperf.paths import RESULTS, RunPaths
+
+STARTUP_MARGIN_MIN = 5  # a job's time beyond its run's own limit (Harness.job_time_min)
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,13 @@ class Harness:
         0  # devices the local backend may use: CPUs, or GPUs when it trains on them
     )
     results_root: str = str(RESULTS)
+
+    @property
+    def job_time_min(self) -> int:
+        """The job's time limit (Slurm's --time), whole minutes: the run's own limit counts from
+        the workload's start, and before it come setup lines, a container, imports and the node
+        facts, for which the job has STARTUP_MARGIN_MIN more."""
+        return math.ceil(self.time_limit_min) + STARTUP_MARGIN_MIN
 
 
 def harness_json(config: dict[str, Any]) -> str:

@@ -7,7 +7,6 @@ a run interrupted half-way leaves no manifest, so Snakemake redoes exactly that 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import shutil
 import socket
@@ -34,7 +33,6 @@ from dlperf.status import RUN_STATUSES, Status
 from dlperf.util import remove_reports
 
 log = logging.getLogger(__name__)
-STARTUP_MARGIN_MIN = 5  # Slurm's --time beyond the run's own limit
 
 
 def build_spec(
@@ -79,7 +77,7 @@ def executor_for(spec: RunSpec, allocation: Allocation, harness: Harness) -> sub
         # and starts its clock only once setup lines, container and imports are done: Slurm's
         # --time leaves room for those, and its SIGUSR2 (submitit's timeout signal, sent up to
         # 60 s before signal_delay_s) comes minutes after the run's own limit
-        "timeout_min": math.ceil(harness.time_limit_min) + STARTUP_MARGIN_MIN,
+        "timeout_min": harness.job_time_min,
         "nodes": allocation.nodes,
         "tasks_per_node": allocation.tasks_per_node,
         "cpus_per_task": allocation.cpus_per_task,

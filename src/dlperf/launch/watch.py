@@ -110,7 +110,8 @@ def wait_for_outcomes(
 ) -> tuple[str | None, str]:
     """Wait for every task's outcome file; on interrupt cancel the job; past the deadline, give up."""
     tasks = allocation.nodes * allocation.tasks_per_node
-    deadline_s = harness.time_limit_min * 60 + harness.wait_grace_s
+    # the job may run for its whole time (start-up included) before the scheduler ends it
+    deadline_s = harness.job_time_min * 60 + harness.wait_grace_s
     clock = time.time()  # the deadline counts from the last moment the job was known to be pending
     checked = 0.0
     ended: tuple[float, str] | None = None  # when the job was first seen ended, and its state
