@@ -11,6 +11,7 @@ import ast
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -724,6 +725,18 @@ def test_stop_after_keeps_the_exit_status_of_a_script_that_ends_first():
     ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert out.returncode == 3 and "Epoch: [0][   1/2]" in out.stdout
+
+
+def test_stop_after_passes_a_signal_that_ended_the_script_on_as_a_shell_does():
+    """Review: a script the kernel killed (SIGKILL, -9) made stop_after sys.exit(-9), which exits
+    247: neither a signal nor a shell's 128 + 9, so the task could not tell what ended it."""
+    cmd = [
+        sys.executable, "-m", "dlperf.adapters.stop_after", "--pattern", STOP_PATTERN,
+        "--step", "30", "--", sys.executable, "-c",
+        "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+    ]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 128 + signal.SIGKILL
 
 
 def test_scripts_without_a_step_limit_are_wrapped(tmp_path: Path):

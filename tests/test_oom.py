@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from dlperf.launch import task
 from dlperf.launch.oom import OomKills, is_oom, oom_kill_counter
 
 # Genuine lines, each from its framework's source or a public log
@@ -141,6 +144,52 @@ def test_a_sigkill_that_is_no_oom_kill_stays_failed(cgroup, tmp_path):
     outcome = run_in(cgroup, tmp_path, SELF_KILL)
     assert outcome["status"] == "failed"
     assert outcome["detail"] == "killed by SIGKILL (exit code -9); last line: (empty log)"
+
+
+class GrownCount:
+    """A cgroup whose OOM-kill count grew while the workload ran."""
+
+    cgroup = "/sys/fs/cgroup/job_7"
+
+    def grew(self) -> bool:
+        return True
+
+
+KILLED = [sys.executable, "-c", SELF_KILL]
+WRAPPERS = {
+    "sh -c": ["sh", "-c", f"{shlex.join(KILLED)}; exit $?"],  # exits 128 + 9
+    "stop_after": [
+        sys.executable,
+        "-m",
+        "dlperf.adapters.stop_after",
+        "--pattern",
+        r"step (?P<step>\d+)",
+        "--step",
+        "9",
+        "--",
+        *KILLED,
+    ],
+    "a launcher (torchrun, mpirun)": [  # exits 1 when a worker fails
+        sys.executable,
+        "-c",
+        "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]) and 1)",
+        *KILLED,
+    ],
+}
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS)
+def test_a_workload_the_oom_killer_ends_under_a_wrapper_is_oom(monkeypatch, tmp_path, wrapper):
+    """Review: only an exit of -9 (SIGKILL) was read against the cgroup's OOM-kill count, but a
+    wrapper whose workload the kernel killed exits 137, 1, or (stop_after) 247: such a run was
+    `failed`, and a `max` batch search stopped there instead of trying a smaller batch."""
+    monkeypatch.setattr(task, "OomKills", SimpleNamespace(now=GrownCount))
+    outcome = task.run_workload(WRAPPERS[wrapper], dict(os.environ), tmp_path / "rank0.log", 1.0)
+    assert outcome["exit_code"] != 0
+    assert outcome["status"] == "oom"
+    assert outcome["detail"].startswith(
+        "killed by the kernel's out-of-memory killer (memory cgroup /sys/fs/cgroup/job_7"
+    )
 
 
 def fake_proc(tmp_path: Path, cgroup: str, mountinfo: list[str]) -> Path:

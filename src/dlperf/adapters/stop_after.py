@@ -5,7 +5,8 @@
 Every output line of the command is passed through unchanged (the log keeps the script's own
 timestamps). A line matching REGEX whose `step` group is >= N counts; after K such lines (one per
 rank that prints) the command's process group is terminated and this exits 0. A command that ends
-on its own keeps its exit status. SIGTERM/SIGINT to this process are passed on to the command.
+on its own keeps its exit status (128 + the signal, as a shell's, when a signal ended it).
+SIGTERM/SIGINT to this process are passed on to the command.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
                 return 0
-    return proc.wait()
+    code = proc.wait()
+    return 128 - code if code < 0 else code  # sys.exit(-9) would exit 247
 
 
 def _stop(proc: subprocess.Popen) -> None:

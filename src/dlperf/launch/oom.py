@@ -4,8 +4,8 @@ one catalogue for every adapter), or the kernel's out-of-memory killer.
 A workload that runs out of host memory (a CPU run, a Slurm job's memory cgroup, a container's
 limit) may print nothing: the kernel sends it SIGKILL. Its memory cgroup counts each such kill
 (cgroup v2 `memory.events`, v1 `memory.oom_control`: `oom_kill N`), and the workload shares the
-task's cgroup, so the task reads the count before and after the workload: a SIGKILL while the
-count grew is `oom`, not a crash.
+task's cgroup, so the task reads the count before and after the workload: a failure while the
+count grew is `oom`, not a crash, however a wrapper around the killed process reported it.
 """
 
 from __future__ import annotations

@@ -180,7 +180,9 @@ def run_workload(
     if code == 0:
         skipped = _skip_reason(tail)
         status, detail = (Status.SKIPPED, skipped) if skipped is not None else (Status.OK, "")
-    elif code == -signal.SIGKILL and oom_kills.grew():
+    # whatever the exit: a wrapper (stop_after, torchrun, mpirun, sh -c) shares the workload's
+    # cgroup, and exits 1 or 128 + 9 when the kernel killed the workload under it
+    elif oom_kills.grew():
         status, detail = (
             Status.OOM,
             english(Phrase.of("detail.oom_killed", cgroup=oom_kills.cgroup)),
