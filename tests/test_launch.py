@@ -17,6 +17,14 @@ def test_a_process_ended_by_a_signal_says_which():
     assert exit_text(1) == "exit code 1"
 
 
+def test_a_wrapper_whose_process_a_signal_ended_says_which():
+    """Review: a shell, stop_after or a launcher exits 128 + the signal that ended its workload;
+    the detail said only `exit code 137`."""
+    assert exit_text(137) == "killed by SIGKILL (exit code 137)"
+    assert exit_text(143) == "killed by SIGTERM (exit code 143)"
+    assert exit_text(255) == "exit code 255"  # 127 is no signal
+
+
 def test_the_detail_names_the_rank_that_died_first():
     """Issue 20.15: rank 1 killed by SIGKILL; rank 0 then died of 'Connection reset by peer',
     which was all the detail said."""

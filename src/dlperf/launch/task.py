@@ -201,14 +201,16 @@ def run_workload(
 
 
 def exit_text(code: int) -> str:
-    """`exit code 1`, or for a process a signal ended, which: `killed by SIGKILL (exit code -9)`."""
+    """`exit code 1`, or for a process a signal ended, which: `killed by SIGKILL (exit code -9)`
+    (a shell's or a launcher's 128 + 9 too: `killed by SIGKILL (exit code 137)`)."""
     return english(_exit_phrase(code))
 
 
 def _exit_phrase(code: int) -> Phrase:
-    if code < 0:
+    signum = -code if code < 0 else code - 128 if code > 128 else 0
+    if signum:
         try:
-            return Phrase.of("detail.killed", signal=signal.Signals(-code).name, code=str(code))
+            return Phrase.of("detail.killed", signal=signal.Signals(signum).name, code=str(code))
         except ValueError:
             pass
     return Phrase.of("detail.exit_code", code=str(code))
