@@ -1,13 +1,24 @@
-"""What a run's detail says when its processes die."""
+"""What a run's status and detail say when its processes die."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
-from dlperf.launch.outcome import first_cause
+import pytest
+
+from dlperf.launch.allocation import Allocation
+from dlperf.launch.measured import measure_of
+from dlperf.launch.outcome import first_cause, record_outcome
+from dlperf.launch.record import RunRecord
+from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import exit_text
+from dlperf.matrix import Cell, CellSpec
+from dlperf.status import run_status
 
 
 def test_a_process_ended_by_a_signal_says_which():
@@ -39,3 +50,59 @@ def test_the_detail_names_the_rank_that_died_first():
     assert first_cause(outcomes, "failed") == "task 1 ended first: killed by SIGKILL (exit code -9)"
     assert first_cause({0: outcomes[1]}, "failed") == "killed by SIGKILL (exit code -9)"
     assert first_cause(outcomes, "oom") == ""
+
+
+def crashed_and_hung(tmp_path: Path) -> tuple[RunSpec, Allocation]:
+    """A 1n4g run whose rank 3 crashed at 95 s; ranks 0-2 then waited in a collective for it
+    until their time limit."""
+    cell = Cell.parse("pytorch.resnet50.fp32.noxla.b2.1n4g")
+    allocation = Allocation(
+        nodes=1, tasks_per_node=4, gpus_per_node=0, cpus_per_task=1, devices_per_node=4
+    )
+    spec = RunSpec(
+        cell, 1, "pytorch", {}, 5, "cpu", 30.0, "local", allocation.as_dict(),
+        results_root=str(tmp_path),
+    )  # fmt: skip
+    spec.paths.dir.mkdir(parents=True)
+    timeout = "the workload ran past its time limit of 30.0 minutes"
+    crash = "exit code 1; last line: RuntimeError: CUDA error: an illegal memory access"
+    for task in range(4):
+        crashed = task == 3
+        outcome = {"task": task, "node_rank": 0, "host": "vm", "log": f"rank{task}.log",
+                   "job_id": "42", "status": "failed" if crashed else "timeout",
+                   "detail": crash if crashed else timeout,
+                   "started_at": 0.0, "ended_at": 95.0 if crashed else 1805.0 + task}  # fmt: skip
+        spec.paths.task_outcome(task).write_text(json.dumps(outcome))
+    return spec, allocation
+
+
+def test_a_rank_that_crashed_is_the_runs_cause_not_the_others_timeouts(tmp_path):
+    """Review: one rank crashed at 95 s and the others hung in a collective until the limit; the
+    run was recorded `timeout`, its cause (the crash) lost. The crash decides, and the record
+    the submitter writes reads back under the same rule (not a parse_error)."""
+    spec, allocation = crashed_and_hung(tmp_path)
+    harness = Harness(backend="local", site={}, time_limit_min=30.0, wait_grace_s=0.0)
+    measure = measure_of(
+        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    job = SimpleNamespace(job_id="42", state="RUNNING")
+    record = record_outcome(spec, allocation, harness, measure, job, None, "", 0.0, 1900.0)
+    assert record.status == "failed"
+    assert record.status_detail.startswith("task 3 ended first: exit code 1; last line: Runtime")
+    assert RunRecord.read(record.write(spec.paths.manifest).path).status == "failed"
+
+
+@pytest.mark.parametrize(
+    "tasks, status",
+    [
+        ([("timeout", 1805.0), ("failed", 95.0), ("failed", 96.0)], "failed"),
+        ([("timeout", 1805.0), ("failed", 95.0), ("oom", 97.0)], "oom"),
+        ([("oom", 95.0), ("oom", 1800.0)], "oom"),
+        # rank 0 timed out, the others failed at that moment (its SIGTERM, a broken collective)
+        ([("timeout", 1805.0), ("failed", 1801.0), ("failed", 1806.0)], "timeout"),
+        ([("timeout", None), ("failed", 95.0)], "timeout"),  # when it timed out is unknown
+        ([("ok", 100.0), ("skipped", 100.0)], "skipped"),
+    ],
+)
+def test_a_runs_status_is_its_worst_tasks_but_for_timeouts_that_hung_on_a_failure(tasks, status):
+    assert run_status(tasks) == status

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
 
@@ -19,8 +20,8 @@ class Status(StrEnum):
     MISSING = "missing"  # a cell none of whose planned runs has a result (cells only)
 
 
-# Worst first. A run takes its worst task's status; among cells' statuses the tables, the report
-# and the submitter all read this one order.
+# Worst first. A run takes its worst task's status (run_status); among cells' statuses the
+# tables, the report and the submitter all read this one order.
 SEVERITY: tuple[Status, ...] = (
     Status.OOM,
     Status.TIMEOUT,
@@ -46,6 +47,28 @@ def severity(status: str) -> int:
 def worst(statuses: Iterable[str]) -> Status:
     """The most severe of some task statuses (ok when there are none)."""
     return min((Status(s) for s in statuses), key=severity, default=Status.OK)
+
+
+# A timeout that ended over this long after a task failed or ran out of memory hung on that task
+# (the ranks left wait in a collective for the one that is gone). Within it, the failure may be
+# the timeout's consequence instead: a timed-out workload's kill takes up to 10 s, and nodes'
+# clocks differ a little.
+HUNG_AFTER_S = 30.0
+
+
+def run_status(tasks: Iterable[tuple[str, float | None]]) -> Status:
+    """A run's status from its tasks' (status, ended_at): the worst of them, but for a timeout
+    that came over HUNG_AFTER_S after a task failed or ran out of memory: that failure is the
+    run's, its consequence is not (a rank's crash at 95 s, the others' timeouts at the limit).
+    The submitter records it and a record is read against it: one rule for both."""
+    tasks = list(tasks)
+    broken = [e for s, e in tasks if s in (Status.FAILED, Status.OOM) and e is not None]
+    hung_after = min(broken) + HUNG_AFTER_S if broken else math.inf
+    return worst(
+        status
+        for status, ended in tasks
+        if not (status == Status.TIMEOUT and ended is not None and ended > hung_after)
+    )
 
 
 def cell_status(counts: Mapping[str, int]) -> Status:

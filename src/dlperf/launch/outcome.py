@@ -19,7 +19,7 @@ from dlperf.launch.allocation import Allocation
 from dlperf.launch.record import RunRecord, log_fingerprint
 from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import load_task_outcomes
-from dlperf.status import Status, worst
+from dlperf.status import Status, run_status
 from dlperf.util import atomic_write_text
 
 
@@ -56,12 +56,12 @@ def record_outcome(
 ) -> RunRecord:
     outcomes = load_task_outcomes(spec.paths.dir)
     tasks = allocation.nodes * allocation.tasks_per_node
-    statuses = [o.get("status", Status.FAILED) for o in outcomes.values()]
+    ends = [(o.get("status", Status.FAILED), o.get("ended_at")) for o in outcomes.values()]
     if len(outcomes) < tasks:
-        statuses.append(job_status or Status.FAILED)
+        ends.append((job_status or Status.FAILED, None))
         missing = sorted(set(range(tasks)) - set(outcomes))
         detail = detail or english(Phrase.of("detail.never_reported", tasks=str(missing)))
-    status = worst(statuses)
+    status = run_status(ends)
     if not detail:
         detail = first_cause(outcomes, status)
     starts = [o["started_at"] for o in outcomes.values()]
