@@ -17,7 +17,9 @@ from dlperf.launch import submit, watch
 from dlperf.launch.allocation import Allocation
 from dlperf.launch.spec import STARTUP_MARGIN_MIN, Harness
 from dlperf.launch.submit import executor_for
+from dlperf.launch.task import load_task_outcomes
 from dlperf.launch.watch import Interrupts
+from dlperf.paths import RunPaths
 
 ONE_TASK = Allocation(
     nodes=1, tasks_per_node=1, gpus_per_node=0, cpus_per_task=1, devices_per_node=1
@@ -39,6 +41,18 @@ class ScriptedJob:
         return False
 
 
+def run_paths(tmp_path: Path) -> RunPaths:
+    paths = RunPaths("pytorch.resnet50.fp32.noxla.b2.1n1g", 1, tmp_path)
+    paths.dir.mkdir(parents=True, exist_ok=True)
+    return paths
+
+
+def report(tmp_path: Path, task: int = 0) -> None:
+    """Task `task` of the run writes its outcome: ok."""
+    outcome = {"task": task, "status": "ok"}
+    run_paths(tmp_path).task_outcome(task).write_text(json.dumps(outcome))
+
+
 def waiting(monkeypatch, tmp_path: Path, answer) -> tuple[SimpleNamespace, Harness]:
     """A run whose squeue answers `answer(seconds since start)`; a deadline of 0.6 s."""
     monkeypatch.setattr(watch, "POLL_S", 0.01)
@@ -47,7 +61,7 @@ def waiting(monkeypatch, tmp_path: Path, answer) -> tuple[SimpleNamespace, Harne
     started = time.time()
     monkeypatch.setattr(watch, "slurm_state", lambda job: answer(time.time() - started))
     monkeypatch.setattr(Harness, "job_time_min", 0.01)  # whole minutes, and a start-up margin
-    spec = SimpleNamespace(paths=SimpleNamespace(dir=tmp_path))
+    spec = SimpleNamespace(paths=run_paths(tmp_path))
     return spec, Harness(backend="slurm", site={}, time_limit_min=0.01, wait_grace_s=0.0)
 
 
@@ -61,7 +75,7 @@ def test_a_controller_that_cannot_be_asked_does_not_make_a_pending_job_lost(monk
             return "PENDING", "Resources"
         if t < 1.5:
             return "UNKNOWN", ""
-        (tmp_path / "task0.json").write_text(json.dumps({"task": 0, "status": "ok"}))
+        report(tmp_path)
         return "RUNNING", "None"
 
     spec, harness = waiting(monkeypatch, tmp_path, answer)
@@ -75,6 +89,32 @@ def test_a_controller_unreachable_for_good_gives_the_run_up(monkeypatch, tmp_pat
     spec, harness = waiting(monkeypatch, tmp_path, lambda t: ("UNKNOWN", ""))
     status, detail = watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness)
     assert status == "timeout" and "job lost or hung" in detail
+
+
+def test_a_completed_jobs_outcome_that_nfs_shows_late_is_waited_for(monkeypatch, tmp_path):
+    """Review: a job COMPLETED (every task wrote its outcome) whose outcome file this host's NFS
+    showed only after its attribute cache expired (30-60 s) was recorded failed 10 s after the
+    job's end. Other end states keep the short grace."""
+    monkeypatch.setattr(watch, "ENDED_GRACE_S", 0.1)
+
+    def answer(t: float) -> tuple[str, str]:
+        if t > 0.5:
+            report(tmp_path)
+        return "COMPLETED", "None"
+
+    spec, harness = waiting(monkeypatch, tmp_path, answer)
+    assert watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness) == (None, "")
+    spec, harness = waiting(monkeypatch, tmp_path / "other", lambda t: ("FAILED", "None"))
+    status, detail = watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness)
+    assert status == "failed" and "job ended as FAILED" in detail
+
+
+def test_outcomes_are_opened_by_name_not_looked_for_in_a_folder_listing(monkeypatch, tmp_path):
+    """Review: outcomes were globbed, and a folder's listing over NFS misses a file another host
+    wrote for as long as its cached copy lasts; an open looks the name up on the server."""
+    report(tmp_path)
+    monkeypatch.setattr(Path, "glob", lambda self, pattern: iter(()))  # a stale listing
+    assert list(load_task_outcomes(run_paths(tmp_path), tasks=1)) == [0]
 
 
 def test_a_job_that_can_never_start_is_cancelled_naming_the_reason(monkeypatch, tmp_path):
@@ -139,11 +179,11 @@ def test_the_submitters_deadline_leaves_the_job_its_start_up_as_slurms_time_does
 
     def squeue(job) -> tuple[str, str]:
         if reports_at_s is not None and clock.now >= reports_at_s:
-            (tmp_path / "task0.json").write_text(json.dumps({"task": 0, "status": "ok"}))
+            report(tmp_path)
         return "RUNNING", "None"
 
     monkeypatch.setattr(watch, "slurm_state", squeue)
-    spec = SimpleNamespace(paths=SimpleNamespace(dir=tmp_path))
+    spec = SimpleNamespace(paths=run_paths(tmp_path))
     harness = Harness(backend="slurm", site={}, time_limit_min=30, wait_grace_s=120)
     job = ScriptedJob()
     found = watch.wait_for_outcomes(job, spec, ONE_TASK, harness)

@@ -54,8 +54,8 @@ def record_outcome(
     submitted: float,
     noticed: float,
 ) -> RunRecord:
-    outcomes = load_task_outcomes(spec.paths.dir)
     tasks = allocation.nodes * allocation.tasks_per_node
+    outcomes = load_task_outcomes(spec.paths, tasks)
     ends = [(o.get("status", Status.FAILED), o.get("ended_at")) for o in outcomes.values()]
     if len(outcomes) < tasks:
         ends.append((job_status or Status.FAILED, None))

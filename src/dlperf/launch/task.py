@@ -28,6 +28,7 @@ from dlperf.i18n import Phrase, english
 from dlperf.launch.facts import node_facts, visible_gpus
 from dlperf.launch.oom import OomKills, is_oom
 from dlperf.launch.spec import RunSpec
+from dlperf.paths import RunPaths
 from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
@@ -319,12 +320,14 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def load_task_outcomes(run_dir: Path) -> dict[int, dict[str, Any]]:
-    """Outcomes the tasks wrote (atomically); an unreadable one counts as not reported."""
+def load_task_outcomes(paths: RunPaths, tasks: int) -> dict[int, dict[str, Any]]:
+    """Outcomes the run's `tasks` tasks wrote (atomically), each opened by its name: over NFS a
+    folder's listing may miss a file another host wrote for as long as its attribute cache
+    holds, an open looks the name up. An unreadable one counts as not reported."""
     outcomes = {}
-    for path in run_dir.glob("task*.json"):
+    for task in range(tasks):
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(paths.task_outcome(task).read_text())
             outcomes[int(data["task"])] = data
         except (OSError, ValueError, KeyError, TypeError):
             continue

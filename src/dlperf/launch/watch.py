@@ -22,6 +22,9 @@ from dlperf.status import Status
 POLL_S = 0.25
 STATE_CHECK_S = 5.0  # scheduler queries are costlier than stat() of outcome files
 ENDED_GRACE_S = 10.0  # after the job ended, outcome files may still be on their way (NFS lag)
+# every task of a COMPLETED job wrote its outcome, which NFS's attribute caches (30-60 s) may
+# hide from this host for a while: no reason to give up on it soon
+COMPLETED_GRACE_S = 90.0
 UNREACHABLE_S = 1800.0  # a controller that cannot be asked for this long: the run is given up
 # Slurm job states after which nothing of the job runs any more (squeue --states=all)
 SLURM_ENDED = frozenset(
@@ -115,11 +118,10 @@ def wait_for_outcomes(
     clock = time.time()  # the deadline counts from the last moment the job was known to be pending
     checked = 0.0
     ended: tuple[float, str] | None = None  # when the job was first seen ended, and its state
-    ended_grace_s = ENDED_GRACE_S if harness.backend == "slurm" else 1.0
     unreachable: float | None = None  # since when squeue could not be asked
     starters = _starters()
     while True:
-        if len(load_task_outcomes(spec.paths.dir)) >= tasks:
+        if len(load_task_outcomes(spec.paths, tasks)) >= tasks:
             return None, ""
         gone = [pid for pid in starters if not alive(pid)]
         if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
@@ -140,13 +142,20 @@ def wait_for_outcomes(
                 clock = now
             if ended is None and state in SLURM_ENDED:
                 ended = (now, state)
-        if ended is not None and now - ended[0] > ended_grace_s:
+        if ended is not None and now - ended[0] > _ended_grace_s(harness.backend, ended[1]):
             return job_state(ended[1]), english(Phrase.of("detail.job_ended", state=ended[1]))
         if now - clock > deadline_s:
             job.cancel(check=False)
             lost = Phrase.of("detail.job_lost", seconds=f"{deadline_s:.0f}")
             return Status.TIMEOUT, english(lost)
         time.sleep(POLL_S)
+
+
+def _ended_grace_s(backend: str, state: str) -> float:
+    """How long after the job's end its tasks' outcome files may still come."""
+    if backend != "slurm":
+        return 1.0
+    return COMPLETED_GRACE_S if state == "COMPLETED" else ENDED_GRACE_S
 
 
 def _starters() -> list[int]:
