@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import submitit
 from submitit.core.utils import FailedJobError
 
 from dlperf.launch import submit, watch
@@ -47,9 +48,9 @@ def run_paths(tmp_path: Path) -> RunPaths:
     return paths
 
 
-def report(tmp_path: Path, task: int = 0) -> None:
-    """Task `task` of the run writes its outcome: ok."""
-    outcome = {"task": task, "status": "ok"}
+def report(tmp_path: Path, task: int = 0, job_id: str = ScriptedJob.job_id) -> None:
+    """Task `task` of the run's job `job_id` writes its outcome: ok."""
+    outcome = {"task": task, "status": "ok", "job_id": job_id}
     run_paths(tmp_path).task_outcome(task).write_text(json.dumps(outcome))
 
 
@@ -114,7 +115,34 @@ def test_outcomes_are_opened_by_name_not_looked_for_in_a_folder_listing(monkeypa
     wrote for as long as its cached copy lasts; an open looks the name up on the server."""
     report(tmp_path)
     monkeypatch.setattr(Path, "glob", lambda self, pattern: iter(()))  # a stale listing
-    assert list(load_task_outcomes(run_paths(tmp_path), tasks=1)) == [0]
+    assert list(load_task_outcomes(run_paths(tmp_path), 1, ScriptedJob.job_id)) == [0]
+
+
+def test_an_earlier_jobs_outcomes_are_not_the_runs(monkeypatch, tmp_path):
+    """Review: an earlier attempt's job, never cancelled (its Snakemake was SIGKILLed), wrote
+    ok outcomes into the folder the run's redo had emptied, and the new job's wait returned at
+    once with them: the run recorded another job's tasks, while its own job ran on."""
+    report(tmp_path, job_id="16")
+    own: list[float] = []
+
+    def answer(t: float) -> tuple[str, str]:
+        if t > 0.3 and not own:
+            own.append(t)
+            report(tmp_path)
+        return "RUNNING", "None"
+
+    spec, harness = waiting(monkeypatch, tmp_path, answer)
+    assert watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness) == (None, "")
+    assert own, "returned with the earlier job's outcome"
+
+
+def test_a_local_jobs_tasks_know_the_job_id_their_submitter_holds(tmp_path):
+    """The job id a task records (submitit's JobEnvironment) is the one the submitter compares
+    it with, on the local backend too."""
+    executor = submitit.AutoExecutor(folder=tmp_path, cluster="local")
+    executor.update_parameters(timeout_min=1)
+    job = executor.submit(eval, "__import__('submitit').JobEnvironment().job_id")
+    assert job.result() == job.job_id
 
 
 def test_a_job_that_can_never_start_is_cancelled_naming_the_reason(monkeypatch, tmp_path):

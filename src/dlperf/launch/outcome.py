@@ -55,7 +55,7 @@ def record_outcome(
     noticed: float,
 ) -> RunRecord:
     tasks = allocation.nodes * allocation.tasks_per_node
-    outcomes = load_task_outcomes(spec.paths, tasks)
+    outcomes = load_task_outcomes(spec.paths, tasks, str(job.job_id))
     ends = [(o.get("status", Status.FAILED), o.get("ended_at")) for o in outcomes.values()]
     if len(outcomes) < tasks:
         ends.append((job_status or Status.FAILED, None))

@@ -320,15 +320,18 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def load_task_outcomes(paths: RunPaths, tasks: int) -> dict[int, dict[str, Any]]:
-    """Outcomes the run's `tasks` tasks wrote (atomically), each opened by its name: over NFS a
-    folder's listing may miss a file another host wrote for as long as its attribute cache
-    holds, an open looks the name up. An unreadable one counts as not reported."""
+def load_task_outcomes(paths: RunPaths, tasks: int, job_id: str) -> dict[int, dict[str, Any]]:
+    """Outcomes the run's `tasks` tasks of job `job_id` wrote (atomically), each opened by its
+    name: over NFS a folder's listing may miss a file another host wrote for as long as its
+    attribute cache holds, an open looks the name up. An unreadable one counts as not reported,
+    and so does another job's: an earlier attempt's, left running when its submitter was killed,
+    writes into the folder its redo emptied."""
     outcomes = {}
     for task in range(tasks):
         try:
             data = json.loads(paths.task_outcome(task).read_text())
-            outcomes[int(data["task"])] = data
+            if str(data["job_id"]) == job_id:
+                outcomes[int(data["task"])] = data
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return outcomes

@@ -121,7 +121,7 @@ def wait_for_outcomes(
     unreachable: float | None = None  # since when squeue could not be asked
     starters = _starters()
     while True:
-        if len(load_task_outcomes(spec.paths, tasks)) >= tasks:
+        if len(load_task_outcomes(spec.paths, tasks, str(job.job_id))) >= tasks:
             return None, ""
         gone = [pid for pid in starters if not alive(pid)]
         if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
