@@ -19,9 +19,7 @@ MS = re.compile(rf"^epoch time: ({NUM}) ms, per step time: ({NUM}) ms")
 # ignores device_num for get_group_size(); the adapter passes the node's, as mpirun per node)
 MS_STATED = (
     stated(r"\bNamespace\(.*?(?<![\w.])batch_size=(\d+)\b", "batch_size", "per_device"),
-    stated(
-        r"\bNamespace\(.*?(?<![\w.])device_num=(\d+)\b", "device_num", ("world", "per_node")
-    ),
+    stated(r"\bNamespace\(.*?(?<![\w.])device_num=(\d+)\b", "device_num", ("world", "per_node")),
 )
 MS_LOSS = re.compile(r"^epoch: (\d+) step: (\d+), loss is")
 # mindspore-ai/models official/cv/ResNet/gpu_resnet_benchmark.py (MyTimeMonitor.step_end, a print
