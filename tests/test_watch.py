@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,13 +53,30 @@ def report(tmp_path: Path, task: int = 0, job_id: str = ScriptedJob.job_id) -> N
     run_paths(tmp_path).task_outcome(task).write_text(json.dumps(outcome))
 
 
+class FakeClock:
+    """The watch's `time`: sleep() moves time() on at once, so the seconds a wait counts are its
+    polls', never the stalls of a loaded machine."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def waiting(monkeypatch, tmp_path: Path, answer) -> tuple[SimpleNamespace, Harness]:
-    """A run whose squeue answers `answer(seconds since start)`; a deadline of 0.6 s."""
+    """A run whose squeue answers `answer(seconds since start)`; a deadline of 0.6 s, on a clock
+    (FakeClock) that only the watch's polls move on."""
+    clock = FakeClock()
+    monkeypatch.setattr(watch, "time", clock)
     monkeypatch.setattr(watch, "POLL_S", 0.01)
     monkeypatch.setattr(watch, "STATE_CHECK_S", 0.0)
     monkeypatch.setattr(watch, "_starters", lambda: [])
-    started = time.time()
-    monkeypatch.setattr(watch, "slurm_state", lambda job: answer(time.time() - started))
+    started = clock.time()
+    monkeypatch.setattr(watch, "slurm_state", lambda job: answer(clock.time() - started))
     monkeypatch.setattr(Harness, "job_time_min", 0.01)  # whole minutes, and a start-up margin
     spec = SimpleNamespace(paths=run_paths(tmp_path))
     return spec, Harness(backend="slurm", site={}, time_limit_min=0.01, wait_grace_s=0.0)
@@ -177,19 +193,6 @@ def test_slurms_time_limit_signal_comes_after_the_runs_own_limit(tmp_path):
     assert signal_at_s >= harness.time_limit_min * 60 + 60
 
 
-class VirtualClock:
-    """time.time and time.sleep of the watch, on a clock that a sleep moves on (no real wait)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def time(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @pytest.mark.parametrize(
     "reports_at_s", [4 * 60 + 29.5 * 60, None], ids=["slow_start_up", "never_reports"]
 )
@@ -201,12 +204,13 @@ def test_the_submitters_deadline_leaves_the_job_its_start_up_as_slurms_time_does
     wait_grace_s from the job's start, so a run whose start-up took over 2 minutes (setup lines, a
     container, imports, nvidia-smi) was cancelled while healthy and recorded `timeout`. A job
     that never reports is still given up, once its whole job time and the grace are past."""
-    clock = VirtualClock()
+    clock = FakeClock()
     monkeypatch.setattr(watch, "time", clock)
     monkeypatch.setattr(watch, "_starters", lambda: [])
+    started = clock.now
 
     def squeue(job) -> tuple[str, str]:
-        if reports_at_s is not None and clock.now >= reports_at_s:
+        if reports_at_s is not None and clock.now - started >= reports_at_s:
             report(tmp_path)
         return "RUNNING", "None"
 
@@ -219,7 +223,7 @@ def test_the_submitters_deadline_leaves_the_job_its_start_up_as_slurms_time_does
         assert found == (None, "") and job.cancelled == 0
     else:
         assert found[0] == "timeout" and job.cancelled == 1
-        assert clock.now == pytest.approx((30 + STARTUP_MARGIN_MIN) * 60 + 120, abs=1)
+        assert clock.now - started == pytest.approx((30 + STARTUP_MARGIN_MIN) * 60 + 120, abs=1)
 
 
 class FlakySbatch:
