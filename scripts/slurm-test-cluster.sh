@@ -88,9 +88,12 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 ReturnToService=1
 SlurmdParameters=config_overrides
-SlurmdTimeout=20
+# a loaded test machine answers late: Slurm's default SlurmdTimeout, and a MessageTimeout above its
+# default (as Slurm advises for shared nodes), so no node is set DOWN, or message lost, for a
+# slow answer (the node-down test sets its node DOWN with scontrol)
+SlurmdTimeout=300
 SlurmctldTimeout=20
-MessageTimeout=10
+MessageTimeout=60
 KillWait=5
 InactiveLimit=0
 MinJobAge=300

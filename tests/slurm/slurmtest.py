@@ -55,8 +55,9 @@ class Cluster:
     env: dict[str, str]  # os.environ with SLURM_CONF
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """A Slurm command: one that waits out the cluster's MessageTimeout (60 s) still reports."""
         return subprocess.run(
-            list(args), env=self.env, capture_output=True, text=True, check=check, timeout=60
+            list(args), env=self.env, capture_output=True, text=True, check=check, timeout=120
         )
 
     def jobs(self, states: str = "") -> list[dict[str, str]]:
@@ -81,7 +82,7 @@ class Cluster:
         ids = [job["id"] for job in self.jobs()]
         if ids:
             self.run("scancel", *ids, check=False)
-            self.wait_queue_empty(30)
+            self.wait_queue_empty(60)
 
     def node_states(self) -> dict[str, str]:
         out = self.run("sinfo", "--noheader", "--Node", "--format=%N %t").stdout

@@ -69,7 +69,7 @@ def test_interrupt_cancels_every_job_and_restart_redoes_only_the_rest(
         if proc.poll() is None:
             proc.kill()
     assert code != 0
-    left = cluster.wait_queue_empty(20)
+    left = cluster.wait_queue_empty(60)  # KillWait and the jobs' clean-up: seconds when idle
     assert not left, f"orphaned Slurm jobs after {sig.name}: {left}"
     assert sorted(manifests(workdir)) == sorted(fast), "an interrupted run must leave no manifest"
 
@@ -85,8 +85,8 @@ def test_interrupt_cancels_every_job_and_restart_redoes_only_the_rest(
         key: (workdir / "results" / "runs" / key / "manifest.json").stat().st_mtime_ns
         for key in fast
     }
-    run_snakemake(
-        workdir, "--config", "time_limit_min=0.1", "wait_grace_s=30", env=cluster.env, timeout=240
+    run_snakemake(  # about 40 s when idle
+        workdir, "--config", "time_limit_min=0.1", "wait_grace_s=30", env=cluster.env, timeout=600
     )
     after = manifests(workdir)
     assert {after[f"{SLOW.format(layout=lo)}/r1"]["status"] for lo in ("1n1g", "2n1g")} == {
@@ -96,7 +96,7 @@ def test_interrupt_cancels_every_job_and_restart_redoes_only_the_rest(
         assert (workdir / "results" / "runs" / key / "manifest.json").stat().st_mtime_ns == mtime, (
             key
         )
-    assert not cluster.wait_queue_empty(10)
+    assert not cluster.wait_queue_empty(60)
 
 
 def test_run_over_its_time_limit_is_a_timeout_and_the_workflow_goes_on(
@@ -125,7 +125,7 @@ def test_run_over_its_time_limit_is_a_timeout_and_the_workflow_goes_on(
     cells = {row["cell_id"]: row for row in read_tsv(workdir / "results" / "tables" / "cells.tsv")}
     assert cells[slow_id]["status"] == "timeout"
     assert cells[FAST.format(layout="1n1g")]["status"] == "ok"
-    assert not cluster.wait_queue_empty(10)
+    assert not cluster.wait_queue_empty(60)
 
 
 def test_node_down_fails_only_its_run_and_the_workflow_finishes(
@@ -171,4 +171,4 @@ def test_node_down_fails_only_its_run_and_the_workflow_finishes(
         for row in read_tsv(workdir / "results" / "tables" / "cells.tsv")
     }
     assert cells[SLOW.format(layout="1n1g")] == "failed"
-    assert not cluster.wait_queue_empty(10)
+    assert not cluster.wait_queue_empty(60)

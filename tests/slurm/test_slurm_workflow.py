@@ -22,14 +22,17 @@ MISSING = ("", "n/a", "nan", "NaN", "None")
 def finished(slurm_cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The whole workflow, run once for this module: (working directory, snakemake's output)."""
     slurm_cluster.cancel_all()
-    workdir = make_workdir(tmp_path_factory.mktemp("e2e"), suite())
+    # 6 runs, 10 ranks in all, share the machine's 2 cores: each run gets 10 min (the suite's 3,
+    # for seconds of work when idle, is too tight on a loaded machine) and the workflow 15; a
+    # working run waits out neither
+    workdir = make_workdir(tmp_path_factory.mktemp("e2e"), suite(time_limit_min=10))
     # `--config` on the command line must leave the profile's site (backend: slurm) in force
     proc = run_snakemake(
-        workdir, "--config", "repeats=2", env=slurm_cluster.env, timeout=420, check=False
+        workdir, "--config", "repeats=2", env=slurm_cluster.env, timeout=900, check=False
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"snakemake failed ({proc.returncode}):\n{out[-8000:]}"
-    left = slurm_cluster.wait_queue_empty(10)
+    left = slurm_cluster.wait_queue_empty(60)
     assert not left, f"jobs left in the queue after the workflow ended: {left}"
     return workdir, out
 
