@@ -17,18 +17,26 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import ROOT, SNAKEMAKE, TINY_SUITE, planned_jobs, snakemake
+from workflow_helpers import ROOT, SNAKEMAKE, TINY_SUITE, WorkflowCopy, planned_jobs, snakemake
 
 pytestmark = pytest.mark.integration
 RESNET = "pytorch.resnet50.fp32.noxla.b2"
 
 
 @pytest.fixture(scope="module")
-def done(tmp_path_factory) -> Path:
-    """The tiny suite, run once for the module."""
+def workflow(tmp_path_factory) -> WorkflowCopy:
+    """The module's own copy of the workflow and of dlperf, which the tests below edit (and
+    restore): the repository's files never change under tests run beside them (pytest-xdist)."""
+    return WorkflowCopy.make(tmp_path_factory.mktemp("workflow"))
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory, workflow) -> Path:
+    """The tiny suite, run once for the module by its copy of the workflow: use that copy
+    (`workflow`) on it, whose code inputs are the ones its tables and reports were made with."""
     workdir = tmp_path_factory.mktemp("tiny")
     shutil.copy(TINY_SUITE, workdir / "config.yaml")
-    snakemake(workdir, "--cores", "2", "--configfile", "config.yaml")
+    workflow.snakemake(workdir, "--cores", "2", "--configfile", "config.yaml")
     return workdir
 
 
@@ -151,22 +159,22 @@ def test_reports_render_in_both_languages(done):
     assert "OOM" in (done / "results/report/report.en.md").read_text()
 
 
-def test_snakemake_commands_work_as_typed(done):
+def test_snakemake_commands_work_as_typed(done, workflow):
     """Issue 20.18: with threads as a share of the cores, `--report` and `--summary` stopped with
     "Workflow requires a total number of cores"; the workflow profile now sets them."""
     for args in (["--summary"], ["--dag"], ["--list-changes", "params"], ["--report", "r.html"]):
-        proc = snakemake(done, *args, "--configfile", "config.yaml")
+        proc = workflow.snakemake(done, *args, "--configfile", "config.yaml")
         assert "requires a total number of cores" not in proc.stderr
     assert (done / "r.html").stat().st_size > 10_000  # Snakemake's report, with the reports in it
-    dry = snakemake(done, "-n", "--configfile", "config.yaml")
+    dry = workflow.snakemake(done, "-n", "--configfile", "config.yaml")
     assert "Nothing to be done" in dry.stdout + dry.stderr
 
 
-def test_changing_one_case_reruns_only_its_runs_and_downstream(done, tmp_path):
+def test_changing_one_case_reruns_only_its_runs_and_downstream(done, workflow):
     config = yaml.safe_load((done / "config.yaml").read_text())
     config["cases"][1]["options"]["seq_len"] = 24
     (done / "changed.yaml").write_text(yaml.safe_dump(config))
-    jobs = planned_jobs(done, "--configfile", "changed.yaml")
+    jobs = workflow.planned_jobs(done, "--configfile", "changed.yaml")
     rerun = sorted({w.split(",")[0] for w in jobs["run_cell"]})
     assert rerun == [
         "cell=pytorch.bert_base.amp.noxla.b2.1n1g",
@@ -175,38 +183,42 @@ def test_changing_one_case_reruns_only_its_runs_and_downstream(done, tmp_path):
     assert len(jobs["run_cell"]) == 4 and "tables" in jobs and "report" in jobs
 
 
-def test_switching_backend_and_time_limit_reruns_no_run(done):
+def test_switching_backend_and_time_limit_reruns_no_run(done, workflow):
     """Not what is measured: no run is redone. The report states them, so it is re-rendered;
     the time limit is a planned duration, so the plan is remade."""
-    jobs = planned_jobs(
+    jobs = workflow.planned_jobs(
         done, "--configfile", "config.yaml", "--config", "time_limit_min=9", "wait_grace_s=5"
     )
     assert set(jobs) == {"plan", "report", "all"}
 
 
-def test_editing_harness_code_reruns_no_measured_run(done):
+def test_editing_harness_code_reruns_no_measured_run(done, workflow):
     """Real edits (Snakemake 9 ignores a bare touch when the checksum is unchanged), the run
     rule's shell line among them: Snakemake's code trigger redid every run for it (off in
     profiles/default). dlperf's own environment file too, though its software-env trigger only
-    fires under --sdm conda, which this machine does not run."""
+    fires under --sdm conda, which this machine does not run. The edits are the module's copy's
+    (`workflow`), never the repository's files, which the other worker's tests run."""
     edited = [
-        ROOT / "src/dlperf/launch/submit.py",
-        ROOT / "src/dlperf/parse/builtin.py",
-        ROOT / "src/dlperf/report/templates/report.md.j2",
-        ROOT / "workflow/scripts/report.py",
-        ROOT / "rules/run.smk",
-        ROOT / "envs/dlperf.yaml",
+        workflow.root / path
+        for path in (
+            "src/dlperf/launch/submit.py",
+            "src/dlperf/parse/builtin.py",
+            "src/dlperf/report/templates/report.md.j2",
+            "workflow/scripts/report.py",
+            "rules/run.smk",
+            "envs/dlperf.yaml",
+        )
     ]
     saved = {p: (p.read_bytes(), p.stat()) for p in edited}
     shell_end = b' 2>&1"\n'
-    assert saved[ROOT / "rules/run.smk"][0].count(shell_end) == 1
+    assert saved[workflow.root / "rules/run.smk"][0].count(shell_end) == 1
     try:
         for path in edited:
             content = saved[path][0]
             if path.suffix == ".smk":  # the shell line itself (a rule file's new line is none)
                 content = content.replace(shell_end, b' 2>&1 "\n')
             path.write_bytes(content + b"\n")
-        jobs = planned_jobs(done, "--configfile", "config.yaml")
+        jobs = workflow.planned_jobs(done, "--configfile", "config.yaml")
     finally:
         for path, (content, st) in saved.items():
             path.write_bytes(content)
@@ -215,19 +227,19 @@ def test_editing_harness_code_reruns_no_measured_run(done):
     assert set(jobs) == {"plan", "tables", "report", "all"}  # each runs the parser (its imports)
 
 
-def test_editing_the_workload_reruns_its_runs(done):
+def test_editing_the_workload_reruns_its_runs(done, workflow):
     """What ran is the workload's code: an edit of it (or of a dlperf module it imports) redoes
-    every run of its framework, as a changed option does."""
-    path = ROOT / "src/dlperf/workloads/common.py"
+    every run of its framework, as a changed option does. The edit is the module's copy's."""
+    path = workflow.root / "src/dlperf/workloads/common.py"
     content, st = path.read_bytes(), path.stat()
     try:
         path.write_bytes(content + b"\n# edited\n")
-        jobs = planned_jobs(done, "--configfile", "config.yaml")
+        jobs = workflow.planned_jobs(done, "--configfile", "config.yaml")
     finally:
         path.write_bytes(content)
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert len(jobs["run_cell"]) == 6 * 2  # every run of the tiny suite (all PyTorch)
-    assert planned_jobs(done, "--configfile", "config.yaml") == {}  # restored: nothing to do
+    assert workflow.planned_jobs(done, "--configfile", "config.yaml") == {}  # restored
 
 
 def test_interrupted_run_is_the_only_one_redone(tmp_path):

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,16 @@ def write_config(directory: Path, config: dict) -> Path:
 
 
 def snakemake(
-    workdir: Path, *args: str, check: bool = True, timeout: float = 600
+    workdir: Path,
+    *args: str,
+    check: bool = True,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
-    """Run the repository's workflow with `workdir` as working directory (results/ lands there)."""
+    """Run the repository's workflow with `workdir` as working directory (results/ lands there);
+    `env`: variables set beside this process's (a copy's, WorkflowCopy.env)."""
     cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), *args]
-    env = os.environ | {"PYTHONUNBUFFERED": "1"}
+    env = os.environ | {"PYTHONUNBUFFERED": "1"} | (env or {})
     proc = subprocess.run(
         cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=workdir
     )
@@ -42,9 +48,11 @@ def snakemake(
     return proc
 
 
-def planned_jobs(workdir: Path, *args: str) -> dict[str, list[str]]:
+def planned_jobs(
+    workdir: Path, *args: str, env: dict[str, str] | None = None
+) -> dict[str, list[str]]:
     """Jobs a dry run would execute: rule -> wildcard strings."""
-    out = snakemake(workdir, "-n", "--cores", "2", *args).stdout
+    out = snakemake(workdir, "-n", "--cores", "2", *args, env=env).stdout
     jobs: dict[str, list[str]] = {}
     for block in re.split(r"\n(?=(?:local)?rule )", out):
         match = re.match(r"(?:local)?rule (\w+):", block)
@@ -55,12 +63,47 @@ def planned_jobs(workdir: Path, *args: str) -> dict[str, list[str]]:
 
 
 def copy_workflow(directory: Path) -> Path:
-    """A copy of the workflow (Snakefile, rules, envs, config, scripts) whose files a test may edit,
-    e.g. a framework's pins; dlperf itself is still the one installed. Returns its Snakefile."""
-    for name in ("rules", "envs", "config", "workflow"):
+    """A copy of the workflow (Snakefile, rules, envs, config, scripts and its workflow profile)
+    whose files a test may edit, e.g. a framework's pins; dlperf itself is still the one
+    installed (WorkflowCopy copies it too). Returns its Snakefile."""
+    for name in ("rules", "envs", "config", "workflow", "profiles"):
         shutil.copytree(ROOT / name, directory / name)
-    shutil.copy(ROOT / "Snakefile", directory / "Snakefile")
+    shutil.copy2(ROOT / "Snakefile", directory / "Snakefile")
     return directory / "Snakefile"
+
+
+@dataclass(frozen=True)
+class WorkflowCopy:
+    """A copy of the workflow and of the dlperf package (src/dlperf) under `root`, laid out as in
+    the repository, whose files a test may edit while other tests (another pytest-xdist worker)
+    run the repository's own. Its files keep their modification times, and the workloads' code
+    digests are of module names and contents (dlperf.workloads.code_digest): runs made by the
+    repository's workflow are up to date against the unedited copy. Snakemake and the jobs it
+    starts import the copy's dlperf (`env`); the paths of the rules' code inputs are the copy's
+    (dlperf.rulecode), so against a copy the rules after the runs are remade once."""
+
+    root: Path
+
+    @classmethod
+    def make(cls, root: Path) -> WorkflowCopy:
+        copy_workflow(root)
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(ROOT / "src" / "dlperf", root / "src" / "dlperf", ignore=ignore)
+        return cls(root)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The copy's dlperf first on PYTHONPATH, for Snakemake and every job it starts."""
+        inherited = os.environ.get("PYTHONPATH")
+        return {"PYTHONPATH": os.pathsep.join(filter(None, [str(self.root / "src"), inherited]))}
+
+    def snakemake(self, workdir: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProcess:
+        """snakemake() of the copy's Snakefile (the last -s given wins) and dlperf."""
+        return snakemake(workdir, "-s", str(self.root / "Snakefile"), *args, env=self.env, **kwargs)
+
+    def planned_jobs(self, workdir: Path, *args: str) -> dict[str, list[str]]:
+        """planned_jobs() of the copy's Snakefile and dlperf."""
+        return planned_jobs(workdir, "-s", str(self.root / "Snakefile"), *args, env=self.env)
 
 
 ENVIRONMENTS = ROOT / ".dlperf" / "envs"  # the tests' shared cache of framework environments
