@@ -113,8 +113,15 @@ def test_mfu_memory_busbw_and_ceiling_trace_back_to_log_lines(done):
     per_device = run.flops_per_sample * run.throughput_samples_per_s / 2 / 1e12
     assert run.achieved_tflops == pytest.approx(per_device, rel=1e-4)
     assert run.peak_tflops == pytest.approx(float(peak["measured_tflops"]), rel=1e-4)
-    assert run.mfu_pct == pytest.approx(100 * per_device / run.peak_tflops, rel=1e-3)
-    assert 0 < run.mfu_pct < 100 and run.peak_source == "measured fp32 GEMM on this device"
+    source = "measured fp32 GEMM on this device"
+    if "below the achieved rate" in run.peak_source:
+        # beside other work the calibration can run slower than the training did: then no MFU,
+        # and the peak's source says why (never an MFU over 100%), as in test_cross_framework
+        assert run.peak_source.startswith(f"{source} below the achieved rate")
+        assert run.achieved_tflops >= run.peak_tflops * (1 - 1e-5) and pd.isna(run.mfu_pct)
+    else:
+        assert run.mfu_pct == pytest.approx(100 * per_device / run.peak_tflops, rel=1e-3)
+        assert 0 < run.mfu_pct < 100 and run.peak_source == source
     assert len(memory) == 2  # every rank's
     assert run.peak_mem_mib == max(float(m["peak_rss_mb"]) for m in memory)
     assert (comm["backend"], comm["world"]) == ("gloo", "2")
