@@ -253,7 +253,7 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
     config = yaml.safe_load(TINY_SUITE.read_text())
     config["cases"] = config["cases"][:1]
     config["cases"][0]["layouts"] = ["1n1g"]
-    config["window"] = {"warmup": 2, "measure": 200}  # long enough to interrupt repeat 2 mid-run
+    config["window"] = {"warmup": 2, "measure": 200}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     run_dir = tmp_path / f"results/runs/{RESNET}.1n1g"
     targets = [f"results/runs/{RESNET}.1n1g/r{k}/manifest.json" for k in (1, 2)]
@@ -267,19 +267,22 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
         start_new_session=True,
         cwd=tmp_path,
     )
-    try:  # interrupt repeat 2 while it trains
-        deadline = time.time() + 240
-        while not _has_steps(run_dir / "r2/rank0.log"):
-            assert time.time() < deadline and proc.poll() is None, "repeat 2 never started"
-            time.sleep(0.2)
+    workload = None
+    try:  # interrupt repeat 2 while it trains: held stopped there, it cannot finish meanwhile
+        workload = _stopped_once_it_trains(run_dir / "r2/rank0.log", proc)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        _continue_once_killed(workload)
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+        if workload is not None and _alive(workload):
+            os.killpg(workload, signal.SIGKILL)  # stopped or not
     finished = run_dir / "r1/manifest.json"
     assert finished.exists() and not (run_dir / "r2/manifest.json").exists()
-    time.sleep(1)
+    deadline = time.time() + 30
+    while _running_interrupted_workloads() and time.time() < deadline:
+        time.sleep(0.5)
     assert _running_interrupted_workloads() == [], "the interrupted workload was left running"
     kept = finished.stat().st_mtime_ns
     jobs = planned_jobs(tmp_path, *targets, "--configfile", "config.yaml")
@@ -291,6 +294,91 @@ def test_interrupted_run_is_the_only_one_redone(tmp_path):
 
 def _has_steps(log: Path) -> bool:
     return log.exists() and "dlperf-step" in log.read_text(errors="replace")
+
+
+def _stopped_once_it_trains(log: Path, proc: subprocess.Popen) -> int:
+    """The workload writing `log` (its stdout; the harness starts it in a process group of its
+    own, whose id is its pid), stopped (SIGSTOP to that group) with a step in its log. It runs
+    only in slices between two looks at the log, each taken while it is stopped: however long a
+    loaded machine delays this test, the workload cannot train to its end unseen."""
+    deadline = time.time() + 240
+    workload = None
+    while True:
+        assert time.time() < deadline and proc.poll() is None, "repeat 2 never trained"
+        workload = workload or _writer_of(log)
+        if workload is not None:
+            assert os.getpgid(workload) == workload, "the workload is not in a group of its own"
+            os.killpg(workload, signal.SIGSTOP)
+            while not _stopped(workload):  # a signal takes effect once its process is scheduled
+                assert time.time() < deadline, "the workload never stopped"
+                time.sleep(0.01)
+            if _has_steps(log):
+                return workload
+            os.killpg(workload, signal.SIGCONT)
+        time.sleep(0.05)
+
+
+def _continue_once_killed(workload: int) -> None:
+    """Let the stopped workload go once the harness has signalled it to end (a stopped process
+    takes no signal but SIGKILL: the harness's SIGTERM waits, pending) or has killed it. It
+    resumes only to die, before its next step."""
+    deadline = time.time() + 60
+    while _alive(workload) and not _pending_signals(workload) & ~STOP_AND_CONTINUE:
+        assert time.time() < deadline, "the harness never ended the interrupted workload"
+        time.sleep(0.05)
+    try:
+        os.killpg(workload, signal.SIGCONT)
+    except ProcessLookupError:
+        pass
+
+
+def _writer_of(log: Path) -> int | None:
+    """The process whose standard output is `log`, if one runs."""
+    log = log.resolve()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and Path(os.readlink(entry / "fd" / "1")) == log:
+                return int(entry.name)
+        except OSError:  # gone, or not ours to read
+            continue
+    return None
+
+
+STOP_AND_CONTINUE = 1 << (signal.SIGSTOP - 1) | 1 << (signal.SIGCONT - 1)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether every thread of the process is stopped (state T), or the process is gone."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return True
+    for task in tasks:
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # a thread that ended meanwhile
+            continue
+        if state not in ("T", "Z", "X"):
+            return False
+    return True
+
+
+def _pending_signals(pid: int) -> int:
+    """The signals pending for the process (its ShdPnd mask: bit n-1 for signal n); 0 once gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return int(re.search(r"^ShdPnd:\s*([0-9a-f]+)", status, re.M)[1], 16)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs, or is stopped (a zombie, dead but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def _running_interrupted_workloads() -> list[str]:
