@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from workflow_helpers import dlperf_check
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.config import Suite
@@ -377,19 +376,6 @@ def test_gpt_cells_are_dlperfs_cases(cells: dict) -> None:
 
 
 def test_dlperf_check_accepts_the_suite() -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dlperf",
-            "check",
-            str(SUITE_FILE),
-            str(ROOT / "slurm" / "site.yaml"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
+    out = dlperf_check(SUITE_FILE)
     assert out.returncode == 0, out.stderr
     assert "80 cells x 5 repeats = 400 runs" in out.stdout

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from workflow_helpers import dlperf_check
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.config import Suite
@@ -180,20 +181,9 @@ def test_every_cell_builds_its_command(
 
 
 def test_dlperf_check_prints_jobs_per_layout():
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dlperf",
-            "check",
-            str(SUITE_FILE),
-            str(ROOT / "slurm" / "site.yaml"),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
+    checked = dlperf_check(SUITE_FILE)
+    assert checked.returncode == 0, checked.stderr
+    out = checked.stdout
     per_layout = ", ".join(f"{layout}: {PER_LAYOUT * 7}" for layout in LAYOUTS)
     assert f"168 cells x 7 repeats = {168 * 7} runs ({per_layout})" in out
 

@@ -48,6 +48,17 @@ def snakemake(
     return proc
 
 
+def dlperf_check(suite: Path) -> subprocess.CompletedProcess:
+    """`dlperf check` of a suite file with the test cluster's site file, from the repository root."""
+    return subprocess.run(
+        [sys.executable, "-m", "dlperf", "check", str(suite), str(ROOT / "slurm" / "site.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+
+
 def planned_jobs(
     workdir: Path, *args: str, env: dict[str, str] | None = None
 ) -> dict[str, list[str]]:
