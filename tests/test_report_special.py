@@ -279,3 +279,17 @@ def test_an_ok_largest_value_is_a_whole_number_or_no_figure(found, status, first
     row = _largest("pytorch", (1, 1), "ok", found)
     (face,) = special_tables(pd.DataFrame([row]).reindex(columns=CELL_TABLE_COLUMNS), label)
     assert (face.rows[0].values[0].status, face.rows[0].values[0].first) == (status, first)
+
+
+def test_a_special_value_most_of_whose_runs_ran_out_of_memory_says_so():
+    """Review: a largest num_classes (and a W&D vocabulary) with 1 ok run and 4 out of memory
+    read as a plain ok figure: 'the largest value that trains' that 4 of 5 runs could not."""
+    face = _largest("pytorch", (1, 1), "ok", 1300000) | {"statuses": "ok:1,oom:4"}
+    wdl = _cell("pytorch", "wide_deep", 3200000, "ok", 16384 / 0.0205, 1000.0)
+    wdl["statuses"] = "oom:4,ok:1"
+    clean = _cell("oneflow_wdl", "wide_deep", 3200000, "ok", 16384 / 0.0205, 1000.0)
+    frame = pd.DataFrame([face, wdl, clean | {"statuses": "ok:5"}])
+    tables = special_tables(frame.reindex(columns=CELL_TABLE_COLUMNS), label)
+    values = {t.model: [v.first for r in t.rows for v in r.values] for t in tables}
+    assert values["insightface"] == ["1,300,000 (4/5 OOM)"]
+    assert sorted(values["wide_deep"]) == ["20.5", "20.5 (4/5 OOM)"]

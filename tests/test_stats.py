@@ -191,3 +191,11 @@ def test_percentiles_are_numpys_linear_method_to_the_bit():
         values = [rng.random() * rng.choice([1e-3, 1, 1e3]) for _ in range(rng.randint(1, 60))]
         expected = np.percentile(values, (50, 75, 90, 95))
         assert list(percentiles(values).values()) == [float(x) for x in expected]
+
+
+def test_a_cells_statuses_text_reads_back_its_counts():
+    from dlperf.status import status_counts, statuses_text
+
+    assert statuses_text({"oom": 4, "ok": 1}) == "ok:1,oom:4"
+    assert status_counts("ok:1,oom:4") == {"ok": 1, "oom": 4}
+    assert status_counts(float("nan")) == {} and status_counts("") == {}

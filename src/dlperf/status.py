@@ -85,6 +85,17 @@ def cell_status(counts: Mapping[str, int]) -> Status:
     return max(done, key=lambda s: (done[s], -severity(s)))
 
 
+def statuses_text(counts: Mapping[str, int]) -> str:
+    """A cell's runs' status counts as its table's `statuses` field: "ok:1,oom:4"."""
+    return ",".join(f"{k}:{v}" for k, v in sorted(counts.items()))
+
+
+def status_counts(text: object) -> dict[str, int]:
+    """statuses_text's counts back ({} for no text, as a published table may have none)."""
+    pairs = (part.split(":") for part in text.split(",") if part) if isinstance(text, str) else ()
+    return {status: int(n) for status, n in pairs}
+
+
 def sort_statuses(statuses: Iterable[str]) -> list[str]:
     """Statuses in report order: ok first, then worst first."""
     return sorted(statuses, key=lambda s: (s != Status.OK, severity(s), s))

@@ -21,7 +21,7 @@ from dlperf.measure.efficiency import cell_figures as explaining_figures
 from dlperf.measure.runflags import run_flags
 from dlperf.measure.stats import CI_LEVEL, Window, speedup, spread
 from dlperf.measure.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags
-from dlperf.status import Status, cell_status
+from dlperf.status import Status, cell_status, statuses_text
 from dlperf.util import atomic_path, is_number
 
 CELL_COLUMNS = [
@@ -100,7 +100,7 @@ def cell_figures(
         "runs_planned": runs_planned,
         "runs_done": len(group),
         "runs_ok": len(ok),
-        "statuses": ",".join(f"{k}:{v}" for k, v in sorted(statuses.items())),
+        "statuses": statuses_text(statuses),
         "throughput_median": s.median,
         "throughput_min": s.minimum,
         "throughput_max": s.maximum,

@@ -27,7 +27,7 @@ from dlperf.i18n import Phrase, Text
 from dlperf.matrix import sweep_slug
 from dlperf.report import fmt
 from dlperf.report.order import batch_size_key, layout_key, natural_key
-from dlperf.status import Status
+from dlperf.status import Status, status_counts
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
 ABSENT = "absent"  # no such cell: not planned for this column and row (shown as -)
@@ -134,7 +134,16 @@ def _wide_deep_value(row: dict[str, Any] | None) -> Value:
         latency_ms = _ratio(1000 * samples_per_iteration, _number(row["throughput_median"]))
         shown = fmt.milliseconds(latency_ms)
     memory_mib = _number(row.get("peak_mem_mib"))
+    shown += _out_of_memory(row)
     return Value(Status.OK, shown, fmt.integer(memory_mib), plotted=(latency_ms, memory_mib))
+
+
+def _out_of_memory(row: dict[str, Any]) -> str:
+    """' (4/5 OOM)' for an ok cell some of whose runs ran out of memory: a vocabulary or a largest
+    value its runs could not all train is no plain figure ('' for none)."""
+    counts = status_counts(row.get("statuses"))
+    oom = counts.get(Status.OOM, 0)
+    return f" ({oom}/{sum(counts.values())} OOM)" if oom else ""
 
 
 def _memory_ratio(by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ...]) -> str:
@@ -196,7 +205,7 @@ def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
     if not isinstance(value, int) or isinstance(value, bool):
         return Value(Status.PARSE_ERROR, "", "")  # an ok search without a whole largest value
     bound = "≥ " if fmt.is_number(row.get("search_ceiling")) else ""  # its search's ceiling
-    return Value(Status.OK, f"{bound}{value:,}", "")
+    return Value(Status.OK, f"{bound}{value:,}{_out_of_memory(row)}", "")
 
 
 def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
