@@ -560,3 +560,21 @@ def test_cases_in_two_files_are_an_error_naming_both(tmp_path):
     a, b = write(tmp_path / "a.yaml", case), write(tmp_path / "b.yaml", "repeats: 2\n" + case)
     with pytest.raises(ConfigError, match=rf"^{b}:2: cases: {a}:1 has cases too"):
         load(a, b)
+
+
+def test_an_option_search_that_inherits_a_ceiling_below_its_start_is_refused(tmp_path):
+    """Review: an InsightFace case's max_search {start: 100000} took max_batch_search's ceiling
+    (4096, a batch size's): one probe, reported as '≥ 100,000'."""
+    case = (
+        "name: t\ncases:\n  - framework: pytorch\n    model: insightface\n    batch_size: [8]\n"
+        "    layouts: [1n1g]\n    sweep: {num_classes: [max]}\n"
+        "    max_search: {start: 100000, granularity: 100000}\n"
+    )
+    path = write(tmp_path / "face.yaml", case)
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert f"{path}:8: cases[0].max_search: ceiling 4096 (max_batch_search's: give the " in str(
+        err.value
+    )
+    write(path, case.replace("granularity: 100000", "granularity: 100000, ceiling: 800000"))
+    assert load(path)["cases"][0]["max_search"]["ceiling"] == 800000

@@ -249,6 +249,19 @@ def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
             f"{_source(parts, layers)}: max_batch_search.ceiling: {search['ceiling']} is below "
             f"start ({search['start']})"
         )
+    for i, case in enumerate(config["cases"]):
+        own = case.get("max_search", {})
+        merged = search | own  # a swept option's `max` search: what it leaves out is the batch's
+        if not any("max" in values for values in case.get("sweep", {}).values()):
+            continue
+        if merged["ceiling"] < merged["start"]:
+            key = "start" if "start" in own else "ceiling"
+            whose = "" if "ceiling" in own else " (max_batch_search's: give the option's own)"
+            raise ConfigError(
+                f"{_source(['cases', i, 'max_search', key], layers)}: cases[{i}].max_search: "
+                f"ceiling {merged['ceiling']}"
+                f"{whose} is below start ({merged['start']})"
+            )
 
 
 def _located(error: jsonschema.ValidationError, layers: Sequence[Layer]) -> str:
