@@ -71,6 +71,22 @@ def test_mfu_against_the_gpus_nameplate_and_the_measured_peak(tmp_path):
     assert "below the achieved rate" in row["peak_source"]
 
 
+def test_products_faster_than_the_stated_precisions_nameplate_give_no_mfu(tmp_path):
+    """Review: an "fp32" cell whose products ran in TF32 (TensorFlow's and JAX's default on an
+    H100) had its MFU taken against the 67 TFLOP/s fp32 nameplate: 298%, with its own calibration
+    at 380 TFLOP/s saying otherwise."""
+    flops = ("flops", {"rank": 0, "per_sample": "1e13", "math": "fp32", "method": "counted"})
+    gpu = "NVIDIA_H100_80GB_HBM3"
+    tf32 = ("peak", {"rank": 0, "math": "fp32", "measured_tflops": 380, "gpu": gpu})
+    row = figures([rank_log(tmp_path, 0, flops, tf32)], devices=1)  # 20 samples/s: 200 TFLOP/s
+    assert math.isnan(row["mfu_pct"]) and row["peak_tflops"] == 67.0
+    assert "the products ran faster than fp32: no MFU" in row["peak_source"]
+    boost = ("peak", {"rank": 0, "math": "fp32", "measured_tflops": 70, "gpu": gpu})
+    slow = ("flops", {"rank": 0, "per_sample": "1e12", "math": "fp32", "method": "counted"})
+    row = figures([rank_log(tmp_path, 0, slow, boost)], devices=1)  # within the slack: an MFU
+    assert row["mfu_pct"] == pytest.approx(100 * 20 / 67.0)
+
+
 def test_two_ranks_share_the_flops_per_device(tmp_path):
     flops = ("flops", {"rank": 0, "per_sample": "1e12", "math": "fp32", "method": "formula"})
     peak = ("peak", {"rank": 0, "math": "fp32", "measured_tflops": 20, "gpu": "none"})

@@ -165,3 +165,21 @@ def test_mfu():
     assert mfu(24.5e9, 2000, 312.0) == pytest.approx(49 / 312)
     assert math.isnan(mfu(24.5e9, 2000, None))
     assert math.isnan(mfu(24.5e9, 2000, 0.0))
+
+
+@pytest.mark.parametrize(
+    "capability, allowed, math",
+    [((9, 0), True, "tf32"), ((8, 0), True, "tf32"), ((7, 0), True, "fp32"), ((9, 0), False, "fp32"),
+     (None, True, "fp32")],
+)  # fmt: skip
+def test_an_fp32_cells_products_run_in_tf32_where_the_gpu_and_framework_allow_it(
+    capability, allowed, math
+):
+    """Review: TensorFlow and JAX run fp32 products in TF32 by default on an A100 or H100, and
+    their fp32 cells' MFU was taken against the fp32 nameplate (67 TFLOP/s on an H100, 7.4x too
+    low a peak: an MFU of 298%)."""
+    from dlperf.workloads.common import fp32_math, jax_allows_tf32
+
+    assert fp32_math(capability, allowed) == math
+    assert jax_allows_tf32(None) and jax_allows_tf32("tensorfloat32")
+    assert not jax_allows_tf32("highest") and not jax_allows_tf32("float32")

@@ -93,6 +93,11 @@ def run_figures(
     return {k: (NAN if v is None else v) for k, v in row.items()}
 
 
+# How far a calibration GEMM may exceed its GPU's nameplate at the stated precision (boost clocks)
+# before the stated precision is taken to be wrong (TF32 products of an "fp32" cell: 7x).
+NAMEPLATE_SLACK = 1.2
+
+
 def _compute(
     facts: RunFacts,
     result: RunThroughput,
@@ -128,6 +133,14 @@ def _compute(
         return row | {"peak_source": "no peak: neither a known GPU nor a calibration"}
     if achieved > peak and nameplate is None:  # the calibration ran slower than training did
         source += " below the achieved rate (the device was busy while it was measured): no MFU"
+        return row | {"peak_tflops": peak, "peak_source": source}
+    if nameplate is not None and max(achieved, measured if math.isfinite(measured) else 0) > (
+        NAMEPLATE_SLACK * peak
+    ):  # a product faster than the nameplate allows ran at another precision than stated
+        source += (
+            f" below what ran (achieved {achieved:.3g}, calibration {measured:.3g} TFLOP/s): the "
+            f"products ran faster than {math_dtype}: no MFU"
+        )
         return row | {"peak_tflops": peak, "peak_source": source}
     return row | {"peak_tflops": peak, "peak_source": source, "mfu_pct": 100 * achieved / peak}
 

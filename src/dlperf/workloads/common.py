@@ -125,6 +125,19 @@ def train_steps(
     power.stop()
 
 
+def fp32_math(compute_capability: tuple[int, ...] | None, tf32_enabled: bool) -> str:
+    """What an fp32 cell's matrix products run in, which its MFU's peak is taken at: TF32 on an
+    NVIDIA GPU of compute capability 8.0 or later (A100, H100) where the framework allows it (its
+    default in TensorFlow and JAX; PyTorch's for cuDNN convolutions only), else fp32."""
+    return "tf32" if tf32_enabled and (compute_capability or (0, 0)) >= (8, 0) else "fp32"
+
+
+def jax_allows_tf32(default_matmul_precision: str | None) -> bool:
+    """JAX's jax_default_matmul_precision: unset (DEFAULT), 'tensorfloat32' or 'fastest' let an
+    fp32 product run in TF32; 'highest', 'float32', 'high' or 'bfloat16_3x' keep (near) fp32."""
+    return default_matmul_precision in (None, "default", "tensorfloat32", "fastest")
+
+
 def log_memory(rank: int, peak_allocated_bytes: float | None = None, **fields: Any) -> None:
     """The `dlperf-memory rank=R peak_rss_mb=X [peak_allocated_mb=Y]` line that ends every run:
     the process's peak resident memory and, on a GPU, the framework allocator's peak."""

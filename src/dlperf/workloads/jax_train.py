@@ -45,6 +45,8 @@ import sys
 from typing import Any
 
 from dlperf.workloads.common import (
+    fp32_math,
+    jax_allows_tf32,
     log_measured_peak,
     log_memory,
     require_modules,
@@ -338,7 +340,15 @@ def main(argv: list[str] | None = None) -> int:
             xla="jit",
             jax=jax.__version__,
         )
-        math = "bf16" if use_amp else "fp32"
+        capability = getattr(device, "compute_capability", None)  # "9.0" on a CUDA device
+        math = (
+            "bf16"
+            if use_amp
+            else fp32_math(
+                tuple(map(int, capability.split("."))) if isinstance(capability, str) else None,
+                jax_allows_tf32(jax.config.jax_default_matmul_precision),
+            )
+        )
         log_flops(args, config, math)
         last: list[Any] = []  # JAX dispatches asynchronously: the sync waits for the last product
 

@@ -43,6 +43,7 @@ import sys
 from typing import Any
 
 from dlperf.workloads.common import (
+    fp32_math,
     log_measured_peak,
     log_memory,
     require_modules,
@@ -284,6 +285,13 @@ def make_step(
     return step
 
 
+def _compute_capability(tf: Any) -> tuple[int, ...] | None:
+    """The first visible GPU's (the rank's own: its CUDA_VISIBLE_DEVICES names one)."""
+    gpus = tf.config.list_physical_devices("GPU")
+    details = tf.config.experimental.get_device_details(gpus[0]) if gpus else {}
+    return details.get("compute_capability")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank, world, local_rank, local_world = start_rank(args)
@@ -332,7 +340,10 @@ def main(argv: list[str] | None = None) -> int:
             tensorflow=tf.__version__,
             cuda=tf.sysconfig.get_build_info().get("cuda_version", "none") if on_gpu else "none",
         )
-        math = {"float16": "fp16", "bfloat16": "bf16"}.get(amp_dtype, "fp32")
+        math = {"float16": "fp16", "bfloat16": "bf16"}.get(amp_dtype) or fp32_math(
+            _compute_capability(tf) if on_gpu else None,
+            tf.config.experimental.tensor_float_32_execution_enabled(),
+        )
         log_flops(args, config, math)
 
         last: list[Any] = []  # the sync reads the last product back (GPU ops run async)

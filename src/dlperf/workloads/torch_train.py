@@ -25,6 +25,7 @@ from torch import nn
 from dlperf import flops
 from dlperf.measure.ceiling import measure_allreduce_busbw
 from dlperf.workloads.common import (
+    fp32_math,
     leave_together,
     log,
     log_memory,
@@ -77,15 +78,17 @@ def math_dtype(args: argparse.Namespace, device: torch.device) -> str:
     """The precision the model's matrix products run in (the peak MFU is taken against)."""
     if args.precision == "amp":
         return "fp16" if device.type == "cuda" else "bf16"
-    if device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 0):
-        # PyTorch's defaults: cuDNN convolutions may use TF32, cuBLAS matmuls may not
-        tf32 = (
-            torch.backends.cudnn.allow_tf32
-            if recipe(args).tf32_flag == "cudnn"
-            else torch.backends.cuda.matmul.allow_tf32
-        )
-        return "tf32" if tf32 else "fp32"
-    return "fp32"
+    if device.type != "cuda":
+        return "fp32"
+    # PyTorch's defaults: cuDNN convolutions may use TF32, cuBLAS matmuls may not (unless an NGC
+    # image's TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 makes cuBLAS use it whatever the flag says)
+    tf32 = (
+        torch.backends.cudnn.allow_tf32
+        if recipe(args).tf32_flag == "cudnn"
+        else torch.backends.cuda.matmul.allow_tf32
+        or os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE") == "1"
+    )
+    return fp32_math(torch.cuda.get_device_capability(device), tf32)
 
 
 def counted_flops_per_sample(model: nn.Module, batch: dict[str, torch.Tensor]) -> float:
