@@ -37,11 +37,13 @@ def rank_log(tmp_path: Path, rank: int, *facts: tuple[str, dict]) -> tuple[Path,
     return path, records
 
 
-def figures(logs_and_records: list[tuple[Path, list[StepRecord]]], devices: int) -> dict:
+def figures(
+    logs_and_records: list[tuple[Path, list[StepRecord]]], devices: int, **more: object
+) -> dict:
     logs = [log for log, _ in logs_and_records]
     records = [r for _, rs in logs_and_records for r in rs]
     result = run_throughput(ParseResult(records, Method.TIMESTAMPS), WINDOW)
-    return run_figures(parse_facts(logs), result, records, WINDOW, devices)
+    return run_figures(parse_facts(logs), result, records, WINDOW, devices, **more)  # type: ignore[arg-type]
 
 
 def test_mfu_against_the_gpus_nameplate_and_the_measured_peak(tmp_path):
@@ -85,6 +87,21 @@ def test_products_faster_than_the_stated_precisions_nameplate_give_no_mfu(tmp_pa
     slow = ("flops", {"rank": 0, "per_sample": "1e12", "math": "fp32", "method": "counted"})
     row = figures([rank_log(tmp_path, 0, slow, boost)], devices=1)  # within the slack: an MFU
     assert row["mfu_pct"] == pytest.approx(100 * 20 / 67.0)
+
+
+def test_an_upstream_gpt_runs_mfu_is_against_its_gpus_nameplate_at_its_precision(tmp_path):
+    """Review: a Megatron-LM run (FLOPs by formula, no dlperf-peak line) never had an MFU ("no
+    peak: neither a known GPU nor a calibration") though its record names the GPU, and the
+    formula's products were taken as fp32 (an fp16 run against 15.7 TFLOP/s on a V100)."""
+    from dlperf.flops import FlopsFormula
+
+    formula = FlopsFormula(1e12, "6 N + 12 L s h", "fp16")
+    log = rank_log(tmp_path, 0)
+    row = figures([log], devices=1, formula=formula, hardware="Tesla V100-SXM2-16GB")
+    assert row["peak_source"] == "V100 SXM2 fp16 nameplate" and row["peak_tflops"] == 125.0
+    assert row["mfu_pct"] == pytest.approx(100 * 20 / 125.0)
+    mixed = figures([log], devices=1, formula=formula, hardware="NVIDIA A100; Tesla V100")
+    assert math.isnan(mixed["mfu_pct"])  # two models: no one nameplate
 
 
 def test_two_ranks_share_the_flops_per_device(tmp_path):

@@ -89,11 +89,15 @@ def test_megatron_formula_by_hand():
     s, layers, h = 2048, 16, 1536
     options = {"seq_len": s, "num_layers": layers, "hidden_size": h, "num_attention_heads": 16}
     for tp, v in ((1, 50304), (2, 50432)):
-        formula = megatron_formula(options | {"tensor_parallel": tp})
+        formula = megatron_formula(options | {"tensor_parallel": tp}, "amp")
         eq3 = 72.0 * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
         assert formula.per_sample == pytest.approx(eq3, rel=1e-12)
         assert formula.method == f"6 N + 12 L s h per token (model FLOPs), V={v}"
-    assert megatron_formula(options).per_sample == pytest.approx(7.753e12, rel=1e-3)  # by hand
+    assert megatron_formula(options, "amp").per_sample == pytest.approx(7.753e12, rel=1e-3)
+    assert (megatron_formula(options, "amp").math, megatron_formula(options, "fp32").math) == (
+        "fp16",
+        "fp32",
+    )  # --fp16 for amp, as DLPerf ran Megatron-LM and OneFlow-GPT
 
 
 @pytest.mark.parametrize(

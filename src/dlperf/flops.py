@@ -218,6 +218,7 @@ class FlopsFormula:
 
     per_sample: float
     method: str
+    math: str = "fp32"  # what its products run in (the peak its MFU is taken against)
 
 
 # --- GPT (Megatron-LM) ---------------------------------------------------------------------------
@@ -227,13 +228,14 @@ GPT2_VOCAB = 50257  # GPT-2's BPE vocabulary, which Megatron-LM's and OneFlow-GP
 MEGATRON_VOCAB_MULTIPLE = 128  # --make-vocab-size-divisible-by's default, times the TP size
 
 
-def megatron_formula(options: Mapping[str, Any]) -> FlopsFormula:
+def megatron_formula(options: Mapping[str, Any], precision: str) -> FlopsFormula:
     """A Megatron-style GPT run's FLOPs per sample (one sequence) from the adapter's options: model
     FLOPs, 6 N + 12 L s h per token as for every GPT column, with the vocabulary padded as
     Megatron-LM pads it. That is eq. 3 of Narayanan et al. 2021 without recomputation,
     72 B s l h^2 (1 + s / (6 h) + V / (12 l h)); Megatron-LM's own `throughput per GPU
     (TFLOP/s/GPU)`, kept beside it, counts the forward passes its activation recomputation
-    repeats as well (eq. 3's 96 B s l h^2 (1 + s / (6 h) + V / (16 l h)))."""
+    repeats as well (eq. 3's 96 B s l h^2 (1 + s / (6 h) + V / (16 l h))). Its products run in
+    fp16 for `amp` (--fp16, as DLPerf ran both), else fp32."""
     multiple = MEGATRON_VOCAB_MULTIPLE * int(options.get("tensor_parallel", 1))
     vocab = math.ceil(int(options.get("vocab_size", GPT2_VOCAB)) / multiple) * multiple
     h, heads = int(options["hidden_size"]), int(options["num_attention_heads"])
@@ -246,7 +248,8 @@ def megatron_formula(options: Mapping[str, Any]) -> FlopsFormula:
         kv_heads=heads,
     )
     per_sample = decoder_training_flops_per_sequence(shape, int(options["seq_len"]))
-    return FlopsFormula(per_sample, f"6 N + 12 L s h per token (model FLOPs), V={vocab}")
+    method = f"6 N + 12 L s h per token (model FLOPs), V={vocab}"
+    return FlopsFormula(per_sample, method, "fp16" if precision == "amp" else "fp32")
 
 
 # --- Wide & Deep ---------------------------------------------------------------------------------

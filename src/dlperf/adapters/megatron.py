@@ -113,7 +113,7 @@ class Megatron(UpstreamAdapter):
         return super().skip_reason(cell, options)
 
     def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
-        return megatron_formula(options)
+        return megatron_formula(options, cell.precision)
 
     def workload_env(self, ctx: TaskContext) -> dict[str, str]:
         env = {}

@@ -98,7 +98,7 @@ class OneFlowGPT(UpstreamAdapter):
         check_parallel_layout(self, case)
 
     def flops_formula(self, cell: Cell, options: dict[str, Any]) -> FlopsFormula | None:
-        return megatron_formula(options)
+        return megatron_formula(options, cell.precision)
 
     def program(self, ctx: TaskContext) -> list[str]:
         return [str(ctx.options["python"]), "-m", "oneflow_gpt.training"]

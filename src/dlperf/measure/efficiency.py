@@ -68,13 +68,14 @@ CEILING_MODEL = "no overlap: n t1 / (t1 + 2 (n-1)/n S / busbw), t1 = the 1n1g st
 
 def run_figures(
     facts: RunFacts, result: RunThroughput, records: Sequence[StepRecord], window: Window,
-    devices: int, formula: FlopsFormula | None = None,
+    devices: int, formula: FlopsFormula | None = None, hardware: str = "",
 ) -> dict[str, Any]:  # fmt: skip
     """A run's explaining figures from its facts and its measured window. `formula`: the FLOPs
-    per sample by the adapter's formula, for a run whose logs state none (an upstream source)."""
+    per sample by the adapter's formula, for a run whose logs state none (an upstream source);
+    `hardware`: the record's (its GPU model gives the nameplate where no log line names one)."""
     row: dict[str, Any] = dict.fromkeys(RUN_FIGURE_COLUMNS, NAN)
     used: list[Fact] = []
-    row |= _compute(facts, result, devices, used, formula)
+    row |= _compute(facts, result, devices, used, formula, hardware)
     row |= _memory(facts, used)
     row |= _energy(facts, records, window, result.window_samples, used)
     comm = facts.first(logline.COMM)
@@ -104,6 +105,7 @@ def _compute(
     devices: int,
     used: list[Fact],
     formula: FlopsFormula | None,
+    hardware: str,
 ) -> dict:
     stated, peak_line = facts.first(logline.FLOPS), facts.first(logline.PEAK)
     if stated is not None:
@@ -111,13 +113,17 @@ def _compute(
         per_sample = stated.number("per_sample") or NAN
         method, math_dtype = stated.fields.get("method", ""), stated.fields.get("math", "fp32")
     elif formula is not None:
-        per_sample, method, math_dtype = formula.per_sample, f"formula: {formula.method}", "fp32"
+        per_sample, method, math_dtype = (
+            formula.per_sample,
+            f"formula: {formula.method}",
+            formula.math,
+        )
     else:
         return {}
     achieved = peaks.achieved_tflops(per_sample, result.throughput_samples_per_s) / devices
     row = {"flops_per_sample": per_sample, "flops_method": method, "achieved_tflops": achieved}
     measured = NAN
-    gpu = "none"
+    gpu = hardware if hardware and ";" not in hardware else "none"  # one model: the nodes'
     if peak_line is not None:
         used.append(peak_line)
         measured = peak_line.number("measured_tflops") or NAN

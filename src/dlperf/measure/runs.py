@@ -180,8 +180,9 @@ def _run_row(
             check_window_within_wall_time(result, record.workload_wall_s, logs)
             formula = adapter.flops_formula(cell, record.options)
             figures = run_figures(
-                parse_facts(logs), result, records, window, cell.layout.devices, formula
-            )
+                parse_facts(logs), result, records, window, cell.layout.devices, formula,
+                record.hardware,
+            )  # fmt: skip
             figures["reported_tflops_per_device"] = _reported(parsed, window, "tflops_per_device")
             figures["nonfinite_loss_steps"] = _nonfinite_losses(parsed, window)
             tokens = adapter.tokens_per_sample(cell, record.options)
