@@ -87,6 +87,9 @@ def setup_platform(args: argparse.Namespace, local_rank: int, local_world: int) 
         os.environ["JAX_PLATFORMS"] = "cpu"
     elif args.device == "cuda":
         os.environ["JAX_PLATFORMS"] = "cuda"
+    # XLA takes 75% of the GPU up front: NVML's used memory would be the pool, not the training's
+    # (TensorFlow's workload grows its memory as well); a site may set it otherwise
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     # XLA's CPU thread pool is as large as the CPU set the process may run on: give each rank
     # its share of the cores, as the PyTorch workload gives each rank cores / ranks threads.
     if args.device != "cuda" and hasattr(os, "sched_getaffinity"):
