@@ -119,3 +119,19 @@ def test_adapter_runs_xla_on_only() -> None:
     with pytest.raises(ConfigError, match=r"^\.options\.depth: "):
         adapter.check_case(base | {"xla": [True], "options": {"depth": 3}})
     adapter.check_case(base | {"model": "gpt", "xla": [True], "options": {"seq_len": 64}})
+
+
+def test_jax_allocates_gpu_memory_as_it_needs_it_unless_the_site_says_otherwise(monkeypatch):
+    """Review: XLA preallocates 75% of a GPU, so a JAX cell's NVML used memory was the pool."""
+    import argparse
+    import os
+
+    from dlperf.workloads.jax_train import setup_platform
+
+    for name in ("XLA_PYTHON_CLIENT_PREALLOCATE", "JAX_PLATFORMS", "KERAS_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+    setup_platform(argparse.Namespace(device="cuda", threads=0), 0, 1)
+    assert os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "true")
+    setup_platform(argparse.Namespace(device="cuda", threads=0), 0, 1)
+    assert os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] == "true"
