@@ -90,6 +90,17 @@ def test_report_settings_rerender_the_report_only(copy):
     assert text.startswith("# Retitled") and "two ranks" in text
 
 
+def test_a_language_no_longer_asked_for_leaves_no_report_behind(copy):
+    """Review: languages [en] with a new window re-rendered report.en.* and left report.zh.*
+    with the old window and medians beside it, never to be updated."""
+    assert (copy / "results/report/report.zh.md").exists()
+    config = tiny_suite() | {"report": {"languages": ["en"]}}
+    write_suite(copy, config)
+    snakemake(copy, "--cores", "2", "--config", "suite=suite.yaml")
+    left = sorted(p.name for p in (copy / "results/report").glob("report.*"))
+    assert left == ["report.en.html", "report.en.md"]
+
+
 def test_a_deleted_manifest_is_redone(copy):
     (copy / f"results/runs/{RESNET}.1n2g/r2/manifest.json").unlink()
     jobs = planned_jobs(copy, "--config", "suite=suite.yaml")
