@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -71,13 +73,25 @@ def test_a_sparse_checkout_holds_the_folders_asked_and_is_kept(remote, tmp_path:
     assert sources.place(Checkout(REPO, commit, ("imagenet",)), into, url(tmp_path)).kept
 
 
-def test_an_incomplete_checkout_is_made_again(remote, tmp_path: Path) -> None:
+def test_a_folder_dlperf_did_not_make_is_never_removed(remote, tmp_path: Path) -> None:
+    """Review: a checkout copied in without .git (a patched main.py) was removed before the fetch,
+    and lost for good when the fetch failed. A fetch goes beside it and takes its place only
+    once complete; a folder without dlperf's marker is an error naming it."""
     _, commit = remote
     into = tmp_path / "sources"
     folder = into / f"pytorch+examples@{commit}"
-    (folder / "imagenet").mkdir(parents=True)  # a copy that stopped half-way: no marker
-    placed = sources.place(Checkout(REPO, commit, ("imagenet",)), into, url(tmp_path))
-    assert not placed.kept and (folder / "imagenet" / "main.py").is_file()
+    (folder / "imagenet").mkdir(parents=True)
+    (folder / "imagenet" / "main.py").write_text("patched\n")
+    with pytest.raises(
+        sources.SourcesError, match=f"{re.escape(str(folder))} exists and is no checkout"
+    ):
+        sources.place(Checkout(REPO, commit, ("imagenet",)), into, url(tmp_path))
+    assert (folder / "imagenet" / "main.py").read_text() == "patched\n"
+    placed = sources.place(Checkout(REPO, commit, ("imagenet",)), into / "ok", url(tmp_path))
+    with pytest.raises(sources.SourcesError, match="has no folder vision"):  # a failed refetch
+        sources.place(Checkout(REPO, commit, ("vision",)), into / "ok", url(tmp_path))
+    assert (placed.folder / "imagenet" / "main.py").is_file()  # the old checkout stands
+    assert sources.place(Checkout(REPO, commit, ("imagenet",)), into / "ok", url(tmp_path)).kept
 
 
 def test_a_plain_url_prefix_is_owner_slash_name(tmp_path: Path) -> None:
@@ -134,6 +148,6 @@ def test_the_command_places_what_the_suites_upstream_cells_need(
     assert Path(script).read_text() == "print('imagenet')\n"
     assert cli.main(argv) == 0 and "kept imagenet" in capsys.readouterr().out
     assert cli.main([*argv[:-1], f"file://{tmp_path}/nowhere/{{name}}"]) == 0  # kept: no fetch
-    (tmp_path / "sources" / f"pytorch+examples@{commit}" / ".git" / sources.MARKER).unlink()
+    shutil.rmtree(tmp_path / "sources" / f"pytorch+examples@{commit}")
     assert cli.main([*argv[:-1], f"file://{tmp_path}/nowhere/{{name}}"]) == 1
     assert f"dlperf sources: pytorch/examples@{commit} from" in capsys.readouterr().err

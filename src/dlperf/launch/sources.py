@@ -114,16 +114,24 @@ def place(checkout: Checkout, into: Path, source: str = DEFAULT_URL) -> Placed:
         checkout = Checkout(
             checkout.repo, checkout.commit, tuple(sorted({*had["paths"], *checkout.paths}))
         )
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    if folder.exists() and had is None:
+        raise SourcesError(
+            f"{folder} exists and is no checkout `dlperf sources` made (no .git/{MARKER}): "
+            "move it away, or remove it, to fetch the pinned commit there"
+        )
+    # fetched beside it, then put in its place: a failed fetch leaves the old checkout as it was
+    fetching = folder.with_name(folder.name + ".fetching")
+    shutil.rmtree(fetching, ignore_errors=True)
+    fetching.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _fetch(checkout, folder, checkout.url(source))
+        _fetch(checkout, fetching, checkout.url(source))
     except SourcesError:
-        shutil.rmtree(folder, ignore_errors=True)  # nothing half-made is left to be kept
+        shutil.rmtree(fetching, ignore_errors=True)  # nothing half-made is left to be kept
         raise
     marker = {"repo": checkout.repo, "commit": checkout.commit, "paths": list(checkout.paths)}
-    atomic_write_text(folder / ".git" / MARKER, json.dumps(marker, indent=1) + "\n")
+    atomic_write_text(fetching / ".git" / MARKER, json.dumps(marker, indent=1) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    fetching.rename(folder)
     return _placed(checkout, folder, kept=False)
 
 
