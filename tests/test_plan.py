@@ -188,6 +188,20 @@ def test_duration_sources_measured_scaled_limit(tmp_path):
     assert "duration_source" in text and "batch per device" in text
 
 
+def test_an_infinite_time_in_a_runs_table_is_no_duration(tmp_path):
+    """Review: noticed_at = inf in a hand-edited runs table crashed `dlperf plan` and every
+    Snakemake call (OverflowError in the planner)."""
+    config = validate(
+        {"repeats": 1, "time_limit_min": 30,
+         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4], "layouts": ["1n1g"]}]}
+    )  # fmt: skip
+    cell, t0 = "pytorch.resnet50.fp32.noxla.b4.1n1g", 1_700_000_000.0
+    row = {"cell_id": cell, "status": "ok", "submitted_at": t0, "workload_wall_s": 80}
+    write_runs(tmp_path, [row | {"noticed_at": float("inf")}, row | {"noticed_at": t0 + 100}])
+    (planned,) = make_plan(config, tmp_path, nodes=1).cells
+    assert (planned.duration_source, planned.wall_s) == ("measured", 100)
+
+
 def test_gpu_and_node_hours_per_layout(tmp_path):
     config = suite({1: ["1n1g", "2n8g"]}, repeats=2)
     rows = layout_rows(plan_of(config, tmp_path, nodes=2))

@@ -28,3 +28,14 @@ def test_a_one_device_batch_sweep_keeps_its_own_tables():
     bsz=192 in the bsz=256 table as if it were the fallback of a column."""
     rows = [(256, 1, "oom"), (192, 1, "ok"), (128, 1, "ok")]
     assert _tables(rows) == ["256", "192", "128"]
+
+
+def test_a_published_tables_words_for_a_model_make_a_safe_plot_name():
+    """Review: a baseline's model '../../escaped/x' wrote plots outside the report's folder, and
+    'ResNet-50 v1.5 (ours)' gave a Markdown image link that does not render."""
+    from dlperf.report.groups import _slug
+
+    assert _slug("../../escaped/x", "fp32", "128") == "_.._escaped_x.fp32.b128"
+    assert _slug("ResNet-50 v1.5 (ours)", "amp", "256") == "ResNet-50_v1.5_ours_.amp.b256"
+    assert _slug("resnet50", "fp32", "128") == "resnet50.fp32.b128"
+    assert len(_slug("m" * 300, "fp32", "128")) == 120

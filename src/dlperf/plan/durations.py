@@ -97,7 +97,7 @@ def _number(text: str | None) -> float | None:
         value = float(text) if text else math.nan
     except ValueError:
         return None
-    return None if math.isnan(value) else value
+    return value if math.isfinite(value) else None  # inf is no duration (a hand-edited table)
 
 
 def _seconds(text: str | None) -> float | None:

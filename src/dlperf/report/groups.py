@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -205,8 +206,10 @@ def _resolved_batch(frame: pd.DataFrame) -> str:
 
 
 def _slug(model: str, precision: str, batch_size: str) -> str:
+    """The table's name in file names (its plots): a published table's own words for a model
+    ("ResNet-50 v1.5 (ours)", "../x") kept to letters, digits, '.', '_' and '-', and short."""
     cell = Cell("", model, precision, False, batch_size, Layout(1, 1), "default")
-    return cell.group_id.replace(".noxla", "")
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", cell.group_id.replace(".noxla", ""))[:120].strip(".")
 
 
 def _column_remarks(key: tuple[Any, ...], frame: pd.DataFrame, table_batch: str) -> list[Footnote]:
