@@ -60,3 +60,17 @@ def test_a_stamp_no_remake_consumed_is_removed(tmp_path: Path):
     assert stamp_inputs(stamp, output, stale=True) == [str(stamp)]  # another suite's dry run
     assert stamp_inputs(stamp, output, stale=False) == []
     assert not stamp.exists() and output.exists()
+
+
+def test_a_consumed_stamp_stays_an_input_in_a_copy_that_kept_no_mtimes(tmp_path: Path):
+    """Review: `cp -r` of a results folder (mtimes not kept) made a consumed stamp newer than its
+    run's manifest; the next invocation took it for another suite's dry run and removed it, and
+    the changed set of inputs redid every run that had ever been redone by a stamp."""
+    stamp, output = tmp_path / "stamp", tmp_path / "manifest.json"
+    _written_later(output)
+    assert stamp_inputs(stamp, output, stale=True) == [str(stamp)]  # an option changed
+    _written_later(output)  # the run redone
+    assert stamp_inputs(stamp, output, stale=False) == [str(stamp)]  # consumed
+    os.utime(stamp, ns=(time.time_ns() + 10**9,) * 2)  # the copy: written after the manifest
+    assert stamp_inputs(stamp, output, stale=False) == [str(stamp)]
+    assert stamp.exists()

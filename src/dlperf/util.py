@@ -119,6 +119,10 @@ def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     if stamped is None:
         return []
     if consumed:
+        text = stamp.read_text()
+        if not text.startswith(CONSUMED):  # said in the stamp, not only by its time, which a
+            stamp.write_text(CONSUMED + text)  # copy without mtimes (cp -r, scp) loses
+            os.utime(stamp, ns=(stamped, stamped))
         return [str(stamp)]
     if was_input and made is not None:  # a dry run of another suite stamped it: not for us
         os.utime(stamp, ns=(made, made))
