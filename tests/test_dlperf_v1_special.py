@@ -379,3 +379,20 @@ def test_dlperf_check_accepts_the_suite() -> None:
     out = dlperf_check(SUITE_FILE)
     assert out.returncode == 0, out.stderr
     assert "80 cells x 5 repeats = 400 runs" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("cell_id\tthroughput_median\tthroughput_median\n{a}\t\t397\n", r":1: column throughput_median is named twice"),
+        ('cell_id\tthroughput_median\tnote\n{a}\t360\t"w/XLA\n{b}\t2400\tx\n{c}\t4700\tbsz=96"\n', r':2: a quoted field runs on to line 4'),
+    ],
+)  # fmt: skip
+def test_a_hand_written_tables_rows_and_columns_are_what_they_seem(tmp_path, text, message):
+    """Review: a second throughput_median column was renamed and dropped (the cell ok with no
+    figure), and an unmatched quote in a remark swallowed the next rows into it (cells vanished)."""
+    ids = [f"oneflow.resnet50.fp32.noxla.b128.{layout}" for layout in ("1n1g", "1n8g", "2n8g")]
+    table = tmp_path / "t.tsv"
+    table.write_text(text.format(a=ids[0], b=ids[1], c=ids[2]))
+    with pytest.raises(ConfigError, match=re.escape(str(table)) + message):
+        load_baseline("t", table)

@@ -842,3 +842,15 @@ def test_a_published_speedup_needs_an_ok_1n1g_cell():
     out = add_speedup(cells).set_index("cell_id")
     assert math.isnan(out.loc[f"{base}.1n8g", "speedup"])
     assert out.loc[f"{base}.1n8g", "speedup_baseline_cell"] == ""
+
+
+def test_a_tables_row_is_one_line_whatever_its_texts_say(tmp_path):
+    """A traceback in a run's detail was written as a quoted field over several lines: the table
+    then read as a hand-written one with an unmatched quote would."""
+    from dlperf.measure.tables import write_table
+
+    frame = pd.DataFrame({"cell_id": ["a", "b"], "status_detail": ["x\r\ny\nz", ""], "n": [1, 2]})
+    write_table(frame, tmp_path / "runs.tsv")
+    assert (tmp_path / "runs.tsv").read_text().splitlines() == [
+        "cell_id\tstatus_detail\tn", "a\tx y z\t1", "b\t\t2",
+    ]  # fmt: skip

@@ -251,7 +251,13 @@ def setting_text(swept: Mapping[str, Any]) -> str:
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
     """Every number as Python writes it (the shortest text that reads back the same value): a
-    rounded epoch time would turn a run's duration into 0."""
+    rounded epoch time would turn a run's duration into 0. A row is one line: a text's line
+    breaks (a traceback in a run's detail; its manifest keeps them) become spaces (the steps
+    table, ids and numbers only, is not searched for them)."""
+    text = frame.select_dtypes(include=["object", "string"]).columns
+    if len(text) and not path.name.endswith(".gz"):
+        frame = frame.copy()
+        frame[text] = frame[text].replace(r"[\r\n]+", " ", regex=True)
     with atomic_path(path) as tmp:
         frame.to_csv(
             tmp,

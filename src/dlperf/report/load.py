@@ -21,6 +21,7 @@ from dlperf.report.tablecheck import (
     FLAG_COLUMNS,
     SIZE_COLUMNS,
     Lines,
+    check_layout,
     check_table,
     is_empty,
     shown,
@@ -172,6 +173,7 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
         raise ConfigError(
             f"{where}: baseline table {str(path)!r} not found (relative to {Path.cwd()})"
         )
+    check_layout(path)  # hand-written: one line a row, each column once
     frame = read_table(path, check=True)
     if "cell_id" not in frame.columns:
         raise ConfigError(

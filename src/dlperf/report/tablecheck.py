@@ -230,3 +230,29 @@ def to_bool(value: Any) -> bool:
     if value is None or (isinstance(value, float) and value != value):
         return False
     return str(value).strip().lower() in ("true", "1", "1.0", "yes", "on", "xla")
+
+
+def check_layout(path: Path) -> None:
+    """A hand-written table's header names each column once, and no field swallows rows: pandas
+    renames a second `throughput_median` and reads past it, and an unmatched quote takes the
+    lines up to the next one into one field (rows vanish into a remark). A quoted field may run
+    over lines (a note), but one that holds the separator as well holds rows. ConfigError at
+    path:line."""
+    sep, start = ("," if path.suffix == ".csv" else "\t"), 1
+    try:
+        with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+            reader = csv.reader(handle, delimiter=sep)
+            header = next(reader, [])
+            twice = sorted({c for c in header if header.count(c) > 1})
+            if twice:
+                raise ConfigError(f"{path}:1: column {twice[0]} is named twice in the header")
+            start = reader.line_num + 1
+            for record in reader:
+                if reader.line_num > start and any("\n" in f and sep in f for f in record):
+                    raise ConfigError(
+                        f"{path}:{start}: a quoted field runs on to line {reader.line_num} "
+                        '(an unmatched " ?), with rows in it'
+                    )
+                start = reader.line_num + 1
+    except csv.Error as err:
+        raise ConfigError(f"{path}:{start}: {err}") from None
