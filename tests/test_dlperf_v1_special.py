@@ -396,3 +396,17 @@ def test_a_hand_written_tables_rows_and_columns_are_what_they_seem(tmp_path, tex
     table.write_text(text.format(a=ids[0], b=ids[1], c=ids[2]))
     with pytest.raises(ConfigError, match=re.escape(str(table)) + message):
         load_baseline("t", table)
+
+
+def test_an_ok_published_cell_without_a_figure_is_an_error_naming_its_line(tmp_path):
+    """Review: `nan` as an ok cell's throughput read as an ok cell shown n/a."""
+    table = tmp_path / "t.tsv"
+    table.write_text(
+        "cell_id\tstatus\tthroughput_median\n"
+        "oneflow.resnet50.fp32.noxla.b128.1n1g\tok\t360\n"
+        "oneflow.resnet50.fp32.noxla.b128.1n8g\tok\tnan\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"t\.tsv:3: column throughput_median: an ok cell without"
+    ):
+        load_baseline("t", table)

@@ -197,11 +197,21 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
             )
         else:
             frame = cells_from_runs(frame)
+    figures = frame["throughput_median"]
+    if "latency_ms" in frame.columns:
+        figures = figures.where(figures.map(fmt.is_number), frame["latency_ms"])
     if "status" not in frame.columns:
-        figures = frame["throughput_median"]
-        if "latency_ms" in frame.columns:
-            figures = figures.where(figures.map(fmt.is_number), frame["latency_ms"])
         frame["status"] = [Status.OK if fmt.is_number(v) else Status.MISSING for v in figures]
+    lines = Lines(path, len(frame))
+    settings = frame["setting"] if "setting" in frame.columns else [""] * len(frame)
+    for row, (status, figure, setting) in enumerate(
+        zip(frame["status"], figures, settings, strict=True)
+    ):  # an ok cell shown as n/a (InsightFace's figure is its setting: the largest value)
+        if status == Status.OK and not fmt.is_number(figure) and not setting:
+            raise ConfigError(
+                f"{path}:{lines[row]}: column throughput_median: an ok cell without a figure "
+                "(give its number, or its status)"
+            )
     if "note" in frame.columns and "batch_size_resolved" not in frame.columns:
         frame["batch_size_resolved"] = [_noted_batch(n) for n in frame["note"]]
     frame["source"] = name
