@@ -200,11 +200,48 @@ def _run_cell(args: argparse.Namespace) -> int:
         repeat = RunPaths.of_manifest(args.manifest).repeat  # run_cell checks the cell too
     except ValueError as err:
         raise ConfigError(f"run-cell --manifest {err}") from None
-    record = run_cell(
-        json.loads(args.measure), repeat, Harness(**json.loads(args.harness)), args.manifest
+    if args.manifest.exists():  # run_cell clears the run's folder: Snakemake removed it first
+        raise ConfigError(
+            f"run-cell --manifest {args.manifest}: already measured (status "
+            f"{_status_of(args.manifest)}); delete it to redo the run"
+        )
+    measure = _json_object("--measure", args.measure, ("cell", "device", "options", "steps"))
+    _json_object("--measure", json.dumps(measure["cell"]), CELL_KEYS, "'s cell")
+    fields = _json_object(
+        "--harness", args.harness, ("backend", "site", "time_limit_min", "wait_grace_s")
     )
+    try:
+        harness = Harness(**fields)
+    except TypeError as err:
+        raise ConfigError(f"run-cell --harness: {err}") from None
+    record = run_cell(measure, repeat, harness, args.manifest)
     logging.info("%s r%d: %s %s", record.cell_id, repeat, record.status, record.status_detail)
     return 0
+
+
+CELL_KEYS = ("framework", "model", "precision", "xla", "batch_size", "layout")
+
+
+def _json_object(option: str, text: str, keys: tuple[str, ...], what: str = "") -> dict[str, Any]:
+    """The JSON object an option gives, with the keys it must have (ConfigError naming it)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"run-cell {option}: not JSON: {err}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"run-cell {option}{what}: not a JSON object: {text}")
+    missing = [key for key in keys if key not in value]
+    if missing:
+        raise ConfigError(f"run-cell {option}{what}: no key {', '.join(map(repr, missing))}")
+    return value
+
+
+def _status_of(manifest: Path) -> str:
+    """A manifest's recorded status, as far as it can be read."""
+    try:
+        return str(json.loads(manifest.read_text())["status"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unreadable"
 
 
 def _check(path: Path, more: list[Path]) -> int:

@@ -1,0 +1,73 @@
+"""The CLI's answer to bad input: an error naming the file, option or key (exit 2, no
+traceback), and nothing already measured deleted or overwritten."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dlperf.cli import main
+
+CELL = {
+    "framework": "pytorch",
+    "model": "resnet50",
+    "precision": "fp32",
+    "xla": False,
+    "batch_size": 2,
+    "layout": "1n1g",
+}
+MEASURE = {"cell": CELL, "device": "cpu", "options": {}, "steps": 4}
+HARNESS = {"backend": "local", "site": {}, "time_limit_min": 1, "wait_grace_s": 1}
+
+
+def _run_cell(manifest, measure=MEASURE, harness=HARNESS):
+    return main(
+        [
+            "run-cell",
+            "--measure",
+            measure if isinstance(measure, str) else json.dumps(measure),
+            "--harness",
+            harness if isinstance(harness, str) else json.dumps(harness),
+            "--manifest",
+            str(manifest),
+        ]
+    )
+
+
+def test_run_cell_refuses_a_manifest_already_there_and_keeps_the_run(tmp_path, capsys):
+    """Review: run-cell rmtree'd the run's folder and retracted its figures whenever called, on
+    the word that Snakemake had removed the manifest first; a hand-typed call on a measured run
+    destroyed it. Now the CLI refuses a manifest that exists, and the folder stays."""
+    run = tmp_path / "results" / "runs" / "pytorch.resnet50.fp32.noxla.b2.1n1g" / "r1"
+    run.mkdir(parents=True)
+    manifest = run / "manifest.json"
+    manifest.write_text(json.dumps({"status": "ok"}))
+    (run / "task0.log").write_text("measured\n")
+    assert _run_cell(manifest) == 2
+    err = capsys.readouterr().err
+    assert f"--manifest {manifest}: already measured (status ok); delete it to redo" in err
+    assert manifest.is_file() and (run / "task0.log").read_text() == "measured\n"
+
+
+@pytest.mark.parametrize(
+    ("measure", "harness", "message"),
+    [
+        ("{not json", HARNESS, "run-cell --measure: not JSON:"),
+        ("[1]", HARNESS, "run-cell --measure: not a JSON object: [1]"),
+        ({"cell": CELL, "device": "cpu"}, HARNESS, "run-cell --measure: no key 'options', 'steps'"),
+        ({**MEASURE, "cell": {"model": "x"}}, HARNESS, "run-cell --measure's cell: no key"),
+        (MEASURE, "{", "run-cell --harness: not JSON:"),
+        (MEASURE, {"backend": "local"}, "run-cell --harness: no key 'site'"),
+        (MEASURE, {**HARNESS, "sitee": {}}, "run-cell --harness: "),
+    ],
+)
+def test_run_cell_names_the_option_of_malformed_json_or_a_missing_key(
+    tmp_path, capsys, measure, harness, message
+):
+    """Review: malformed --measure/--harness JSON, or one without a key run_cell reads, ended
+    in a JSONDecodeError, KeyError or TypeError traceback instead of an error naming the option."""
+    manifest = tmp_path / "runs" / "pytorch.resnet50.fp32.noxla.b2.1n1g" / "r1" / "manifest.json"
+    assert _run_cell(manifest, measure, harness) == 2
+    assert message in capsys.readouterr().err
+    assert not manifest.parent.exists()
