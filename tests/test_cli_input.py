@@ -4,11 +4,13 @@ traceback), and nothing already measured deleted or overwritten."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from dlperf.cli import main
 
+V1_TSV = Path(__file__).resolve().parents[1] / "config/baselines/dlperf_v1.0.tsv"
 CELL = {
     "framework": "pytorch",
     "model": "resnet50",
@@ -71,3 +73,21 @@ def test_run_cell_names_the_option_of_malformed_json_or_a_missing_key(
     assert _run_cell(manifest, measure, harness) == 2
     assert message in capsys.readouterr().err
     assert not manifest.parent.exists()
+
+
+@pytest.mark.parametrize("out", [".", "report", "report/en", "plots"])
+def test_report_refuses_an_out_in_a_workflow_results_folder(tmp_path, capsys, out):
+    """Review: `dlperf report CELLS --out results/report` (or `--out results`) overwrote the
+    workflow's measured report with a cells-only one, silently. An --out that is a results
+    folder (runs/ and tables/cells.tsv), or one or two levels inside one, is refused."""
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    (results / "tables").mkdir()
+    (results / "tables" / "cells.tsv").write_text("cell\n")
+    (results / "report").mkdir()
+    measured = results / "report" / "report.en.md"
+    measured.write_text("measured\n")
+    assert main(["report", str(V1_TSV), "--out", str(results / out)]) == 2
+    err = capsys.readouterr().err
+    assert "the workflow's results folder" in err and "give another folder" in err
+    assert measured.read_text() == "measured\n"

@@ -365,6 +365,13 @@ def _report(tables: list[Path], out: Path, name: str | None) -> int:
             raise ConfigError(
                 f"dlperf report: {path}: is a folder; give a cells table (.tsv or .csv){hint}"
             )
+    results = _workflow_results(out)
+    if results is not None:
+        where = "is" if results == out.absolute() else f"is inside {results},"
+        raise ConfigError(
+            f"dlperf report: --out {out}: {where} the workflow's results folder (it holds "
+            "runs/ and tables/cells.tsv; its report is the workflow's); give another folder"
+        )
     for folder in (out, *out.parents):  # the first that exists must be a folder
         if folder.exists():
             if not folder.is_dir():
@@ -378,6 +385,18 @@ def _report(tables: list[Path], out: Path, name: str | None) -> int:
     for path in written:
         print(path)
     return 0
+
+
+def _workflow_results(out: Path) -> Path | None:
+    """The workflow results folder that `out` is, or is one or two levels inside: a folder
+    holding runs/ and tables/cells.tsv."""
+    from dlperf.paths import RUNS, ResultPaths
+
+    folder = out.absolute()
+    for candidate in (folder, *folder.parents[:2]):
+        if (candidate / RUNS).is_dir() and ResultPaths(candidate).cells.is_file():
+            return candidate
+    return None
 
 
 def _adapters() -> int:
