@@ -91,3 +91,33 @@ def test_report_refuses_an_out_in_a_workflow_results_folder(tmp_path, capsys, ou
     err = capsys.readouterr().err
     assert "the workflow's results folder" in err and "give another folder" in err
     assert measured.read_text() == "measured\n"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--cases", "1,x"], "--cases: 'x' is not a whole number of at least 1"),
+        (["--cases", "99"], "--cases [99]: the suite has cases 1 to"),
+        (["--repeats", "0"], "--repeats: '0' is not a whole number of at least 1"),
+        (["--budget-s", "nan"], "--budget-s: 'nan' is not a finite number"),
+        (["--budget-s", "0"], "--budget-s: 0 must be above 0"),
+        (["--suite", "{suite}"], "bad.yaml"),
+    ],
+)
+def test_gpu_proof_refuses_bad_options_with_exit_2_naming_them(tmp_path, capsys, options, message):
+    """Review: gpu-proof ran before the CLI's ConfigError handling and read its options loosely:
+    `--cases 1,x` was a ValueError traceback, a bad --suite a ConfigError traceback, `--repeats 0`
+    an error naming an internal suite.check.yaml, `--cases 99` exit 1, and `--budget-s nan`
+    switched the budget off (no time compares below NaN). Each is now exit 2 naming the option."""
+    suite = tmp_path / "bad.yaml"
+    suite.write_text("repeats: 1\nrepeats: 2\n")
+    options = [o.format(suite=suite) for o in options]
+    argv = ["gpu-proof", "--out", str(tmp_path / "out"), "--work", str(tmp_path / "w"), "--tiny"]
+    try:
+        code = main([*argv, *options])
+    except SystemExit as exit_:  # argparse's own error
+        code = exit_.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

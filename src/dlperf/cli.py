@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from dlperf.argtypes import above, at_least, fraction
 from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS
 from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S
@@ -25,7 +25,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["gpu-proof"]:  # its options are its own (dlperf.gpuproof.kit)
         from dlperf.gpuproof import kit
 
-        return kit.main(argv[1:])
+        try:
+            return kit.main(argv[1:])
+        except ConfigError as err:
+            print(f"dlperf gpu-proof: {err}", file=sys.stderr)
+            return 2
     parser = argparse.ArgumentParser(prog="dlperf", description="DLPerf benchmarks as a workflow")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     share.add_argument("--exclusive", dest="exclusive", action="store_true", default=None)
     plan.add_argument(
         "--time-limit-s",
-        type=_above(0),
+        type=above(0),
         default=DEFAULT_TIME_LIMIT_S,
         help="solver time limit",
     )
@@ -99,11 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("b", type=Path, help="the one compared with A, of the same kind")
     diff.add_argument(
         "--threshold",
-        type=_at_least(0),
+        type=at_least(0),
         default=0.05,
         help="relative slow-down that counts as a regression when significant (default 0.05)",
     )
-    diff.add_argument("--alpha", type=_fraction, default=0.05, help="test level (default 0.05)")
+    diff.add_argument("--alpha", type=fraction, default=0.05, help="test level (default 0.05)")
 
     report = sub.add_parser(
         "report",
@@ -144,43 +148,6 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"dlperf: {err}", file=sys.stderr)
         return 2
-
-
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-    return value
-
-
-def _at_least(low: float):  # noqa: ANN202
-    def check(text: str) -> float:
-        value = _number(text)
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{text} is below {low}")
-        return value
-
-    return check
-
-
-def _above(low: float):  # noqa: ANN202
-    def check(text: str) -> float:
-        value = _number(text)
-        if value <= low:
-            raise argparse.ArgumentTypeError(f"{text} must be above {low}")
-        return value
-
-    return check
-
-
-def _fraction(text: str) -> float:
-    value = _number(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
-    return value
 
 
 def _folder(text: str) -> Path:

@@ -36,8 +36,10 @@ import yaml
 
 from dlperf.adapters import get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
+from dlperf.argtypes import above, count, counts
 from dlperf.config import Suite, load
 from dlperf.defaults import case_setting
+from dlperf.errors import ConfigError
 from dlperf.gpuproof import pack, summary
 from dlperf.gpuproof.summary import Stage, suite_window
 from dlperf.launch.facts import node_facts
@@ -100,12 +102,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, required=True, help="folder for the packed files")
     p.add_argument("--suite", type=Path, default=REPO / "config" / "gpu.yaml")
     p.add_argument("--work", type=Path, default=Path(".dlperf/gpu-proof"))
-    p.add_argument("--budget-s", type=float, default=540.0, help="wall time for everything")
-    p.add_argument("--cases", help="case numbers to run, e.g. 1,2,5 (default: all, in order)")
+    p.add_argument("--budget-s", type=above(0), default=540.0, help="wall time for everything")
+    p.add_argument("--cases", type=counts, help="case numbers to run, e.g. 1,2,5 (default: all)")
     p.add_argument("--tiny", action="store_true", help="CPU-sized models and window (tests)")
     p.add_argument(
         "--repeats",
-        type=int,
+        type=count,
         help="runs per cell instead of the suite's (1: every case once in a short session; a "
         "later call with more adds runs, keeping those made)",
     )
@@ -217,14 +219,11 @@ def validated_suite(config: dict[str, Any], work: Path) -> dict[str, Any]:
     return validated
 
 
-def _numbers(text: str | None, count: int) -> list[int]:
-    if not text:
-        return list(range(1, count + 1))
-    numbers = [int(part) for part in text.split(",") if part.strip()]
-    bad = [n for n in numbers if not 1 <= n <= count]
+def _numbers(numbers: list[int] | None, cases: int) -> list[int]:
+    bad = [n for n in numbers or [] if not 1 <= n <= cases]
     if bad:
-        raise SystemExit(f"dlperf gpu-proof: --cases {bad}: the suite has cases 1 to {count}")
-    return numbers
+        raise ConfigError(f"--cases {bad}: the suite has cases 1 to {cases}")
+    return numbers or list(range(1, cases + 1))
 
 
 def run_stage(
