@@ -121,3 +121,14 @@ def test_gpu_proof_refuses_bad_options_with_exit_2_naming_them(tmp_path, capsys,
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_sources_into_a_file_is_an_error_naming_the_path(tmp_path, capsys):
+    """Review: `dlperf sources SUITE --into /dev/null` (or any file) ended in a FileExistsError
+    traceback; an OSError while placing is now exit 2 naming --into and the path."""
+    into = tmp_path / "a_file"
+    into.write_text("kept\n")
+    suite = Path(__file__).resolve().parents[1] / "config" / "gpu.yaml"
+    assert main(["sources", str(suite), "--into", str(into), "--from", "file:///nowhere"]) == 2
+    assert f"sources --into {into}: " in capsys.readouterr().err
+    assert into.read_text() == "kept\n"

@@ -243,6 +243,9 @@ def _sources(path: Path, into: Path, source: str) -> int:
     except sources.SourcesError as err:
         print(f"dlperf sources: {err}", file=sys.stderr)
         return 1
+    except OSError as err:  # --into a file, a device, a folder it may not write
+        where = err.filename or into
+        raise ConfigError(f"sources --into {into}: {where}: {err.strerror or err}") from None
     print(sources.total_line(placed))
     return 0
 
