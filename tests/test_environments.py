@@ -96,3 +96,18 @@ def test_a_site_interpreter_is_used_as_is(tmp_path: Path) -> None:
     assert record["key"] == "site" and record["packages"]["pandas"]
     elsewhere = environments.site_python_record("jax", "/opt/container-only/bin/python")
     assert elsewhere["packages"] == {} and "not runnable here" in elsewhere["note"]
+
+
+def test_the_rules_python_is_this_interpreter_even_where_only_python3_exists(tmp_path):
+    """Review: the rules run `python -m dlperf`; a system python3 with no `python` beside it (a
+    GPU machine's image) would fail every run with exit 127."""
+    from dlperf.environments import python_command_dir
+
+    system = tmp_path / "usr" / "bin"
+    system.mkdir(parents=True)
+    (system / "python3.12").write_text("")
+    made = python_command_dir(tmp_path / "cache", str(system / "python3.12"))
+    assert (made / "python").resolve() == (system / "python3.12").resolve()
+    assert python_command_dir(tmp_path / "cache", str(system / "python3.12")) == made  # kept
+    (system / "python").write_text("")  # a virtual environment's folder has one
+    assert python_command_dir(tmp_path / "cache", str(system / "python3.12")) == system

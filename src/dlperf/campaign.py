@@ -13,12 +13,12 @@ import functools
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from dlperf import environments
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.config import Suite, resolve_baselines, snakemake_config
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate, check_extra_args
@@ -142,10 +142,14 @@ class Campaign:
         how runs are launched (DLPERF_HARNESS: not a param, so switching backend or site reruns
         nothing), and where envs/*.txt are."""
         return {
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+            "PATH": os.pathsep.join([str(self._python_dir()), os.environ.get("PATH", "")]),
             "DLPERF_HARNESS": harness_json(self.config),
             "DLPERF_WORKFLOW_DIR": str(self.basedir),
         }
+
+    def _python_dir(self) -> Path:
+        """Where `python` is this interpreter (the rules run `python -m dlperf`)."""
+        return environments.python_command_dir(Path(self.config["site"]["environments"]["root"]))
 
     # ------------------------------------------------------------------------------ one run
 

@@ -250,3 +250,21 @@ def dlperf_only_path(cache_root: Path) -> Path:
         temporary.symlink_to(target)
         temporary.replace(link)  # atomic: a run reading the link never sees it missing
     return folder.resolve()
+
+
+def python_command_dir(cache_root: Path, python: str = sys.executable) -> Path:
+    """A folder where `python` is this interpreter, for the rules' `python -m dlperf`: its own
+    folder where it has one (a virtual environment), else a link to it under `cache_root` (a
+    system python3 with no `python` beside it, as a GPU machine's image may have)."""
+    here = Path(python).parent
+    if (here / "python").exists():
+        return here
+    folder = cache_root / "python-command"
+    link = folder / "python"
+    if not (link.is_symlink() and link.resolve() == Path(python).resolve()):
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / f".python.{os.getpid()}"
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(Path(python).resolve())
+        temporary.replace(link)
+    return folder.resolve()
