@@ -257,7 +257,7 @@ def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
     write_suite(tmp_path, config)
     snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
     config["cases"][0]["options"]["image_size"] = 24
-    config["window"]["measure"] = 400  # long enough to interrupt mid-run
+    config["window"]["measure"] = 4000  # interrupted mid-run, even if this process is starved
     write_suite(tmp_path, config)
     run_dir = tmp_path / f"results/runs/{RESNET}.1n1g/r1"
     # the rerun has started once the old manifest is gone and the new run logs steps (on a loaded
@@ -285,7 +285,7 @@ def test_an_interrupted_rerun_among_other_runs_leaves_no_table_or_report_of_its_
     reports that show its old figure away when it starts; the next invocation remakes them."""
     config = tiny_suite()
     config["cases"][0]["options"]["image_size"] = 24
-    config["window"]["measure"] = 400  # long enough to interrupt mid-run
+    config["window"]["measure"] = 4000  # interrupted mid-run, even if this process is starved
     write_suite(copy, config)
     interrupt_once(
         copy,
