@@ -58,9 +58,9 @@ def test_run_cell_refuses_a_manifest_already_there_and_keeps_the_run(tmp_path, c
         ("{not json", HARNESS, "run-cell --measure: not JSON:"),
         ("[1]", HARNESS, "run-cell --measure: not a JSON object: [1]"),
         ({"cell": CELL, "device": "cpu"}, HARNESS, "run-cell --measure: no key 'options', 'steps'"),
-        ({**MEASURE, "cell": {"model": "x"}}, HARNESS, "run-cell --measure's cell: no key"),
+        ({**MEASURE, "cell": {"model": "x"}}, HARNESS, "run-cell --measure's cell: no cell of"),
         (MEASURE, "{", "run-cell --harness: not JSON:"),
-        (MEASURE, {"backend": "local"}, "run-cell --harness: no key 'site'"),
+        (MEASURE, {"backend": "local"}, "run-cell --harness: Harness.__init__() missing 3"),
         (MEASURE, {**HARNESS, "sitee": {}}, "run-cell --harness: "),
     ],
 )

@@ -157,8 +157,10 @@ def _folder(text: str) -> Path:
 
 
 def _run_cell(args: argparse.Namespace) -> int:
+    from dlperf.launch.measured import MEASURE_FIELDS
     from dlperf.launch.spec import Harness
     from dlperf.launch.submit import run_cell
+    from dlperf.matrix import Cell
     from dlperf.paths import RunPaths
 
     if not args.harness:
@@ -172,13 +174,16 @@ def _run_cell(args: argparse.Namespace) -> int:
             f"run-cell --manifest {args.manifest}: already measured (status "
             f"{_status_of(args.manifest)}); delete it to redo the run"
         )
-    measure = _json_object("--measure", args.measure, ("cell", "device", "options", "steps"))
-    _json_object("--measure", json.dumps(measure["cell"]), CELL_KEYS, "'s cell")
-    fields = _json_object(
-        "--harness", args.harness, ("backend", "site", "time_limit_min", "wait_grace_s")
-    )
+    required = [k for k in MEASURE_FIELDS if k != "workload_code"]  # a built-in workload's only
+    measure = _json_object("--measure", args.measure, tuple(required))
     try:
-        harness = Harness(**fields)
+        Cell.from_key(measure["cell"])
+    except (KeyError, ValueError, TypeError, AttributeError) as err:
+        raise ConfigError(
+            f"run-cell --measure's cell: no cell of {measure['cell']!r} ({err})"
+        ) from None
+    try:
+        harness = Harness(**_json_object("--harness", args.harness, ()))
     except TypeError as err:
         raise ConfigError(f"run-cell --harness: {err}") from None
     record = run_cell(measure, repeat, harness, args.manifest)
@@ -186,20 +191,17 @@ def _run_cell(args: argparse.Namespace) -> int:
     return 0
 
 
-CELL_KEYS = ("framework", "model", "precision", "xla", "batch_size", "layout")
-
-
-def _json_object(option: str, text: str, keys: tuple[str, ...], what: str = "") -> dict[str, Any]:
+def _json_object(option: str, text: str, keys: tuple[str, ...]) -> dict[str, Any]:
     """The JSON object an option gives, with the keys it must have (ConfigError naming it)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
         raise ConfigError(f"run-cell {option}: not JSON: {err}") from None
     if not isinstance(value, dict):
-        raise ConfigError(f"run-cell {option}{what}: not a JSON object: {text}")
+        raise ConfigError(f"run-cell {option}: not a JSON object: {text}")
     missing = [key for key in keys if key not in value]
     if missing:
-        raise ConfigError(f"run-cell {option}{what}: no key {', '.join(map(repr, missing))}")
+        raise ConfigError(f"run-cell {option}: no key {', '.join(map(repr, missing))}")
     return value
 
 
