@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -90,6 +91,9 @@ def test_a_rank_that_crashed_is_the_runs_cause_not_the_others_timeouts(tmp_path)
     assert record.status == "failed"
     assert record.status_detail.startswith("task 3 ended first: exit code 1; last line: Runtime")
     assert RunRecord.read(record.write(spec.paths.manifest).path).status == "failed"
+    # recorded `timeout` before this rule (the worst task's): still read, not a parse_error
+    old = dataclasses.replace(record, status="timeout").write(spec.paths.manifest)
+    assert RunRecord.read(old.path).status == "timeout"
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from dlperf.launch.measured import MEASURE_FIELDS, measure_digest
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
-from dlperf.status import RUN_STATUSES, Status, run_status
+from dlperf.status import RUN_STATUSES, Status, run_status, worst
 from dlperf.util import atomic_write_json
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
@@ -149,9 +149,8 @@ class RunRecord:
         return record
 
     def _check_tasks(self, path: Path) -> None:
-        """Each task's outcome is one a task can have, and the run's is the worst of them (as the
-        submitter records it): an ok run has no task that failed, ran out of memory or ended
-        before it started."""
+        """Each task's outcome is one a task can have: an ok run has no task that failed, ran
+        out of memory or ended before it started."""
         for task in self.task_outcomes:
             status, began, ended = task.status, task.started_at, task.ended_at
             if status not in RUN_STATUSES:
@@ -168,16 +167,17 @@ class RunRecord:
 
     def _check_status_is_the_tasks(self, path: Path) -> None:
         """Where every task the layout launches reported its status, the run's is theirs
-        (status.run_status), as the submitter records it (the job's own counts only for a task
-        that never reported): oom written over tasks that each ended ok would show a run that
-        trained as one that could not. Records from before task statuses are left as they are."""
+        (status.run_status; the worst, as recorded before it): oom written over tasks that each
+        ended ok would show a run that trained as one that could not. Records from before task
+        statuses are left as they are."""
         layout = self.planned_cell.layout
         per_node = self.adapter_impl.launcher is Launcher.PER_NODE
         launched = layout.nodes if per_node else layout.devices
         if len(self.tasks) < launched or not all("status" in t for t in self.tasks):
             return
-        tasks = run_status((t.status, t.ended_at) for t in self.task_outcomes)
-        if self.status != tasks:
+        outcomes = [(t.status, t.ended_at) for t in self.task_outcomes]
+        tasks = run_status(outcomes)
+        if self.status not in (tasks, worst(s for s, _ in outcomes)):
             raise ParseError(
                 f"the manifest's status is {self.status}, but its tasks' (the worst, but for "
                 f"timeouts that hung on a failure) is {tasks}; delete it to redo the run",
