@@ -199,3 +199,4 @@ def test_a_cells_statuses_text_reads_back_its_counts():
     assert statuses_text({"oom": 4, "ok": 1}) == "ok:1,oom:4"
     assert status_counts("ok:1,oom:4") == {"ok": 1, "oom": 4}
     assert status_counts(float("nan")) == {} and status_counts("") == {}
+    assert status_counts("ok") == {} and status_counts("ok: 2 of 3, oom:1") == {"oom": 1}

@@ -91,9 +91,11 @@ def statuses_text(counts: Mapping[str, int]) -> str:
 
 
 def status_counts(text: object) -> dict[str, int]:
-    """statuses_text's counts back ({} for no text, as a published table may have none)."""
-    pairs = (part.split(":") for part in text.split(",") if part) if isinstance(text, str) else ()
-    return {status: int(n) for status, n in pairs}
+    """statuses_text's counts back ({} for no text; a published table's own words, not of that
+    form, count nothing)."""
+    parts = text.split(",") if isinstance(text, str) else []
+    pairs = (part.strip().partition(":") for part in parts)
+    return {status: int(n) for status, _, n in pairs if n.strip().isdigit()}
 
 
 def sort_statuses(statuses: Iterable[str]) -> list[str]:
