@@ -87,6 +87,12 @@ def test_products_faster_than_the_stated_precisions_nameplate_give_no_mfu(tmp_pa
     slow = ("flops", {"rank": 0, "per_sample": "1e12", "math": "fp32", "method": "counted"})
     row = figures([rank_log(tmp_path, 0, slow, boost)], devices=1)  # within the slack: an MFU
     assert row["mfu_pct"] == pytest.approx(100 * 20 / 67.0)
+    # a known GPU without a figure at the precision (a V100's bf16): its calibration is the peak,
+    # and one slower than the training gives no MFU, as on an unknown device
+    bf16 = ("flops", {"rank": 0, "per_sample": "1e12", "math": "bf16", "method": "counted"})
+    v100 = ("peak", {"rank": 0, "math": "bf16", "measured_tflops": 18, "gpu": "Tesla_V100-SXM2"})
+    row = figures([rank_log(tmp_path, 0, bf16, v100)], devices=1)
+    assert math.isnan(row["mfu_pct"]) and "below the achieved rate" in row["peak_source"]
 
 
 def test_an_upstream_gpt_runs_mfu_is_against_its_gpus_nameplate_at_its_precision(tmp_path):
@@ -252,4 +258,6 @@ def test_a_cell_whose_runs_all_refused_an_mfu_has_none():
     )
     assert math.isnan(cell_figures(runs)["mfu_pct"])
     one = runs.assign(mfu_pct=[math.nan, math.nan, 40.0], peak_tflops=[9.0, 9.2, 30.25])
-    assert cell_figures(one)["mfu_pct"] == pytest.approx(100 * 12.1 / 30.25)  # its one MFU run
+    cell = cell_figures(one)  # its one MFU run: the MFU and the figures it is the ratio of
+    assert (cell["achieved_tflops"], cell["peak_tflops"]) == (12.1, 30.25)
+    assert cell["mfu_pct"] == pytest.approx(100 * 12.1 / 30.25)

@@ -137,10 +137,10 @@ def _compute(
         peak, source = measured, f"measured {math_dtype} GEMM on this device"
     else:
         return row | {"peak_source": "no peak: neither a known GPU nor a calibration"}
-    if achieved > peak and nameplate is None:  # the calibration ran slower than training did
+    if achieved > peak and not listed:  # the calibration ran slower than training did
         source += " below the achieved rate (the device was busy while it was measured): no MFU"
         return row | {"peak_tflops": peak, "peak_source": source}
-    if nameplate is not None and max(achieved, measured if math.isfinite(measured) else 0) > (
+    if listed and max(achieved, measured if math.isfinite(measured) else 0) > (
         NAMEPLATE_SLACK * peak
     ):  # a product faster than the nameplate allows ran at another precision than stated
         source += (
@@ -248,6 +248,7 @@ def cell_figures(ok_runs: pd.DataFrame) -> dict[str, Any]:
         achieved = _numbers(with_mfu, "achieved_tflops").median()
         peak = _numbers(with_mfu, "peak_tflops").median()
         if peak > 0 and math.isfinite(achieved):  # else the runs' own MFUs' median
+            row |= {"achieved_tflops": achieved, "peak_tflops": peak}  # of the same runs
             row["mfu_pct"] = 100 * achieved / peak
     return row
 
