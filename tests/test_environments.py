@@ -109,5 +109,8 @@ def test_the_rules_python_is_this_interpreter_even_where_only_python3_exists(tmp
     made = python_command_dir(tmp_path / "cache", str(system / "python3.12"))
     assert (made / "python").resolve() == (system / "python3.12").resolve()
     assert python_command_dir(tmp_path / "cache", str(system / "python3.12")) == made  # kept
-    (system / "python").write_text("")  # a virtual environment's folder has one
+    (system / "python").write_text("")  # another Python's `python` beside it: not this one
+    assert python_command_dir(tmp_path / "cache", str(system / "python3.12")) == made
+    (system / "python").unlink()
+    (system / "python").symlink_to("python3.12")  # a virtual environment's folder has its own
     assert python_command_dir(tmp_path / "cache", str(system / "python3.12")) == system

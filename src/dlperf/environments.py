@@ -240,12 +240,15 @@ def dlperf_only_path(cache_root: Path) -> Path:
     site-packages there would shadow the environment's numpy and protobuf."""
     import dlperf
 
-    folder = cache_root / "dlperf-only"
-    link = folder / "dlperf"
-    target = Path(dlperf.__file__).resolve().parent
+    return _linked(cache_root / "dlperf-only", "dlperf", Path(dlperf.__file__).resolve().parent)
+
+
+def _linked(folder: Path, name: str, target: Path) -> Path:
+    """`folder` (resolved), holding `name`, a link to `target`."""
+    link = folder / name
     if not (link.is_symlink() and link.resolve() == target):
         folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / f".dlperf.{os.getpid()}"
+        temporary = folder / f".{name}.{os.getpid()}"
         temporary.unlink(missing_ok=True)
         temporary.symlink_to(target)
         temporary.replace(link)  # atomic: a run reading the link never sees it missing
@@ -254,17 +257,9 @@ def dlperf_only_path(cache_root: Path) -> Path:
 
 def python_command_dir(cache_root: Path, python: str = sys.executable) -> Path:
     """A folder where `python` is this interpreter, for the rules' `python -m dlperf`: its own
-    folder where it has one (a virtual environment), else a link to it under `cache_root` (a
-    system python3 with no `python` beside it, as a GPU machine's image may have)."""
-    here = Path(python).parent
-    if (here / "python").exists():
+    folder where its `python` is this one (a virtual environment), else a link to it under
+    `cache_root` (a system python3 with no `python` beside it, or another Python's)."""
+    here, target = Path(python).parent, Path(python).resolve()
+    if (here / "python").exists() and (here / "python").resolve() == target:
         return here
-    folder = cache_root / "python-command"
-    link = folder / "python"
-    if not (link.is_symlink() and link.resolve() == Path(python).resolve()):
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / f".python.{os.getpid()}"
-        temporary.unlink(missing_ok=True)
-        temporary.symlink_to(Path(python).resolve())
-        temporary.replace(link)
-    return folder.resolve()
+    return _linked(cache_root / "python-command", "python", target)
