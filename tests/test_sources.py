@@ -94,6 +94,14 @@ def test_a_folder_dlperf_did_not_make_is_never_removed(remote, tmp_path: Path) -
     assert sources.place(Checkout(REPO, commit, ("imagenet",)), into / "ok", url(tmp_path)).kept
 
 
+def test_no_git_is_an_error_naming_the_checkout(remote, tmp_path, monkeypatch) -> None:
+    _, commit = remote
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    with pytest.raises(sources.SourcesError, match=f"pytorch/examples@{commit} .*cannot run git"):
+        sources.place(Checkout(REPO, commit, ("imagenet",)), tmp_path / "s", url(tmp_path))
+    assert not list((tmp_path / "s").iterdir())  # nothing half-made
+
+
 def test_a_plain_url_prefix_is_owner_slash_name(tmp_path: Path) -> None:
     checkout = Checkout("NVIDIA/Megatron-LM", "abc", ())
     assert checkout.url("https://github.com/") == "https://github.com/NVIDIA/Megatron-LM"

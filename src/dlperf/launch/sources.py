@@ -125,13 +125,17 @@ def place(checkout: Checkout, into: Path, source: str = DEFAULT_URL) -> Placed:
     fetching.parent.mkdir(parents=True, exist_ok=True)
     try:
         _fetch(checkout, fetching, checkout.url(source))
-    except SourcesError:
+    except (SourcesError, OSError):
         shutil.rmtree(fetching, ignore_errors=True)  # nothing half-made is left to be kept
         raise
     marker = {"repo": checkout.repo, "commit": checkout.commit, "paths": list(checkout.paths)}
     atomic_write_text(fetching / ".git" / MARKER, json.dumps(marker, indent=1) + "\n")
-    shutil.rmtree(folder, ignore_errors=True)
+    old = folder.with_name(folder.name + ".old")  # moved aside, so a failed swap loses nothing
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
     fetching.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
     return _placed(checkout, folder, kept=False)
 
 
@@ -156,7 +160,10 @@ def _fetch(checkout: Checkout, folder: Path, url: str) -> None:
 
 def _git(where: str, *args: str) -> str:
     env = os.environ | {"GIT_TERMINAL_PROMPT": "0"}  # a bad https URL fails, never asks
-    done = subprocess.run(["git", *args], capture_output=True, text=True, env=env, check=False)
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, env=env, check=False)
+    except OSError as err:  # no git on this machine
+        raise SourcesError(f"{where}: cannot run git: {err}") from None
     if done.returncode != 0:
         said = " ".join(done.stderr.strip().splitlines()[-2:]) or f"exit {done.returncode}"
         command = " ".join(args[2:] if args[0] == "-C" else args)
