@@ -61,7 +61,11 @@ def test_run_cell_refuses_a_manifest_already_there_and_keeps_the_run(tmp_path, c
         ({**MEASURE, "cell": {"model": "x"}}, HARNESS, "run-cell --measure's cell: no cell of"),
         (MEASURE, "{", "run-cell --harness: not JSON:"),
         (MEASURE, {"backend": "local"}, "run-cell --harness: Harness.__init__() missing 3"),
-        (MEASURE, {**HARNESS, "sitee": {}}, "run-cell --harness: "),
+        (
+            MEASURE,
+            {**HARNESS, "sitee": {}},
+            "run-cell --harness: Harness.__init__() got an unexpected keyword argument 'sitee'",
+        ),
     ],
 )
 def test_run_cell_names_the_option_of_malformed_json_or_a_missing_key(

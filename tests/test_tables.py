@@ -842,6 +842,10 @@ def test_a_published_speedup_needs_an_ok_1n1g_cell():
     out = add_speedup(cells).set_index("cell_id")
     assert math.isnan(out.loc[f"{base}.1n8g", "speedup"])
     assert out.loc[f"{base}.1n8g", "speedup_baseline_cell"] == ""
+    from dlperf.report.caveats import caveats
+
+    said = [(c.kind, c.cell_id, c.detail) for c in caveats(out.reset_index(), pd.DataFrame())]
+    assert ("no_speedup_baseline", f"{base}.1n8g", f"{base}.1n1g") in said
 
 
 def test_a_tables_row_is_one_line_whatever_its_texts_say(tmp_path):

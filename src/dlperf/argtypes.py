@@ -55,4 +55,7 @@ def count(text: str) -> int:
 
 def counts(text: str) -> list[int]:
     """A comma list of whole numbers of at least 1, e.g. 1,2,5."""
-    return [count(part) for part in text.split(",") if part.strip()] or [count(text)]
+    values = [count(part) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"{text!r} names no number")
+    return values

@@ -157,7 +157,7 @@ def _folder(text: str) -> Path:
 
 
 def _run_cell(args: argparse.Namespace) -> int:
-    from dlperf.launch.measured import MEASURE_FIELDS
+    from dlperf.launch.measured import MEASURE_FIELDS, OPTIONAL_MEASURE_FIELDS
     from dlperf.launch.spec import Harness
     from dlperf.launch.submit import run_cell
     from dlperf.matrix import Cell
@@ -174,8 +174,8 @@ def _run_cell(args: argparse.Namespace) -> int:
             f"run-cell --manifest {args.manifest}: already measured (status "
             f"{_status_of(args.manifest)}); delete it to redo the run"
         )
-    required = [k for k in MEASURE_FIELDS if k != "workload_code"]  # a built-in workload's only
-    measure = _json_object("--measure", args.measure, tuple(required))
+    required = tuple(k for k in MEASURE_FIELDS if k not in OPTIONAL_MEASURE_FIELDS)
+    measure = _json_object("--measure", args.measure, required)
     try:
         Cell.from_key(measure["cell"])
     except (KeyError, ValueError, TypeError, AttributeError) as err:

@@ -15,7 +15,9 @@ from dlperf.matrix import CellSpec
 from dlperf.paths import RunPaths
 from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
-# What a later stage reads of the record's measure (measure_of makes it).
+# What a later stage reads of the record's measure (measure_of makes it); only a built-in
+# workload's has its code.
+OPTIONAL_MEASURE_FIELDS = ("workload_code",)
 MEASURE_FIELDS: dict[str, Any] = {
     "cell": dict[str, Any],
     "options": dict[str, Any],

@@ -180,23 +180,17 @@ def baseline_id(row: dict[str, Any]) -> str:
 def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     """Speedup against the same cell at 1n1g from the same source; n/a (nan) without one."""
     cells = cells.copy()
-    medians = {
-        (r["cell_id"], r["source"]): r["throughput_median"] for r in cells.to_dict("records")
-    }
     rows = {(r["cell_id"], r["source"]): r for r in cells.to_dict("records")}
-    hardware = {key: r.get("hardware") for key, r in rows.items()}
     speedups, baselines, other_hardware, flags = [], [], [], []
     for row in cells.to_dict("records"):
         base_id = baseline_id(row)
         base_row = rows.get((base_id, row["source"]), {})
-        base = (
-            medians.get((base_id, row["source"])) if base_row.get("status") == Status.OK else None
-        )
+        base = base_row["throughput_median"] if base_row.get("status") == Status.OK else None
         ok = row["status"] == Status.OK and not other_work(row, base_row)
         value = speedup(row["throughput_median"], base) if ok else math.nan
         speedups.append(value)
         baselines.append(base_id if math.isfinite(value) else "")
-        mine, theirs = row.get("hardware"), hardware.get((base_id, row["source"]))
+        mine, theirs = row.get("hardware"), base_row.get("hardware")
         other = theirs if math.isfinite(value) and _differ(mine, theirs) else ""
         other_hardware.append(other)
         note = english(Phrase.of("flags.baseline_hardware", hardware=other)) if other else ""
