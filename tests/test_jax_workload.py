@@ -129,7 +129,8 @@ def test_jax_allocates_gpu_memory_as_it_needs_it_unless_the_site_says_otherwise(
     from dlperf.workloads.jax_train import setup_platform
 
     for name in ("XLA_PYTHON_CLIENT_PREALLOCATE", "JAX_PLATFORMS", "KERAS_BACKEND"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # recorded, so that what setup_platform sets is undone
+        monkeypatch.delenv(name)
     setup_platform(argparse.Namespace(device="cuda", threads=0), 0, 1)
     assert os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
     monkeypatch.setenv("XLA_PYTHON_CLIENT_PREALLOCATE", "true")
