@@ -8,7 +8,7 @@
 
 rule find_max_batch:
     input:
-        search_inputs,  # the environment's pins; a stamp when searched with other params
+        search_inputs,  # a stamp when searched with other params (another environment too)
     output:
         # its probes (MaxBatchPaths.probes) are no output: Snakemake would delete them when a
         # search is interrupted, and a resumed search reuses those that finished

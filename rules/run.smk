@@ -7,7 +7,7 @@
 
 rule run_cell:
     input:
-        run_inputs,  # the environment's pins; a `max` cell's search (rules/maxbatch.smk)
+        run_inputs,  # a `max` cell's search (rules/maxbatch.smk); a stamp: another measure
     output:
         RUN_MANIFEST_PATTERN,
     log:

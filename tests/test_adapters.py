@@ -1084,7 +1084,8 @@ def test_an_option_reruns_only_the_cells_it_reaches(framework, option, value, re
     """compile_mode reaches compiled cells, amp_on_cpu amp ones, max_batch_size `max` ones
     (workloads.options.Option.reaches): a case that changes it reruns those alone; the others
     measure it at its default, so cells measured before it was set keep their digest."""
-    config = {"window": {"warmup": 1, "measure": 2}, "device": "cpu"}
+    site = {"environments": {"root": ".dlperf/envs", "python": {}}}
+    config = {"window": {"warmup": 1, "measure": 2}, "device": "cpu", "site": site}
 
     def digest(group_id: str, options: dict) -> str:
         cell = Cell.parse(f"{framework}.{group_id}.1n1g")

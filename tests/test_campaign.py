@@ -131,18 +131,44 @@ def test_an_output_made_with_other_params_gets_a_stamp_input_that_remakes_it(tmp
     assert campaign(tmp_path).remake_inputs("tables") == [stamp] and not marker.exists()
 
 
-def test_a_framework_with_its_own_environment_depends_on_its_pins(tmp_path, monkeypatch):
+def test_a_framework_with_its_own_environment_measures_in_it(tmp_path, monkeypatch):
+    """What a run measures names its framework's environment: a changed pin or exclude, or the
+    site's interpreter, redoes that framework's recorded runs, and the stamp does so without
+    Snakemake's records. Review: the pins were a rule input, told by their file time, so an
+    edited exclude or a site interpreter redid nothing, and a checkout copied elsewhere with its
+    results (newer pins files) redid every JAX, TF, Paddle ... run."""
     monkeypatch.chdir(tmp_path)
-    c = campaign(tmp_path)
-    # relative to the working directory as Snakemake records inputs (review: the absolute path
-    # made a checkout moved or copied with its results redo every JAX, TF, Paddle ... run)
-    pins = os.path.relpath(ROOT / "envs/jax.txt", tmp_path)
-    assert c.run_inputs("jax.resnet50.fp32.xla.b2.1n1g", 1) == [pins]
-    assert not Path(pins).is_absolute() and (tmp_path / pins).resolve() == ROOT / "envs/jax.txt"
-    monkeypatch.chdir(ROOT)
-    at_root = Campaign.load({}, [str(tmp_path / "suite.yaml")], {}, basedir=ROOT, cwd=ROOT)
-    assert at_root.environment_pins("jax.resnet50.fp32.xla.b2.1n1g") == ["envs/jax.txt"]
-    assert c.run_inputs("pytorch.resnet50.fp32.noxla.b2.1n1g", 1) == []
+    workflow = tmp_path / "workflow"
+    (workflow / "envs").mkdir(parents=True)
+    pins = workflow / "envs" / "jax.txt"
+    pins.write_text((ROOT / "envs/jax.txt").read_text())
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(SUITE))
+
+    def load() -> Campaign:
+        return Campaign.load({}, ["suite.yaml"], {}, basedir=workflow, cwd=tmp_path)
+
+    jax, torch = "jax.resnet50.fp32.xla.b2.1n1g", "pytorch.resnet50.fp32.noxla.b2.1n1g"
+    c = load()
+    planned = c.measure(jax)["environment"]
+    assert re.fullmatch(r"[0-9a-f]{12}", planned) and "environment" not in c.measure(torch)
+    assert c.run_inputs(jax, 1) == []  # no record: no stamp, and no pins file as an input
+    run = c.results.run(jax, 1)
+    run.dir.mkdir(parents=True)
+    run.manifest.write_text(json.dumps({"measure": c.measure(jax)}))
+    assert load().run_inputs(jax, 1) == []
+    os.utime(pins)  # a newer pins file (a fresh clone): the same environment, nothing redone
+    assert load().run_inputs(jax, 1) == []
+
+    (workflow / "envs" / "jax.excludes.txt").write_text("tensorboard\n")
+    edited = load()
+    assert edited.measure(jax)["environment"] not in (planned, None)
+    assert edited.run_inputs(jax, 1) == [str(run.redo)]
+    assert edited.measure(torch) == c.measure(torch)  # the other framework's runs stay
+
+    (workflow / "envs" / "jax.excludes.txt").unlink()
+    suite = SUITE | {"site": {"environments": {"python": {"jax": "/opt/jax/bin/python"}}}}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    assert load().measure(jax)["environment"] == "site /opt/jax/bin/python"
     with pytest.raises(ValueError, match="not in the configured matrix"):
         c.run_inputs("pytorch.resnet50.fp32.noxla.b4.1n1g", 1)
 

@@ -110,3 +110,17 @@ def test_a_rank_that_crashed_is_the_runs_cause_not_the_others_timeouts(tmp_path)
 )
 def test_a_runs_status_is_its_worst_tasks_but_for_timeouts_that_hung_on_a_failure(tasks, status):
     assert run_status(tasks) == status
+
+
+def test_a_run_records_the_environment_it_ran_in_not_the_planned_one():
+    """Pins edited between the plan and the run: the record's measure names the environment the
+    run had (so its digest is not the suite's, and the run is redone), not the one planned."""
+    from dlperf.launch.measured import measure_digest, ran_in
+
+    planned = {"cell": {}, "options": {}, "steps": 3, "device": "cpu", "environment": "aaa"}
+    assert ran_in(planned, {"key": "aaa", "python": "/e/bin/python"}) == planned
+    assert ran_in(planned, None) == planned  # dlperf's own environment: nothing to say
+    other = ran_in(planned, {"key": "bbb", "python": "/e2/bin/python"})
+    assert other["environment"] == "bbb" and measure_digest(other) != measure_digest(planned)
+    site = ran_in(planned, {"key": "site", "python": "/opt/jax/bin/python"})
+    assert site["environment"] == "site /opt/jax/bin/python"

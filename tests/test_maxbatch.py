@@ -262,31 +262,31 @@ def test_a_resumed_search_runs_again_the_probes_of_an_environment_whose_pins_cha
     tmp_path, monkeypatch
 ):
     """Review: pins edited while a search was interrupted, and the resumed search reused probes
-    measured in the old environment (the same search params, the same measure)."""
+    measured in the old environment (the same search params, the same measure). The measure
+    names the environment now."""
+    from dlperf.launch.measured import measure_of
     from dlperf.launch.probes import finished_probe
     from dlperf.launch.record import RunRecord
-    from dlperf.launch.spec import Harness
-    from dlperf.launch.submit import environment_now
-    from dlperf.matrix import Cell
+    from dlperf.matrix import Cell, CellSpec
 
     (tmp_path / "envs").mkdir()
     pins = tmp_path / "envs" / "tensorflow.txt"
     pins.write_text("tensorflow==2.16.1\n")
     monkeypatch.setenv("DLPERF_WORKFLOW_DIR", str(tmp_path))
     site = {"environments": {"root": str(tmp_path / "cache"), "python": {}}}
-    harness = Harness("local", site, time_limit_min=1, wait_grace_s=1, results_root=str(tmp_path))
+    config = {"window": {"warmup": 1, "measure": 2}, "device": "cpu", "site": site}
     cell = Cell.parse("tensorflow.resnet50.fp32.noxla.b8.1n1g")
-    measure = {"cell": cell.key(), "options": {}, "steps": 3, "device": "cpu"}
-    before = environment_now("tensorflow", harness)
+    before = measure_of(CellSpec(cell, {}), config)
     manifest = tmp_path / cell.id / "r1" / "manifest.json"
     manifest.parent.mkdir(parents=True)
     RunRecord(
         cell=cell.key(), repeat=1, status="ok", adapter={"name": "tensorflow"},
-        measure=measure, backend="local", tasks=[], environment={"key": before},
+        measure=before, backend="local", tasks=[], environment={"key": before["environment"]},
     ).write(manifest)  # fmt: skip
-    assert finished_probe(manifest, measure, before) is not None
+    assert finished_probe(manifest, before) is not None
     pins.write_text("tensorflow==2.17.0\n")
-    after = environment_now("tensorflow", harness)
-    assert after not in (before, None) and finished_probe(manifest, measure, after) is None
+    after = measure_of(CellSpec(cell, {}), config)
+    assert after["environment"] not in (before["environment"], None)
+    assert finished_probe(manifest, after) is None
     site["environments"]["python"] = {"tensorflow": "/opt/tf/bin/python"}  # the site's own
-    assert environment_now("tensorflow", harness) == "site /opt/tf/bin/python"
+    assert measure_of(CellSpec(cell, {}), config)["environment"] == "site /opt/tf/bin/python"

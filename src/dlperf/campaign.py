@@ -167,7 +167,9 @@ class Campaign:
 
     def measure(self, cell_id: str) -> dict[str, Any]:
         """What a run measures (dlperf.launch.measured.measure_of)."""
-        return self.once("measure", cell_id, lambda: measure_of(self.cell(cell_id), self.config))
+        return self.once(
+            "measure", cell_id, lambda: measure_of(self.cell(cell_id), self.config, self.basedir)
+        )
 
     def measure_digest(self, cell_id: str) -> str:
         """dlperf.launch.measured.measure_digest of the cell's measure."""
@@ -178,22 +180,22 @@ class Campaign:
         return self.once("json", cell_id, lambda: json.dumps(self.measure(cell_id), sort_keys=True))
 
     def run_inputs(self, cell_id: str, repeat: int) -> list[str]:
-        """A run's inputs: its environment's pins (a changed pin reruns that framework's cells),
-        for a `max` cell its search result, and for a run recorded with another measure the stamp
-        that redoes it even without Snakemake's records (dlperf.launch.measured.redo_inputs)."""
+        """A run's inputs: for a `max` cell its search result, and for a run recorded with
+        another measure (another environment too: a changed pin) the stamp that redoes it even
+        without Snakemake's records (dlperf.launch.measured.redo_inputs)."""
         spec = self.cell(cell_id)
         option = searched(spec)
         result = self.results.max_batch(cell_id).result
         search = [str(result)] if option else []
         if cell_id not in self.cells_on_disk:
-            return self.environment_pins(cell_id) + search  # no record, no stamp: nothing to redo
+            return search  # no record, no stamp: nothing to redo
         run = self.results.run(cell_id, repeat)
         other_value = False
         if option:  # a run recorded at another value than the search's is redone too
             value = self.once("found", cell_id, lambda: found_value(result, cell_id))
             other_value = recorded_other_value(run.manifest, option, value)
         redo = redo_inputs(run, self.measure_digest(cell_id), other_value)
-        return self.environment_pins(cell_id) + search + redo
+        return search + redo
 
     @functools.cached_property
     def cells_on_disk(self) -> set[str]:
@@ -202,29 +204,16 @@ class Campaign:
         stays true for the whole workflow."""
         return self.results.cells_on_disk()
 
-    def environment_pins(self, cell_id: str) -> list[str]:
-        """The pinned requirements of the cell's own environment, if it has one
-        (dlperf.environments): changing a pin reruns that framework's cells and nothing else.
-        Relative to the working directory, as Snakemake records an input: the checkout moved or
-        copied elsewhere with its results (another machine, other storage) redoes no run."""
-        framework = self.cell(cell_id).cell.framework
-
-        def pins() -> list[str]:
-            requirements = getattr(get_adapter(framework), "requirements", None)
-            return [os.path.relpath(self.basedir / requirements)] if requirements else []
-
-        return self.once("pins", framework, pins)
-
     def search_json(self, cell_id: str) -> str:
         """The find_max_batch rule's param: what the search depends on."""
         spec = self.cell(cell_id)
         return json.dumps(search_params(spec, self.measure(cell_id), self.config), sort_keys=True)
 
     def search_inputs(self, cell_id: str) -> list[str]:
-        """The find_max_batch rule's inputs: its environment's pins, and a stamp that redoes the
-        search when its result records other search params than these (their digest), even with
-        Snakemake's records lost (util.stamp_inputs): a changed ceiling, or a result copied from
-        another cell's search."""
+        """The find_max_batch rule's inputs: a stamp that redoes the search when its result
+        records other search params than these (their digest), even with Snakemake's records
+        lost (util.stamp_inputs): a changed ceiling or environment (the measure names it), or a
+        result copied from another cell's search."""
         result = self.results.max_batch(cell_id).result
         digest = json_digest(json.loads(self.search_json(cell_id)))
         # a result it cannot use (a value none of its probes confirmed: edited by hand) too;
@@ -232,9 +221,7 @@ class Campaign:
         stale = result.exists() and (
             recorded_search_digest(result) != digest or not usable_result(result, cell_id)
         )
-        return self.environment_pins(cell_id) + stamp_inputs(
-            self.results.max_batch(cell_id).redo, result, stale
-        )
+        return stamp_inputs(self.results.max_batch(cell_id).redo, result, stale)
 
     def task_logs(self, cell_id: str) -> list[str]:
         """The log file names a run of `cell_id` writes: one per rank, or one per node."""

@@ -4,9 +4,10 @@ The frameworks need colliding numpy and protobuf pins, so a built-in workload wh
 `requirements` runs in a virtual environment of its own. The workflow builds it the first time a
 run needs it (with uv, under a lock, so two runs never build it twice) in a cache folder keyed by
 the requirements' content and the Python version: the same pins give the same folder, so an
-environment built again reruns nothing; changing a pin is a new folder, and the changed file,
-an input of that framework's run rules, reruns its cells only. A site that provides its own
-interpreter (a module, a container's python) names it in `site.environments.python`.
+environment built again reruns nothing; changing a pin is a new folder. What a run measures
+names its environment (`identity_now`, dlperf.launch.measured), so a changed pin or exclude, or
+another interpreter, reruns that framework's cells only. A site that provides its own interpreter
+(a module, a container's python) names it in `site.environments.python`.
 
 A build that fails (no wheel for this Python, a resolver conflict, a full disk) raises
 EnvironmentBuildError with the reason and the build log's path; the run that needed it becomes
@@ -94,6 +95,33 @@ def environment_for(
     return Environment(
         requirements.stem, requirements, key, cache_root / f"{requirements.stem}-{key}"
     )
+
+
+def identity(record: dict[str, Any] | None) -> str | None:
+    """What tells one environment from another, as a run's measure names it: its key (of the
+    pins, their excludes and the interpreter), or the site's interpreter; None: dlperf's own."""
+    if record is None:
+        return None
+    return f"site {record['python']}" if record.get("key") == "site" else str(record.get("key"))
+
+
+def identity_now(name: str, requirements: Path, settings: dict[str, Any]) -> str | None:
+    """The identity a run in the environment `name` of these pins would record now, without
+    building it (`settings`: the suite's site.environments); None where its pins cannot be read
+    (the run itself then fails, naming them)."""
+    site_python = settings["python"].get(name)
+    if site_python:
+        return identity({"key": "site", "python": site_python})
+    try:
+        return environment_for(requirements, Path(settings["root"])).key
+    except EnvironmentBuildError:
+        return None
+
+
+def workflow_dir() -> Path:
+    """The workflow's folder, where the adapters' `requirements` (envs/*.txt) are: the
+    campaign sets DLPERF_WORKFLOW_DIR for every job it starts."""
+    return Path(os.environ.get("DLPERF_WORKFLOW_DIR", "."))
 
 
 def interpreter_version(python: str) -> str:

@@ -1,5 +1,5 @@
-"""What a run of a cell measures: the cell, its adapter's measured options, the steps, the device
-and the workload's code digest (`measure_of`). The run rule's param, the record's `measure` and
+"""What a run of a cell measures: the cell, its adapter's measured options, the steps, the device,
+the workload's code digest and the framework's own environment (`measure_of`). The run rule's param, the record's `measure` and
 the tables' freshness check are this one value; its digest names it, and a run recorded with
 another digest is redone (`redo_inputs`).
 """
@@ -8,30 +8,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+from dlperf import environments
 from dlperf.adapters import get_adapter
 from dlperf.matrix import CellSpec
 from dlperf.paths import RunPaths
 from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
 # What a later stage reads of the record's measure (measure_of makes it); only a built-in
-# workload's has its code.
-OPTIONAL_MEASURE_FIELDS = ("workload_code",)
+# workload's has its code, only a framework with an environment of its own its identity.
+OPTIONAL_MEASURE_FIELDS = ("workload_code", "environment")
 MEASURE_FIELDS: dict[str, Any] = {
     "cell": dict[str, Any],
     "options": dict[str, Any],
     "steps": int,
     "device": str,
     "workload_code": str,
+    "environment": str,
 }
 
 
-def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
+def measure_of(
+    spec: CellSpec, config: dict[str, Any], workflow_dir: Path | None = None
+) -> dict[str, Any]:
     """What a run of this cell of a validated suite measures; a change of it reruns the cell's
     runs and nothing else. For a built-in workload it includes its code (workloads.code_digest):
     editing the workload reruns its cells, editing the harness (which only launches and reads
-    runs) none."""
+    runs) none. For a framework with an environment of its own, that environment's identity
+    (environments.identity_now; its pins under `workflow_dir`, default the campaign's): a changed
+    pin or exclude, or the site's interpreter named or another, reruns its cells, even in a
+    results folder moved or copied elsewhere (the pins are no rule's input, so their time is not
+    what tells)."""
     adapter = get_adapter(spec.cell.framework)
     window = config["window"]
     measure = {
@@ -45,7 +54,24 @@ def measure_of(spec: CellSpec, config: dict[str, Any]) -> dict[str, Any]:
     code = adapter.code_digest()
     if code:
         measure["workload_code"] = code
+    requirements = getattr(adapter, "requirements", None)
+    if requirements:
+        folder = workflow_dir or environments.workflow_dir()
+        settings = config["site"]["environments"]
+        identity = environments.identity_now(adapter.name, folder / requirements, settings)
+        if identity:
+            measure["environment"] = identity
     return measure
+
+
+def ran_in(measure: dict[str, Any], environment: dict[str, Any] | None) -> dict[str, Any]:
+    """The measure of a run as it ran: in the environment of `environment` (its record), which
+    is not the one planned where its pins changed meanwhile; the run is then of another measure
+    than the suite's, and redone."""
+    identity = environments.identity(environment)
+    if identity is None or measure.get("environment") == identity:
+        return measure
+    return measure | {"environment": identity}
 
 
 def measure_digests(specs: Iterable[CellSpec], config: dict[str, Any]) -> dict[str, str]:

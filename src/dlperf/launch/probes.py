@@ -16,7 +16,7 @@ from typing import Any
 from dlperf.launch.measured import measure_digest
 from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness
-from dlperf.launch.submit import environment_identity, environment_now, run_cell
+from dlperf.launch.submit import run_cell
 from dlperf.matrix import Cell, sweep_slug
 from dlperf.parse.records import ParseError
 from dlperf.paths import MaxBatchPaths
@@ -39,7 +39,6 @@ def probe_run(
     Each probe is a cell of its own: the batch in its id, or the option's value in its variant
     (num_classes_max -> num_classes_2000)."""
     cell = Cell.from_key(measure["cell"])
-    environment = environment_now(cell.framework, harness)
 
     def probe(value: int, full_length: bool) -> Probe:
         options = dict(measure["options"])
@@ -54,7 +53,7 @@ def probe_run(
         probe_harness = dataclasses.replace(harness, results_root=str(paths.probes))
         repeat = 2 if full_length else 1  # r1: the short probe, r2: the confirmation
         manifest_path = paths.probe(probe_cell.id, repeat).manifest
-        record = finished_probe(manifest_path, probe_measure, environment)
+        record = finished_probe(manifest_path, probe_measure)
         if record is None:
             record = run_cell(probe_measure, repeat, probe_harness, manifest_path)
         else:
@@ -64,21 +63,17 @@ def probe_run(
     return probe
 
 
-def finished_probe(
-    manifest: Path, measure: dict[str, Any], environment: str | None
-) -> RunRecord | None:
+def finished_probe(manifest: Path, measure: dict[str, Any]) -> RunRecord | None:
     """A probe that an interrupted run of this same search (find_max_batch keeps its probes
-    only then) ran to its end, of this very measure in this very environment (environment_now):
-    it fit (ok) or did not (oom). On a cluster each probe queued for its allocation; a search
+    only then) ran to its end, of this very measure (which names its environment, so a probe in
+    an environment whose pins changed since is not): it fit (ok) or did not (oom). On a cluster each probe queued for its allocation; a search
     resumed after Ctrl-C or a lost node does not run them again. Any other (failed, timed out, of
-    another measure, in an environment whose pins changed since, unreadable) runs again."""
+    another measure, unreadable) runs again."""
     try:
         record = RunRecord.read(manifest)
     except (ParseError, OSError):
         return None
     if record.status not in (Status.OK, Status.OOM):
-        return None
-    if environment_identity(record.environment) != environment:
         return None
     return record if record.measure_digest == measure_digest(measure) else None
 

@@ -21,6 +21,7 @@ from submitit.core.utils import FailedJobError, FailedSubmissionError
 from dlperf import environments
 from dlperf.adapters import get_adapter
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
+from dlperf.launch.measured import ran_in
 from dlperf.launch.outcome import mark_silent_tasks, record_outcome, record_unlaunched
 from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness, RunSpec
@@ -153,6 +154,7 @@ def run_cell(
         spec, environment = with_environment(spec, harness)
     except environments.EnvironmentBuildError as err:
         return record_unlaunched(spec, allocation, harness, measure, manifest_path, str(err))
+    measure = ran_in(measure, environment)
     executor = executor_for(spec, allocation, harness)
     with Interrupts() as interrupts:  # a signal during submission cancels the job once submitted
         interrupts.check()
@@ -227,37 +229,6 @@ def with_resolved_batch(spec: RunSpec, harness: Harness) -> tuple[RunSpec, tuple
     return replace(spec, options=spec.options | {option: found.value}), None
 
 
-def environment_identity(record: dict[str, Any] | None) -> str | None:
-    """What tells one environment of a run's record from another: its key (of the pins and the
-    interpreter), or the site's interpreter."""
-    if record is None:
-        return None
-    return f"site {record['python']}" if record.get("key") == "site" else str(record.get("key"))
-
-
-def environment_now(framework: str, harness: Harness) -> str | None:
-    """The identity a run of `framework` would record now (environment_identity), without building
-    it; None where it runs in dlperf's own environment, or its pins cannot be read."""
-    adapter = get_adapter(framework)
-    requirements = getattr(adapter, "requirements", None)
-    if not requirements:
-        return None
-    settings = harness.site["environments"]
-    site_python = settings["python"].get(adapter.name)
-    if site_python:
-        return environment_identity({"key": "site", "python": site_python})
-    try:
-        return environments.environment_for(
-            _workflow_dir() / requirements, Path(settings["root"])
-        ).key
-    except environments.EnvironmentBuildError:
-        return None
-
-
-def _workflow_dir() -> Path:
-    return Path(os.environ.get("DLPERF_WORKFLOW_DIR", "."))
-
-
 def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str, Any] | None]:
     """The run's spec on its framework's own interpreter, and that environment's record (None:
     the workload runs in dlperf's own environment). Builds the environment the first time."""
@@ -270,7 +241,9 @@ def with_environment(spec: RunSpec, harness: Harness) -> tuple[RunSpec, dict[str
     if site_python:
         record = environments.site_python_record(adapter.name, site_python)
     else:
-        env = environments.environment_for(_workflow_dir() / requirements, Path(settings["root"]))
+        env = environments.environment_for(
+            environments.workflow_dir() / requirements, Path(settings["root"])
+        )
         record = environments.ensure(env)
     # the workload imports dlperf's stdlib-only modules, and nothing else of dlperf's environment;
     # a site's interpreter keeps the PYTHONPATH the site set up for it (`module load` sets one)
