@@ -183,10 +183,12 @@ class Adapter(ABC):
         swept one too, so the record states what the command runs); {} for none."""
         return {}
 
-    def steps_for(self, warmup: int, measure: int, options: Mapping[str, Any] | None = None) -> int:
+    def steps_for(
+        self, warmup: int, measure: int, options: Mapping[str, Any] | None = None, model: str = ""
+    ) -> int:
         """Iterations to run: the window plus a margin so the last measured step is complete.
         `options` (the cell's resolved options) matter where an option sets how often the
-        source logs."""
+        source logs, `model` where a source's script runs steps before it logs one."""
         return warmup + measure + 2
 
     def skip_reason(self, cell: Cell, options: dict[str, Any]) -> str | None:

@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.dle import DLE, DLE_CURRENT, DLE_ROOT
-from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.upstream import DEFAULT_RELEASE, Release, UpstreamAdapter, upstream_options
 from dlperf.parse.upstream import Parser
 from dlperf.parse.upstream.dllogger import (
     parse_dle_tf1_bert,
@@ -23,6 +24,10 @@ DLE_TENSORFLOW = "fed7ba99cde958fda12c9e81d12b3d7e738e0590"
 # NVIDIA's last TensorFlow 1.x container: "After the current 23.03 release, TF1 will no longer
 # release monthly" (NVIDIA/tensorflow release 23.03). CUDA 12.1, so it has Hopper kernels.
 NGC_TF1_LAST = "nvcr.io/nvidia/tensorflow:23.03-tf1-py3"
+# ConvNets' `--mode=train` hook at DLE_TENSORFLOW (utils/hooks/training_hooks.py
+# TrainingLoggingHook, warmup_steps=20, which runtime/runner.py never sets: `--warmup_steps` only
+# reaches the benchmark mode's hook) logs no line for its first 20 steps
+DLPERF_V1_RN50_UNLOGGED_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,11 @@ class NGCTensorFlow(UpstreamAdapter):
         ),
     }
 
+    def hidden_steps(self, model: str, options: Mapping[str, Any]) -> int:
+        if model == "resnet50" and self.release_name(options) == DEFAULT_RELEASE:
+            return DLPERF_V1_RN50_UNLOGGED_STEPS
+        return 0
+
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
@@ -167,7 +177,9 @@ class NGCTensorFlow(UpstreamAdapter):
 
     def rn50_args(self, ctx: TaskContext, bsz: int, flags: ConvNetsFlags) -> list[str]:
         """ConvNets main.py's arguments with DLPerf's hyper-parameters, in the spelling of the
-        release's main.py; `--warmup_steps=0` so the hook prints from the first step."""
+        release's main.py; `--warmup_steps=0` so the benchmark mode's hook (release current)
+        prints from the first step (DLPerf v1.0's `--mode=train` hook ignores it:
+        DLPERF_V1_RN50_UNLOGGED_STEPS)."""
         o, cell = ctx.options, ctx.cell
         data: list[str] = []
         if o["data_dir"]:

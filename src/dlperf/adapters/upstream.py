@@ -142,7 +142,6 @@ class UpstreamAdapter(Adapter):
     variants: ClassVar[dict[str, tuple[str, ...]]] = {}  # model -> variants beside "default"
     only_variant: ClassVar[dict[str, str]] = {}  # model -> the one variant the source can run
     log_interval: ClassVar[int] = 1  # iterations per logged line (the largest over its models)
-    hidden_steps: ClassVar[int] = 0  # iterations run before the first logged one
     stop_pattern: ClassVar[str] = (
         ""  # progress line with a `step` group, for scripts without a step limit
     )
@@ -265,11 +264,20 @@ class UpstreamAdapter(Adapter):
 
     # ----------------------------------------------------------------------------- planning
 
-    def steps_for(self, warmup: int, measure: int, options: Mapping[str, Any] | None = None) -> int:
-        """Enough iterations for the window in whole logging intervals, plus one interval."""
+    def steps_for(
+        self, warmup: int, measure: int, options: Mapping[str, Any] | None = None, model: str = ""
+    ) -> int:
+        """Enough iterations for the window in whole logging intervals, plus one interval, after
+        the iterations the model's script runs before its first logged one."""
         window = warmup + measure
         interval = self.log_interval_of(options or {})
-        return max(window + 2, interval * (math.ceil(window / interval) + 1)) + self.hidden_steps
+        logged = max(window + 2, interval * (math.ceil(window / interval) + 1))
+        return logged + self.hidden_steps(model, options or {})
+
+    def hidden_steps(self, model: str, options: Mapping[str, Any]) -> int:
+        """Iterations the model's script runs before it logs its first (the window counts from
+        the first logged one)."""
+        return 0
 
     def log_interval_of(self, options: Mapping[str, Any]) -> int:
         """Iterations per logged line under these options (`log_interval`, unless an option of

@@ -47,7 +47,10 @@ def measure_of(
         "cell": spec.cell.key(),
         "options": adapter.measured_options(spec.cell, spec.options),
         "steps": adapter.steps_for(
-            window["warmup"], window["measure"], adapter.resolved_options(spec.options)
+            window["warmup"],
+            window["measure"],
+            adapter.resolved_options(spec.options),
+            spec.cell.model,
         ),
         "device": config["device"],
     }

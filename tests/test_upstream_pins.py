@@ -1,0 +1,96 @@
+"""Upstream adapters held to their scripts at the pinned commits: each flag a command passes is
+one the script defines, the launcher hands ranks over the way the script reads them, the steps
+run cover what the script logs, and its parser reads the lines that commit prints.
+
+The facts below were read from the upstream files named beside them (their flags, a launcher's
+behaviour, a hook's hidden steps); the log lines are hand-made in those formats.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dlperf.adapters import TaskContext, get_adapter
+from dlperf.adapters.upstream import UpstreamAdapter
+from dlperf.launch.measured import measure_of
+from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.measure.stats import Window, run_throughput
+
+WINDOW = Window(20, 100)
+
+
+def context(
+    adapter: UpstreamAdapter,
+    model: str,
+    layout: str,
+    run_dir: Path,
+    precision: str = "fp32",
+    options: dict | None = None,
+) -> TaskContext:
+    lay = Layout.parse(layout)
+    variant = adapter.only_variant.get(model, "default")
+    cell = Cell(adapter.name, model, precision, False, 64, lay, variant)
+    resolved = adapter.resolved_options({"data_dir": "/data/set", **(options or {})})
+    return TaskContext(
+        cell=cell,
+        options=resolved,
+        steps=adapter.steps_for(WINDOW.warmup, WINDOW.measure, resolved, model),
+        device="cuda",
+        rank=0,
+        node_rank=0,
+        nodes=lay.nodes,
+        gpus_per_node=lay.gpus_per_node,
+        master_addr="127.0.0.1",
+        master_port=29517,
+        run_dir=run_dir,
+    )
+
+
+def script_flags(cmd: list[str], entry: str) -> list[str]:
+    """The option names (`--x` of `--x=v` or `--x v`) passed to the script `entry`."""
+    start = next(i for i, a in enumerate(cmd) if a.endswith("/" + entry)) + 1
+    return [a.split("=", 1)[0] for a in cmd[start:] if a.startswith("--")]
+
+
+# ------------------------------------------------------------------- what the scripts log
+
+
+def tf1_rn50_train_log(path: Path, steps: int, hidden: int) -> Path:
+    """DLE fed7ba9 ConvNets `--mode=train`: TrainingLoggingHook logs `(epoch, global_step)
+    imgs_per_sec ...` for every step after its first `hidden` ones, 0.45 s a step."""
+    lines = ["DLL 2020-09-18 09:00:00.000000 - PARAMETER arch : resnet50  batch_size : 128 "]
+    for step in range(hidden, steps):
+        t = 60 + step * 0.45
+        stamp = f"2020-09-18 09:{int(t // 60):02d}:{t % 60:09.6f}"
+        lines.append(
+            f"DLL {stamp} - (0, {step + 1}) imgs_per_sec : 284.4  cross_entropy : 6.9  "
+            "l2_loss : 0.34  total_loss : 7.2  learning_rate : 0.256"
+        )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_ngc_tensorflow_dlperf_v1_resnet50_runs_the_steps_its_hook_hides(tmp_path: Path):
+    """The training hook of DLE fed7ba9 (utils/hooks/training_hooks.py, warmup_steps=20, never
+    set by runtime/runner.py) logs nothing for 20 steps: the run must go 20 steps further for
+    the window, counted from the first logged step, to fit (it ended 10 iterations short: every
+    run a parse_error)."""
+    adapter = get_adapter("ngc_tensorflow")
+    options = adapter.resolved_options({"data_dir": "/data/set"})
+    assert adapter.steps_for(20, 100, options, "resnet50") == 150
+    assert adapter.steps_for(20, 100, options, "bert_base") == 130
+    current = adapter.resolved_options({"data_dir": "/d", "release": "current"})
+    assert adapter.steps_for(20, 100, current, "resnet50") == 130  # benchmark hook, warm-up 0
+
+    cell = Cell("ngc_tensorflow", "resnet50", "fp32", False, 128, Layout(1, 1))
+    config = {"window": {"warmup": 20, "measure": 100}, "device": "cuda"}
+    steps = measure_of(CellSpec(cell, options), config)["steps"]
+    assert steps == 150
+
+    log = tf1_rn50_train_log(tmp_path / "node0.log", steps, hidden=20)
+    result = adapter.parse([log], cell, options)
+    tp = run_throughput(result, WINDOW)
+    assert tp.window_first_step == 21 and tp.window_last_step == 120
+    assert tp.throughput_samples_per_s == pytest.approx(128 / 0.45, rel=1e-6)
