@@ -54,6 +54,29 @@ def script_flags(cmd: list[str], entry: str) -> list[str]:
     return [a.split("=", 1)[0] for a in cmd[start:] if a.startswith("--")]
 
 
+# ----------------------------------------------------------------------- launchers and flags
+
+
+def test_ngc_pytorch_dlperf_v1_resnet50_reads_its_rank_from_the_environment(tmp_path: Path):
+    """ConvNets main.py at DLE 46ff370 has no --local_rank argument (parse_args() stops at the
+    one torch.distributed.launch appends) and reads LOCAL_RANK: DLPerf ran it under DLE's
+    multiproc.py, which sets the environment only. BERT's run_pretraining.py at 26c2676 takes
+    the argument; release current runs both under torchrun."""
+    adapter = get_adapter("ngc_pytorch")
+    rn50 = adapter.command(context(adapter, "resnet50", "1n8g", tmp_path))
+    launcher = rn50[: rn50.index(adapter.script("resnet50", adapter.resolved_options({})))]
+    assert launcher[1:4] == ["-m", "torch.distributed.launch", "--use_env"]
+    assert "--nproc_per_node=8" in launcher
+
+    bert = adapter.command(context(adapter, "bert_base", "1n8g", tmp_path))
+    assert "torch.distributed.launch" in bert and "--use_env" not in bert
+
+    current = adapter.command(
+        context(adapter, "resnet50", "1n8g", tmp_path, options={"release": "current"})
+    )
+    assert "torch.distributed.run" in current and "--use_env" not in current
+
+
 # ------------------------------------------------------------------- what the scripts log
 
 

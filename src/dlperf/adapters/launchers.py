@@ -4,7 +4,10 @@ Launch styles (an adapter's or a release's `launch` names one; each is `Launcher
 
 - `native`: the script spans nodes itself (OneFlow's `--node_ips`, TF2's worker hosts,
   pytorch/examples' `--dist-url`); every node runs it once.
-- `torch`: `python -m torch.distributed.launch` on every node (master address and port from the job).
+- `torch`: `python -m torch.distributed.launch` on every node (master address and port from the job):
+  each rank gets a `--local_rank=<i>` argument.
+- `torch_env`: the same with `--use_env`: ranks learn LOCAL_RANK from the environment only and get
+  no argument (what DLE's multiproc.py did; a script whose argparse has no --local_rank needs it).
 - `torchrun`: `python -m torch.distributed.run` (torchrun) on every node: ranks learn LOCAL_RANK from
   the environment, not from a `--local_rank` argument (what current PyTorch scripts expect).
 - `oneflow`: `python -m oneflow.distributed.launch` on every node: a copy of PyTorch 1.8.1's
@@ -33,9 +36,12 @@ from dlperf.adapters.hosts import node_hosts
 # Launchers run as `python -m <module>` with torch.distributed.launch's flags.
 MODULE_LAUNCHERS = {
     "torch": "torch.distributed.launch",
+    "torch_env": "torch.distributed.launch",
     "torchrun": "torch.distributed.run",
     "oneflow": "oneflow.distributed.launch",
 }
+# the flag that makes a module launcher pass ranks in the environment only
+ENV_ONLY_FLAG = {"torch_env": "--use_env"}
 # paddle.distributed.launch of Paddle 1.x (`paddle`) and 2.x+ (`paddle_collective`): both put each
 # worker's output in <log_dir>/workerlog.<local rank>.
 PADDLE_LAUNCHES = ("paddle", "paddle_collective")
@@ -53,12 +59,13 @@ def _native(ctx: TaskContext, env: Mapping[str, str], slots: int) -> list[str]:
     return []
 
 
-def _module(module: str) -> LaunchArgs:
+def _module(launch: str) -> LaunchArgs:
     def args(ctx: TaskContext, env: Mapping[str, str], slots: int) -> list[str]:
         return [
             str(ctx.options["python"]),
             "-m",
-            module,
+            MODULE_LAUNCHERS[launch],
+            *([ENV_ONLY_FLAG[launch]] if launch in ENV_ONLY_FLAG else []),
             f"--nproc_per_node={ctx.gpus_per_node}",
             f"--nnodes={ctx.nodes}",
             f"--node_rank={ctx.node_rank}",
@@ -147,7 +154,7 @@ def _mpirun(ctx: TaskContext, env: Mapping[str, str], slots: int) -> list[str]:
 
 LAUNCHERS: dict[str, LaunchArgs] = {
     "native": _native,
-    **{name: _module(module) for name, module in MODULE_LAUNCHERS.items()},
+    **{name: _module(name) for name in MODULE_LAUNCHERS},
     "paddle": _paddle,
     "paddle_collective": _paddle_collective,
     "horovodrun": _horovodrun,

@@ -1,5 +1,5 @@
 """DeepLearningExamples' PyTorch ResNet-50 v1.5 and BERT in NGC PyTorch, through
-`torch.distributed.launch` on every node (release `current`: torchrun).
+`torch.distributed.launch` on every node (ResNet-50 with `--use_env`; release `current`: torchrun).
 """
 
 from __future__ import annotations
@@ -78,6 +78,10 @@ class NGCPyTorch(UpstreamAdapter):
         f"PyTorch 1.5.0a0+8f84ded (NGC 20.03); DeepLearningExamples {DLE_PYTORCH_RN50[:7]}/{DLE_PYTORCH_BERT[:7]}"
     )
     launch: ClassVar[str] = "torch"
+    # ConvNets' main.py at DLE_PYTORCH_RN50 has no --local_rank argument (parse_args() stops at
+    # one) and reads LOCAL_RANK from the environment, as DLE's multiproc.py (DLPerf's launcher)
+    # set it; BERT's run_pretraining.py takes the --local_rank argument
+    model_launch: ClassVar[dict[str, str]] = {"resnet50": "torch_env"}
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(DLE, "PyTorch/Classification/ConvNets", DLE_PYTORCH_RN50),
         "bert_base": ModelSource(DLE, "PyTorch/LanguageModeling/BERT", DLE_PYTORCH_BERT),

@@ -131,6 +131,9 @@ class UpstreamAdapter(Adapter):
 
     launcher: ClassVar[Launcher] = Launcher.PER_NODE
     launch: ClassVar[str] = "native"
+    # model -> its launch style where DLPerf v1.0's differs from `launch` (a release's own
+    # `launch` replaces both)
+    model_launch: ClassVar[dict[str, str]] = {}
     source_root: ClassVar[str] = ""  # default checkout location on the node
     entry: ClassVar[dict[str, str]] = {}  # model -> script, relative to the model's folder
     parsers: ClassVar[dict[str, Parser]] = {}  # model -> its parser (dlperf.parse.upstream)
@@ -237,9 +240,11 @@ class UpstreamAdapter(Adapter):
             "evidence": {r: self.evidence_of(r).phrase() for r in releases}
         }
 
-    def launch_of(self, options: Mapping[str, Any]) -> str:
+    def launch_of(self, options: Mapping[str, Any], model: str = "") -> str:
         release = self.release(options)
-        return (release.launch if release else "") or self.launch
+        if release is not None:
+            return release.launch or self.launch
+        return self.model_launch.get(model) or self.launch
 
     def source_of(self, model: str, options: Mapping[str, Any]) -> ModelSource:
         release = self.release(options)
@@ -363,7 +368,7 @@ class UpstreamAdapter(Adapter):
         return ctx.gpus_per_node
 
     def command(self, ctx: TaskContext) -> list[str]:
-        launch = self.launch_of(ctx.options)
+        launch = self.launch_of(ctx.options, ctx.cell.model)
         if launch in RANK0_LAUNCHES and ctx.node_rank > 0:
             return idle_command(ctx, launch)
         o = ctx.options
@@ -382,7 +387,7 @@ class UpstreamAdapter(Adapter):
 
     def progress_lines(self, ctx: TaskContext) -> int:
         """Progress lines per step this node's output holds (every rank it sees prints one)."""
-        if self.launch_of(ctx.options) in RANK0_LAUNCHES:
+        if self.launch_of(ctx.options, ctx.cell.model) in RANK0_LAUNCHES:
             return ctx.nodes * self.procs_per_node(ctx)
         return self.procs_per_node(ctx)
 
@@ -411,7 +416,7 @@ class UpstreamAdapter(Adapter):
             else None,
         )
         with rows_for(keep_iterations, cell.layout.devices):
-            return parser(self.log_files(logs, self.launch_of(options)), facts)
+            return parser(self.log_files(logs, self.launch_of(options, cell.model)), facts)
 
 
 # --------------------------------------------------------------------------------- helpers
