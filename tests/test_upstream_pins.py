@@ -77,6 +77,28 @@ def test_ngc_pytorch_dlperf_v1_resnet50_reads_its_rank_from_the_environment(tmp_
     assert "torch.distributed.run" in current and "--use_env" not in current
 
 
+# train_horovod.py's options at gluon-cv f9a8a28 (scripts/classification/imagenet)
+GLUONCV_TRAIN_HOROVOD_FLAGS = set(
+    "--use-rec --data-nthreads --rec-train --rec-val --batch-size --dtype --num-epochs --lr "
+    "--momentum --wd --warmup-lr --warmup-epochs --last-gamma --mixup --mixup-alpha "
+    "--mixup-off-epoch --label-smoothing --no-wd --teacher --temperature --hard-weight --model "
+    "--use-pretrained --no-cuda --eval-frequency --log-interval --save-frequency --save-dir "
+    "--input-size --crop-ratio --resume-epoch --resume-params --resume-states --dropblock-prob "
+    "--use_sk --auto_aug --use_avd".split()
+)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "amp"])
+def test_gluoncv_passes_only_flags_train_horovod_defines(tmp_path: Path, precision: str):
+    """Its parse_args() stops at any other (`--rec-train-idx` was one: ImageRecordDataset finds
+    train.idx beside train.rec itself); an abbreviation (`--mode` of --model) sets nothing."""
+    adapter = get_adapter("mxnet_gluoncv")
+    cmd = adapter.command(context(adapter, "resnet50", "1n8g", tmp_path, precision))
+    flags = script_flags(cmd, "train_horovod.py")
+    assert set(flags) <= GLUONCV_TRAIN_HOROVOD_FLAGS, set(flags) - GLUONCV_TRAIN_HOROVOD_FLAGS
+    assert "--rec-train=/data/set/train.rec" in cmd and "--model=resnet50_v1b" in cmd
+
+
 # ------------------------------------------------------------------- what the scripts log
 
 

@@ -43,14 +43,14 @@ class GluonCV(UpstreamAdapter):
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         data = o["data_dir"]
+        # train_horovod.py has no index flags (ImageRecordDataset reads train.idx beside
+        # train.rec) and no --mode: DLPerf's `--mode='hybrid'` was argparse's abbreviation of
+        # --model, which the next flag overrode
         return [
-            "--mode=hybrid",
             "--model=resnet50_v1b",
             "--use-rec",
             f"--rec-train={data}/train.rec",
-            f"--rec-train-idx={data}/train.idx",
             f"--rec-val={data}/val.rec",
-            f"--rec-val-idx={data}/val.idx",
             f"--batch-size={self.batch_size(cell, o)}",
             f"--dtype={'float16' if cell.precision == 'amp' else 'float32'}",
             "--log-interval=1",
