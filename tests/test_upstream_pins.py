@@ -17,6 +17,8 @@ from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.launch.measured import measure_of
 from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.measure.stats import Window, run_throughput
+from dlperf.parse.upstream import RunFacts
+from dlperf.parse.upstream.dllogger import parse_dle_tf1_bert
 
 WINDOW = Window(20, 100)
 
@@ -139,3 +141,32 @@ def test_ngc_tensorflow_dlperf_v1_resnet50_runs_the_steps_its_hook_hides(tmp_pat
     tp = run_throughput(result, WINDOW)
     assert tp.window_first_step == 21 and tp.window_last_step == 120
     assert tp.throughput_samples_per_s == pytest.approx(128 / 0.45, rel=1e-6)
+
+
+def test_dle_tf1_bert_dlperf_v1_amp_repeats_iteration_one_while_the_scale_settles(
+    tmp_path: Path,
+):
+    """DLE fed7ba9 TF1 BERT with --use_fp16: optimization.py keeps the global step where the
+    loss scaler skipped an update (scale from 2**32), and the hook prints at print_step 1 and
+    every 10: `Iteration: 1` once per skipped update, each one iteration run. The v1 parser
+    stopped at the first repeat ('repeats the previous line's counter')."""
+    lines = ["[1,0]<stdout>:INFO:tensorflow:  Batch size = 32"]
+    t = 0.0
+    counters = [1, 1, 1, 1] + list(range(10, 141, 10))
+    previous = None
+    for counter in counters:
+        covered = 1 if previous in (None, counter) else counter - previous
+        t += 0.3 * covered
+        previous = counter
+        lines.append(
+            f"[1,0]<stdout>:DLL 2020-09-19 08:01:{t:09.6f} - Iteration: {counter}  "
+            "throughput_train : 853.333 seq/s mlm_loss : 9.00  nsp_loss : 0.69  "
+            "total_loss : 9.8  avg_loss_step : 9.9  learning_rate : 5e-05  loss_scaler : 65536 "
+        )
+    log = tmp_path / "node0.log"
+    log.write_text("\n".join(lines) + "\n")
+    result = parse_dle_tf1_bert([log], RunFacts(32, 8, 1, 128))
+    assert [(r.step, r.steps) for r in result.records[:6]] == [(1, 1)] * 4 + [(10, 9), (20, 10)]
+    assert sum(r.steps for r in result.records) == 4 + 9 + 13 * 10  # 3 repeats, counters to 140
+    tp = run_throughput(result, Window(10, 100))
+    assert tp.throughput_samples_per_s == pytest.approx(32 * 8 / 0.3, rel=1e-6)

@@ -116,6 +116,10 @@ SOURCES = {
         "throughput_train",
         ("throughput_train", "mlm_loss", "nsp_loss", "total_loss", "avg_loss_step", "Rank"),
         rank_field="Rank",
+        # with --use_fp16 (DLE fed7ba9 optimization.py: `new_global_step = tf.cond(
+        # all_are_finite, global_step + 1, global_step)`, loss scale from 2**32) the hook prints
+        # `Iteration: 1` again after every skipped update: each repeat is one more iteration
+        repeat_is_iteration=True,
         stated=(
             stated(r"(?<![\w.])train_batch_size : (\d+)(?!\S)", "train_batch_size", "per_device"),
         ),
@@ -315,8 +319,10 @@ def parse_dle_tf1_bert_current(logs: list[Path], facts: RunFacts) -> ParseResult
 
 def parse_dle_tf1_bert(logs: list[Path], facts: RunFacts) -> ParseResult:
     """Printed at iteration 1 and every display_every (10) iterations after: a line covers the
-    iterations since the previous one (1, 9, 10, 10, ...). `Skipping time record` lines are noise.
-    With Horovod only rank 0 prints (`Rank : 0`); copies from other ranks are dropped.
+    iterations since the previous one (1, 9, 10, 10, ...), and one iteration where it repeats the
+    previous counter (AMP: an update the loss scaler skipped leaves the global step, so the first
+    lines repeat `Iteration: 1` while the scale settles). `Skipping time record` lines are noise.
+    With Horovod only rank 0 prints; copies from other ranks (a `Rank : r` field) are dropped.
 
     Method: timestamps (dllogger); job-wide (rank -1), the iterations since the previous line.
     """
