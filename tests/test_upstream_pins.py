@@ -101,6 +101,14 @@ def test_gluoncv_passes_only_flags_train_horovod_defines(tmp_path: Path, precisi
     assert "--rec-train=/data/set/train.rec" in cmd and "--model=resnet50_v1b" in cmd
 
 
+def test_gluonnlp_bert_skips_the_accuracy_as_dlperf_did(tmp_path: Path):
+    """DLPerf's MxNet/BERT/pretrain.sh passed --no_compute_acc: run_pretraining.py at gluon-nlp
+    7b7bf60 otherwise updates the masked-LM and NSP accuracy metrics every step."""
+    adapter = get_adapter("mxnet_gluonnlp")
+    cmd = adapter.command(context(adapter, "bert_base", "1n8g", tmp_path, "amp"))
+    assert "--no_compute_acc" in script_flags(cmd, "run_pretraining.py")
+
+
 # ------------------------------------------------------------------- what the scripts log
 
 
