@@ -436,3 +436,23 @@ def test_a_runs_table_with_a_repeat_twice_is_an_error_naming_its_line(tmp_path, 
     assert f"{b}:9: column repeat: '{CELL}' repeat 1 again (first on line 2)" in err, err
     with pytest.raises(Exception, match=f"{b}:9"):  # a baseline is never pooled twice either
         load_baseline("published", b)
+
+
+def test_a_long_environment_value_is_shown_where_the_sides_differ(tmp_path, capsys):
+    """Review: each side's values were cut to their first 57 characters, so two nodes' GPU lists
+    that differ at the eighth GPU (or topologies that differ in one NVLink) printed the same text
+    on both sides of the arrow. Both sides are now cut from just before their first difference."""
+    gpu = "NVIDIA H100 80GB HBM3, 81559 MiB, 550.54"
+    a = results(tmp_path / "a", {CELL: BASE})
+    b = results(tmp_path / "b", {CELL: BASE})
+    for root, gpus in ((a, [gpu] * 8), (b, [gpu] * 7 + [gpu.replace("81559", "40960")])):
+        for path in (root / "runs").glob("*/r*/manifest.json"):
+            data = json.loads(path.read_text())
+            for node in data["nodes"].values():
+                node["gpus"] = gpus
+            path.write_text(json.dumps(data))
+    main(["diff", str(a), str(b)])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "node.gpus" in x)
+    shown_a, shown_b = line.split(None, 1)[1].split(" -> ")
+    assert shown_a == "...100 80GB HBM3, 81559 MiB, 550.54"
+    assert shown_b == "...100 80GB HBM3, 40960 MiB, 550.54"

@@ -3,6 +3,7 @@ config lines state (packages, GPUs, drivers, options), and which differ between 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,7 +122,7 @@ def env_diff(a: ResultsFolder, b: ResultsFolder) -> tuple[list[EnvDifference], i
         if scope is not None and (scope not in scopes_a or scope not in scopes_b):
             continue  # a model measured on one side only: its options have nothing to differ from
         if va != vb:
-            out.append(EnvDifference(key, _show(va), _show(vb)))
+            out.append(EnvDifference(key, *_shown(va, vb)))
     return out, na, nb
 
 
@@ -129,11 +130,33 @@ def _measure_scopes(facts: dict[str, set[str]]) -> set[str]:
     return {k.split("]", 1)[0] for k in facts if k.startswith("measure[")}
 
 
-def _show(values: set[str] | None, width: int = 60) -> str:
-    if values is None:
+SHOWN_WIDTH = 60  # characters of each side's values printed
+SHOWN_BEFORE = 15  # of them, the characters before where the two sides first differ
+
+
+def _shown(a: set[str] | None, b: set[str] | None) -> tuple[str, str]:
+    """Each side's values (sorted, joined; "(absent)" for none), cut to SHOWN_WIDTH characters
+    from the same place on both: their start, or just before where they first differ when that
+    lies beyond the cut. Cut at the start, two long values that differ late (a topology's one
+    NVLink down, a node's eighth GPU) read as the same text on both sides."""
+    texts = [None if v is None else _joined(v) for v in (a, b)]
+    start = 0
+    if texts[0] is not None and texts[1] is not None:
+        differ = len(os.path.commonprefix([texts[0], texts[1]]))
+        if differ > SHOWN_WIDTH - 3 - SHOWN_BEFORE:
+            start = differ - SHOWN_BEFORE
+    return _cut(texts[0], start), _cut(texts[1], start)
+
+
+def _joined(values: set[str]) -> str:
+    return ", ".join(sorted(values)).replace("\n", "\\n").replace("\t", " ")
+
+
+def _cut(text: str | None, start: int) -> str:
+    if text is None:
         return "(absent)"
-    text = ", ".join(sorted(values)).replace("\n", "\\n").replace("\t", " ")
-    return text if len(text) <= width else text[: width - 3] + "..."
+    shown = ("..." if start else "") + text[start:]
+    return shown if len(shown) <= SHOWN_WIDTH else shown[: SHOWN_WIDTH - 3] + "..."
 
 
 def format_env_diff(diffs: list[EnvDifference], na: int, nb: int) -> list[str]:
