@@ -246,8 +246,9 @@ def test_one_run_at_4_1_beside_two_at_57_is_flagged_and_kept_in_the_median(tmp_p
 def test_a_nan_or_inf_loss_in_the_window_flags_the_run_and_its_cell(tmp_path):
     """Review: a run whose every step logged loss=nan was an ok figure with no flag, though its
     steps may not have trained (fp16 steps a grad scaler skips; a diverged run). The window's
-    non-finite losses are counted per run (every rank's) and flag the cell; a warm-up step's
-    (WINDOW skips 2) and a finite loss do not count, and a log with no loss reads nan."""
+    non-finite losses are counted per run (a step once, whichever of its ranks logged one) and
+    flag the cell; a warm-up step's (WINDOW skips 2) and a finite loss do not count, and a log
+    with no loss reads nan."""
     fine = {step: 6.9 for step in range(1, 10)}
     diverged = fine | {1: "nan", 4: "nan", 5: "inf", 6: "-inf"}  # step 1 is warm-up
     manifests = [
@@ -264,11 +265,27 @@ def test_a_nan_or_inf_loss_in_the_window_flags_the_run_and_its_cell(tmp_path):
     ]
     runs, _ = runs_table(manifests, WINDOW)
     assert runs["status"].tolist() == ["ok"] * 3
-    assert runs["nonfinite_loss_steps"].tolist()[:2] == [0, 4]
+    assert runs["nonfinite_loss_steps"].tolist()[:2] == [0, 3]  # steps 4, 5 and 6
     assert pd.isna(runs.loc[2, "nonfinite_loss_steps"])
     cell = cells_table(runs, planned_cells([CellSpec(CELL, {})]), WINDOW, 3).iloc[0]
     assert cell["flags"] == (
-        "loss nan or inf in 4 window steps (r2): steps that may not have trained"
+        "loss nan or inf in 3 window steps (r2): steps that may not have trained"
+    )
+
+
+def test_a_step_whose_every_rank_logged_a_nan_loss_counts_once(tmp_path):
+    """Review: the non-finite losses of a run were added up over its ranks, so a diverged 1n2g
+    run (every step nan on both ranks) read 'loss nan or inf in 10 window steps' of a 5-step
+    window. A window step counts once, whichever and however many of its ranks logged one."""
+    nan = dict.fromkeys(range(1, 10), "nan")
+    manifest = write_run(
+        tmp_path, {"rank0.log": rank_log(0, losses=nan), "rank1.log": rank_log(1, losses=nan)}
+    )
+    runs, _ = runs_table([manifest], WINDOW)
+    assert runs.loc[0, "nonfinite_loss_steps"] == WINDOW.measure == 5
+    cell = cells_table(runs, planned_cells([CellSpec(CELL, {})]), WINDOW, 1).iloc[0]
+    assert cell["flags"] == (
+        "loss nan or inf in 5 window steps (r1): steps that may not have trained"
     )
 
 

@@ -71,7 +71,7 @@ RUN_COLUMNS = CELL_COLUMNS + [
     "p90_ms",
     "p95_ms",
     "longest_step_ms",  # the slowest rank's longest window step: a stall (measure.variance)
-    "nonfinite_loss_steps",  # window steps whose logged loss was nan or inf (every rank's)
+    "nonfinite_loss_steps",  # window steps whose loss was nan or inf on any rank, once each
     *RUN_FIGURE_COLUMNS,  # MFU, memory, energy, busbw (dlperf.measure.efficiency)
     "job_id",
     "hosts",
@@ -233,15 +233,16 @@ def _reported(parsed: ParseResult, window: Window, name: str) -> float:
 
 
 def _nonfinite_losses(parsed: ParseResult, window: Window) -> float:
-    """Every rank's window steps whose logged loss is nan or inf (a diverged run, or fp16 steps
-    the grad scaler skipped: its figure times steps that did not train); nan where no loss was
-    logged."""
-    counts = [
-        parsed.nonfinite_over(LOSS, window_records(records, window)[0])
+    """The window steps whose logged loss is nan or inf on any rank (a diverged run, or fp16
+    steps the grad scaler skipped: its figure times steps that did not train), each counted once
+    however many of its ranks logged one (the k-th window record of every rank is the same step);
+    nan where no loss was logged."""
+    hit = [
+        parsed.nonfinite_at(LOSS, window_records(records, window)[0])
         for records in parsed.by_rank().values()
     ]
-    known = [c for c in counts if c is not None]
-    return float(sum(known)) if known else math.nan
+    known = [positions for positions in hit if positions is not None]
+    return float(len(set().union(*known))) if known else math.nan
 
 
 def _unreadable_row(manifest_path: Path, detail: str) -> dict[str, Any]:

@@ -93,12 +93,13 @@ class ParseResult:
             weighted += value * record.duration_s
         return weighted / seconds if seconds > 0 else None
 
-    def nonfinite_over(self, name: str, records: Sequence[StepRecord]) -> int | None:
-        """How many of `records` the source printed a non-finite value of `name` for (a loss of
-        nan or inf); None where it printed none for them."""
+    def nonfinite_at(self, name: str, records: Sequence[StepRecord]) -> set[int] | None:
+        """The positions in `records` whose printed `name` is non-finite (a loss of nan or inf);
+        None where the source printed none for them."""
         values = [self.reported.get(name, {}).get((r.path, r.line)) for r in records]
-        printed = [v for v in values if v is not None]
-        return sum(not math.isfinite(v) for v in printed) if printed else None
+        if all(v is None for v in values):
+            return None
+        return {i for i, v in enumerate(values) if v is not None and not math.isfinite(v)}
 
     def by_rank(self) -> dict[int, list[StepRecord]]:
         ranks: dict[int, list[StepRecord]] = {}
