@@ -572,6 +572,17 @@ def test_catalogs_agree() -> None:
             assert _numbers(other[key]) == _numbers(text), f"{lang}: digits of {key}"
 
 
+def test_the_peak_memory_header_names_what_the_method_defines() -> None:
+    """Review: the Chinese header of the peak memory figure read 显存峰值 (GPU memory) though
+    the figure is the peak RSS on a CPU (the embedded default) and for MXNet on a GPU, as its own
+    method line (峰值内存 = ...) and the English header (Peak memory) say. Each language's header
+    names the term its method line defines."""
+    for lang in languages():
+        words = catalog(lang)
+        header = re.split(r"[（(]", words["figure.peak_mem"])[0].strip()
+        assert words["method.memory"].startswith(header), lang
+
+
 def test_chinese_plot_labels_have_glyphs(tmp_path: Path) -> None:
     if plots.cjk_font_family() is None:
         pytest.skip("no CJK font installed (fonts-noto-cjk)")
