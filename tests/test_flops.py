@@ -124,6 +124,10 @@ def test_peak_lookup_misses():
     assert peak_tflops("Tesla V100-SXM2-16GB", "bf16") is None  # no bf16 on Volta
     assert peak_tflops("NVIDIA GeForce RTX 4090", "fp16") is None
     assert device_peak("NVIDIA A100-SXM4-80GB").name == "A100"  # not A10
+    # an RTX A1000 (a workstation and laptop GPU, 6.7 TFLOP/s fp32) is no A100 (19.5): its MFU
+    # would read a third of what it is; it has no nameplate here, so its calibration is the peak
+    assert device_peak("NVIDIA RTX A1000 6GB Laptop GPU") is None
+    assert device_peak("NVIDIA RTX A1000") is None
     with pytest.raises(ValueError):
         peak_tflops("NVIDIA A10", "fp8")
 

@@ -40,7 +40,7 @@ DEVICE_PEAKS = (
     DevicePeak("V100 PCIe", r"v100-pcie", 14.0, None, 112.0, None, "NVIDIA V100 datasheet"),
     DevicePeak("V100 SXM2", r"v100", 15.7, None, 125.0, None, "NVIDIA V100 datasheet"),
     # A100 datasheet (2021), 40 GB and 80 GB, SXM4 and PCIe alike: 19.5 / 156 / 312 / 312
-    DevicePeak("A100", r"a100", 19.5, 156.0, 312.0, 312.0, "NVIDIA A100 datasheet"),
+    DevicePeak("A100", r"a100(?!\d)", 19.5, 156.0, 312.0, 312.0, "NVIDIA A100 datasheet"),
     # H100 datasheet (2023): SXM 67 / 989 / 1979 / 1979 sparse; PCIe 51 / 756 / 1513 / 1513;
     # NVL 60 / 835 / 1671 / 1671
     DevicePeak("H100 NVL", r"h100 nvl", 60.0, 417.5, 835.5, 835.5, "NVIDIA H100 datasheet"),
