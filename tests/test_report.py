@@ -658,6 +658,31 @@ def test_empty_tables_render(tmp_path: Path) -> None:
     )
 
 
+def test_a_suite_with_adaptive_repeats_says_its_rule_not_a_fixed_count(tmp_path: Path) -> None:
+    """Review: with adaptive repeats a cell gets from `repeats` to their `max` runs, but the
+    report said "3 runs planned per cell" (and 3 repeats per cell in its options) beside cells of
+    14 runs, and never said how their count was decided. Both languages state the rule."""
+    cells, runs = tmp_path / "tables/cells.tsv", tmp_path / "tables/runs.tsv"
+    write_table(pd.DataFrame(columns=CELL_TABLE_COLUMNS), cells)
+    write_table(pd.DataFrame(columns=RUN_COLUMNS), runs)
+    adaptive = {"max": 20, "ci_width_pct": 2.5, "level": 0.9}
+    config = validate(copy.deepcopy(CONFIG) | {"baselines": [], "adaptive_repeats": adaptive})
+    outputs = [tmp_path / "report/report.en.md", tmp_path / "report/report.zh.md"]
+    render_reports(config, cells, runs, outputs, generated_at=GENERATED_AT)
+    en, zh = (path.read_text() for path in outputs)
+    assert "3 runs planned per cell" not in en
+    assert (
+        "3 runs per cell, then one more at a time (adaptive repeats) while the 90% confidence "
+        "interval of the median is wider than 2.5% of the median, at most 20 runs" in en
+    )
+    assert (
+        "| Repeats per cell | 3, then one more at a time up to 20 while the 90% CI of the median "
+        "is wider than 2.5% of it |" in en
+    )
+    assert "先运行 3 次，之后只要中位数的 90% 置信区间宽于中位数的 2.5%" in zh
+    assert "最多 20 次" in zh and "计划运行 3 次" not in zh
+
+
 def test_the_report_says_what_a_framework_lacks_and_where_a_release_ran(tmp_path: Path) -> None:
     """Issues 17 and 18.5: the frameworks section names a suite model a framework does not run,
     with its adapter's reason, and where each upstream release the suite uses has run for real

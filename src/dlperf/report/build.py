@@ -10,8 +10,9 @@ from typing import Any
 
 import pandas as pd
 
-from dlperf.i18n import Text
+from dlperf.i18n import Phrase, Text
 from dlperf.launch.record import RunRecord
+from dlperf.measure.stats import CI_LEVEL
 from dlperf.report import fmt, names
 from dlperf.report.caveats import caveats
 from dlperf.report.groups import GroupBuilder
@@ -196,6 +197,7 @@ def _options(config: Mapping[str, Any]) -> Options:
         values = list(dict.fromkeys(v for c in cases for v in c[key]))
         return tuple(sorted(values, key=sort) if sort else values)
 
+    median, repeats_value = _repeats_said(int(config["repeats"]), config.get("adaptive_repeats"))
     return Options(
         repeats=int(config["repeats"]),
         warmup=int(config["window"]["warmup"]),
@@ -208,6 +210,25 @@ def _options(config: Mapping[str, Any]) -> Options:
         backend=str(config["backend"]),
         device=str(config["device"]),
         time_limit_min=fmt.text(config["time_limit_min"]),
+        median=median,
+        repeats_value=repeats_value,
+    )
+
+
+def _repeats_said(repeats: int, adaptive: Mapping[str, Any] | None) -> tuple[Text, Text]:
+    """The method's median sentence and the options table's repeats per cell: with adaptive
+    repeats their rule, since a cell then has from `repeats` to their `max` runs."""
+    if not adaptive:
+        return Phrase.of("method.median", repeats=str(repeats)), str(repeats)
+    values: dict[str, Text] = {
+        "repeats": str(repeats),
+        "max": str(adaptive["max"]),
+        "level": f"{100 * float(adaptive.get('level', CI_LEVEL)):g}%",
+        "width": f"{float(adaptive['ci_width_pct']):g}%",
+    }
+    return (
+        Phrase.of("method.median_adaptive", **values),
+        Phrase.of("options.repeats_adaptive", **values),
     )
 
 

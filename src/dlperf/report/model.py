@@ -197,6 +197,8 @@ class Options:
     backend: str
     device: str
     time_limit_min: str
+    median: Text  # how a cell's runs are counted: the method's sentence (adaptive repeats' rule)
+    repeats_value: Text  # the options table's repeats per cell
 
 
 @dataclass(frozen=True)
