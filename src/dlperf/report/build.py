@@ -14,7 +14,7 @@ from dlperf.i18n import Phrase, Text
 from dlperf.launch.record import RunRecord
 from dlperf.measure.stats import CI_LEVEL
 from dlperf.report import fmt, names
-from dlperf.report.caveats import caveats
+from dlperf.report.caveats import caveats, doubted
 from dlperf.report.groups import GroupBuilder
 from dlperf.report.headline import headline
 from dlperf.report.latency import LatencyTable
@@ -54,12 +54,14 @@ def build_report(
     limits = Limits.from_config(config)
     runs = with_outlier_z(runs)
     measured = cells[cells["source"] == MEASURED]
+    found = tuple(caveats(cells, runs, limits))
     builder = GroupBuilder(
         runs,
         dict(config["report"]["footnotes"]),
         order,
         several_sources=cells["source"].nunique() > 1,
         limits=limits,
+        doubted=doubted(found),
     )
     groups = builder.groups(cells)
     baselines = tuple(
@@ -79,8 +81,8 @@ def build_report(
         model_configs=tuple(model_configs(dict(manifests))),
         groups=tuple(groups),
         runs=tuple(_run_entries(runs, limits)),
-        headline=headline(groups, cells),
-        caveats=tuple(caveats(cells, runs, limits)),
+        headline=headline(groups, cells, doubted(found)),
+        caveats=found,
         latency=tuple(latency),
         plan=plan,
         explained=explained(measured, runs),

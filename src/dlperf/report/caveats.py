@@ -42,6 +42,9 @@ KINDS = (
     "no_speedup_other_work",
     "shared_cores",
 )
+# the kinds that doubt a figure a cell shows (the others: it has none, or only its speedup is
+# missing): the results tables and the headline mark such a figure
+DOUBT_KINDS = ("runs_failed", "unstable", "outliers", "flagged", "shared_cores")
 # a stale run is redone next time: until then its cell says why it is no figure
 _FAILED = (Status.OOM, Status.TIMEOUT, Status.FAILED, Status.PARSE_ERROR, Status.STALE)
 # where a speedup over 1n1g is none of the figures (DLPerf's special cases: a latency, a largest
@@ -69,6 +72,11 @@ def caveats(cells: pd.DataFrame, runs: pd.DataFrame, limits: Limits | None = Non
     found += _from_cells(cells, CellRuns(runs), limits)
     rank = {kind: i for i, kind in enumerate(KINDS)}
     return sorted(found, key=lambda c: (rank[c.kind], c.source != MEASURED, cell_id_key(c.cell_id)))
+
+
+def doubted(found: Iterable[Caveat]) -> frozenset[tuple[str, str]]:
+    """(cell id, source) of the cells whose figure has a caveat to doubt it (DOUBT_KINDS)."""
+    return frozenset((c.cell_id, c.source) for c in found if c.kind in DOUBT_KINDS)
 
 
 def _repeats(rows: Iterable[dict[str, Any]]) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ import dataclasses
 import fnmatch
 import math
 import re
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import pandas as pd
@@ -87,12 +88,15 @@ class GroupBuilder:
         order: Order,
         several_sources: bool,
         limits: Limits,
+        doubted: AbstractSet[tuple[str, str]] = frozenset(),
     ) -> None:
+        """`doubted`: (cell id, source) of the figures to doubt (caveats.doubted)."""
         self.runs_of = CellRuns(runs)
         self.patterns = footnote_patterns
         self.order = order
         self.several_sources = several_sources
         self.limits = limits
+        self.doubted = doubted
 
     def groups(self, cells: pd.DataFrame) -> list[Group]:
         """One results table per model, precision and (table) batch size, in the report's order."""
@@ -107,7 +111,7 @@ class GroupBuilder:
         # a larger batch that ran out of memory is told in the footnotes of its fallback columns
         fallen = {(k[0], k[1], k[2], k[3]) for k in keys if str(k[4]) != str(table_batch)}
         keys = [k for k in keys if not (str(k[4]) == str(table_batch) and k[:4] in fallen)]
-        notes = _Notes(self.runs_of, self.patterns, self.limits)
+        notes = _Notes(self.runs_of, self.patterns, self.limits, self.doubted)
         columns = [self._column(k, by_column[k], frame, str(table_batch), notes) for k in keys]
         records = {k: {r["layout"]: r for r in by_column[k].to_dict("records")} for k in keys}
         layouts = (
@@ -260,13 +264,21 @@ def _point(column: Column, record: dict[str, Any]) -> PlotPoint:
 class _Notes:
     """Numbers the footnotes of one table in the order their cells appear (row by row)."""
 
-    def __init__(self, runs_of: CellRuns, patterns: dict[str, str], limits: Limits) -> None:
+    def __init__(
+        self,
+        runs_of: CellRuns,
+        patterns: dict[str, str],
+        limits: Limits,
+        doubted: AbstractSet[tuple[str, str]],
+    ) -> None:
         self.runs_of = runs_of
         self.patterns = patterns
         self.limits = limits
+        self.doubted = doubted
         self.notes: list[Footnote] = []
-        self.by_pattern: dict[str, int] = {}
-        self.pattern_cells: dict[str, list[str]] = {}
+        # a note many cells share (a configured pattern's, the figures to doubt): its number, cells
+        self.shared: dict[str, int] = {}
+        self.shared_cells: dict[int, list[str]] = {}
 
     def cell(self, record: dict[str, Any] | None) -> TableCell:
         if record is None:
@@ -276,15 +288,12 @@ class _Notes:
         if status in NOTED_STATUSES:
             reason = self._reason(record)
             numbers.append(self._add(Footnote(0, "status", status, (record["cell_id"],), reason)))
+        ok = status == Status.OK
+        if ok and (record["cell_id"], record["source"]) in self.doubted:
+            numbers.append(self._shared("doubt", Footnote(0, "doubt", "", (), ""), record))
         for pattern, text in self.patterns.items():
             if fnmatch.fnmatchcase(record["cell_id"], pattern):
-                if pattern not in self.by_pattern:
-                    self.by_pattern[pattern] = self._add(Footnote(0, "config", "", (), text))
-                    self.pattern_cells[pattern] = []
-                if record["cell_id"] not in self.pattern_cells[pattern]:  # a baseline's same id
-                    self.pattern_cells[pattern].append(record["cell_id"])
-                numbers.append(self.by_pattern[pattern])
-        ok = status == Status.OK
+                numbers.append(self._shared(pattern, Footnote(0, "config", "", (), text), record))
         return TableCell(
             cell_id=record["cell_id"],
             status=status,
@@ -292,6 +301,16 @@ class _Notes:
             speedup=fmt.speedup(record["speedup"]) if ok else "",
             notes=tuple(numbers),
         )
+
+    def _shared(self, key: str, note: Footnote, record: dict[str, Any]) -> int:
+        """The number of the note `key` that many cells share, the record's cell among them."""
+        if key not in self.shared:
+            self.shared[key] = self._add(note)
+            self.shared_cells[self.shared[key]] = []
+        number = self.shared[key]
+        if record["cell_id"] not in self.shared_cells[number]:  # a baseline's same id
+            self.shared_cells[number].append(record["cell_id"])
+        return number
 
     def _add(self, note: Footnote) -> int:
         number = len(self.notes) + 1
@@ -314,10 +333,9 @@ class _Notes:
         return runs_reasons(runs[runs["status"] != Status.OK], self.limits)
 
     def footnotes(self) -> tuple[Footnote, ...]:
-        out = []
-        for note in self.notes:
-            if note.kind == "config":
-                pattern = next(p for p, n in self.by_pattern.items() if n == note.number)
-                note = dataclasses.replace(note, cell_ids=tuple(self.pattern_cells[pattern]))
-            out.append(note)
-        return tuple(out)
+        return tuple(
+            dataclasses.replace(note, cell_ids=tuple(self.shared_cells[note.number]))
+            if note.number in self.shared_cells
+            else note
+            for note in self.notes
+        )

@@ -4,6 +4,7 @@ largest with a figure; where none has one, the largest planned and its status)."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import pandas as pd
@@ -14,7 +15,12 @@ from dlperf.report.model import Group, Headline, HeadlineRow
 from dlperf.status import Status
 
 
-def headline(groups: Sequence[Group], cells: pd.DataFrame) -> Headline:
+def headline(
+    groups: Sequence[Group],
+    cells: pd.DataFrame,
+    doubted: AbstractSet[tuple[str, str]] = frozenset(),
+) -> Headline:
+    """`doubted`: (cell id, source) of the figures to doubt (caveats.doubted), marked."""
     by_id = {(r["cell_id"], r["source"]): r for r in cells.to_dict("records")}
     picked: list[tuple[Group, int, dict[str, Any]]] = []
     for group in groups:
@@ -43,6 +49,7 @@ def headline(groups: Sequence[Group], cells: pd.DataFrame) -> Headline:
                 speedup=fmt.speedup(record["speedup"]) if ok else "",
                 efficiency=fmt.percent(record["efficiency"]) if ok else "",
                 figures=tuple(format_figure(k, record) if ok else "" for k in keys),
+                doubted=ok and (record["cell_id"], record["source"]) in doubted,
             )
         )
     return Headline(tuple(rows), keys)

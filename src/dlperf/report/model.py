@@ -75,7 +75,8 @@ class Detail:
 class Footnote:
     number: int
     kind: str  # "status": why no figure; "config": report.footnotes; "note": a table's remark;
-    # "fallback": a smaller batch size shown because the table's ran out of memory
+    # "fallback": a smaller batch size shown because the table's ran out of memory; "doubt":
+    # figures with a caveat in "Read this first"
     status: str
     cell_ids: tuple[str, ...]
     text: Text  # the runs' reasons, or configured or published text ('' when none was recorded)
@@ -135,6 +136,7 @@ class HeadlineRow:
     speedup: str
     efficiency: str
     figures: tuple[str, ...]  # one per Headline.figure_keys
+    doubted: bool = False  # its figure has a caveat in "Read this first" (caveats.DOUBT_KINDS)
 
 
 @dataclass(frozen=True)

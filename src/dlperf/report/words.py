@@ -87,6 +87,8 @@ def footnote_text(note: Any, t: Translator, code: bool) -> str:
         )
     if note.kind == "note":
         return t("results.footnote_note", text=t.say(note.text))
+    if note.kind == "doubt":
+        return t("results.footnote_doubt", cells=ids(note.cell_ids))
     return t("results.footnote_config", text=t.say(note.text), cells=ids(note.cell_ids))
 
 
