@@ -293,3 +293,25 @@ def test_a_special_value_most_of_whose_runs_ran_out_of_memory_says_so():
     values = {t.model: [v.first for r in t.rows for v in r.values] for t in tables}
     assert values["insightface"] == ["1,300,000 (4/5 OOM)"]
     assert sorted(values["wide_deep"]) == ["20.5", "20.5 (4/5 OOM)"]
+
+
+def test_a_swept_value_beginning_with_max_is_no_search():
+    """Review: compile_mode max-autotune swept beside a num_classes search put its cell in a
+    'largest compile_mode' table as parse_error (its variant's compile_mode_maxmautotune begins
+    with compile_mode_max), and its largest num_classes was shown nowhere."""
+    rows = []
+    for mode, found in (("default", 800000), ("max-autotune", 900000)):
+        row = _largest("pytorch", (1, 1), "ok", found)
+        row["variant"] = f"{sweep_slug('compile_mode', mode)}_num_classes_max"
+        row["setting"] = json.dumps({"compile_mode": mode, "num_classes": found}, sort_keys=True)
+        rows.append(row)
+    (face,) = special_tables(pd.DataFrame(rows).reindex(columns=CELL_TABLE_COLUMNS), label)
+    assert face.option == "num_classes"
+    assert [english(c) for c in face.columns] == [
+        "pytorch compile_mode_default",
+        "pytorch compile_mode_maxmautotune",
+    ]
+    assert [(v.status, v.first) for v in face.rows[0].values] == [
+        ("ok", "800,000"),
+        ("ok", "900,000"),
+    ]

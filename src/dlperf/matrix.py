@@ -147,6 +147,21 @@ def sweep_slug(name: str, value: Any) -> str:
     return f"{name}_{re.sub(r'[^a-z0-9_]', '_', text)}"
 
 
+def _slug_part(slug: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:^|_){re.escape(slug)}(?=_|$)")
+
+
+def names_slug(variant: str, slug: str) -> bool:
+    """Whether a variant holds `slug` as one of the parts it was joined from, not the start of a
+    longer one (compile_mode_max is no part of compile_mode_maxmautotune)."""
+    return _slug_part(slug).search(variant) is not None
+
+
+def without_slug(variant: str, slug: str) -> str:
+    """The variant with the part `slug` taken out (and the underscore joining it)."""
+    return _slug_part(slug).sub("", variant).strip("_")
+
+
 def sweep_points(sweep: dict[str, list[Any]]) -> list[dict[str, Any]]:
     """Every combination of the swept options' values (one empty point: no sweep)."""
     names = list(sweep)

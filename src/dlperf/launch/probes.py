@@ -17,7 +17,7 @@ from dlperf.launch.measured import measure_digest
 from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness
 from dlperf.launch.submit import run_cell
-from dlperf.matrix import Cell, sweep_slug
+from dlperf.matrix import Cell, names_slug, sweep_slug
 from dlperf.parse.records import ParseError
 from dlperf.paths import MaxBatchPaths
 from dlperf.plan.maxbatch import BATCH, Probe, ProbeRun, SearchResult, SearchSettings, search
@@ -86,7 +86,7 @@ def find_max_batch(
     option = search_params.get("option") or BATCH
     if option == BATCH and cell.batch_size != "max":
         raise ValueError(f"{cell.id} is not a batch_size max cell")
-    if option != BATCH and sweep_slug(option, "max") not in cell.variant:
+    if option != BATCH and not names_slug(cell.variant, sweep_slug(option, "max")):
         raise ValueError(f"{cell.id} does not sweep {option} with the value max")
     settings = SearchSettings.from_config(search_params["search"])
     paths = MaxBatchPaths(cell.id, Path(harness.results_root))

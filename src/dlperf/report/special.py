@@ -16,7 +16,6 @@ samples/s. Memory is the cell's median peak of its largest rank
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf.i18n import Phrase, Text
-from dlperf.matrix import sweep_slug
+from dlperf.matrix import names_slug, sweep_slug, without_slug
 from dlperf.report import fmt
 from dlperf.report.order import batch_size_key, layout_key, natural_key
 from dlperf.status import Status, status_counts
@@ -89,9 +88,7 @@ def _variant_less(variant: str, options: list[str], setting: dict[str, Any]) -> 
     '' where nothing else is left."""
     for option in filter(None, options):
         for value in (setting.get(option), "max"):
-            slug = re.escape(sweep_slug(option, value))
-            variant = re.sub(rf"(?:^|_){slug}(?=_|$)", "", variant)
-    variant = variant.strip("_")
+            variant = without_slug(variant, sweep_slug(option, value))
     return "" if variant in ("", "default") else variant
 
 
@@ -189,9 +186,11 @@ def _largest(rows: list[dict[str, Any]]) -> list[Table]:
 
 def _searched(row: dict[str, Any]) -> str:
     """The option a cell's search found the largest value of ('' for none): the swept option
-    whose `max` names the cell (dlperf.matrix.sweep_slug)."""
+    whose `max` is a part of the cell's variant (another option's value that begins with max,
+    compile_mode max-autotune, is none)."""
     setting = json.loads(_setting(row)) if _setting(row) else {}
-    return next((k for k in setting if sweep_slug(k, "max") in str(row["variant"])), "")
+    variant = str(row["variant"])
+    return next((k for k in setting if names_slug(variant, sweep_slug(k, "max"))), "")
 
 
 def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
