@@ -315,3 +315,19 @@ def test_a_swept_value_beginning_with_max_is_no_search():
         ("ok", "800,000"),
         ("ok", "900,000"),
     ]
+
+
+def test_a_published_gpt_table_whose_devices_read_as_floats_renders(tmp_path):
+    """Review: a hand-written table's devices column with an empty field (filled from the cell
+    id) or written 8.0 reads as floats, which the checks accept; the GPT table then keyed its rows
+    on '8.0' and its sort's int('8.0') stopped the report with a ValueError."""
+    table = tmp_path / "published.tsv"
+    table.write_text(
+        "cell_id\tdevices\tstatus\tthroughput_median\n"
+        "megatron.gpt.amp.noxla.b2.1n8g\t8\tok\t33.27\n"
+        "megatron.gpt.amp.noxla.b2.1n1g\t\tok\t4.31\n"
+    )
+    report_from_tables([table], tmp_path / "out", generated_at="2026-11-24T00:00:00+00:00")
+    en = (tmp_path / "out" / "report.en.md").read_text()
+    section = en[en.index("### GPT") :]
+    assert section.index("| 1n1g, b2 | 4.31 |") < section.index("| 1n8g, b2 | 33.27 |")

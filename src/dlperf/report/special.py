@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf.i18n import Phrase, Text
-from dlperf.matrix import names_slug, sweep_slug, without_slug
+from dlperf.matrix import Layout, names_slug, sweep_slug, without_slug
 from dlperf.report import fmt
 from dlperf.report.order import batch_size_key, layout_key, natural_key
 from dlperf.status import Status, status_counts
@@ -214,7 +214,7 @@ def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
         columns = tuple(dict.fromkeys(r["_column"] for r in members))
         configurations = sorted(
             {_configuration(r) for r in members},
-            key=lambda c: (int(c[0]), layout_key(c[1]), batch_size_key(c[2]), natural_key(c[3])),
+            key=lambda c: (c[0], layout_key(c[1]), batch_size_key(c[2]), natural_key(c[3])),
         )
         table_rows = []
         for devices, layout, batch, variant in configurations:
@@ -230,8 +230,10 @@ def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
     return tables
 
 
-def _configuration(row: dict[str, Any]) -> tuple[str, str, str, str]:
-    return (str(row["devices"]), row["layout"], str(row["batch_size"]), row["variant"])
+def _configuration(row: dict[str, Any]) -> tuple[int, str, str, str]:
+    """Devices from the layout: a published table's devices column may read 8.0."""
+    devices = Layout.parse(row["layout"]).devices
+    return (devices, row["layout"], str(row["batch_size"]), row["variant"])
 
 
 def _gpt_value(row: dict[str, Any] | None) -> Value:
