@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from dlperf.errors import ConfigError
-from dlperf.matrix import Cell
+from dlperf.matrix import Cell, names_slug, sweep_slug
 from dlperf.measure.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_figures
 from dlperf.report import fmt
 from dlperf.report.tablecheck import (
@@ -185,7 +185,10 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
     if "setting" in frame.columns:
         lines = Lines(path, len(frame))
         frame["setting"] = [
-            _json_setting(value, path, lines, row) for row, value in enumerate(frame["setting"])
+            _json_setting(value, str(variant), path, lines, row)
+            for row, (value, variant) in enumerate(
+                zip(frame["setting"], frame["variant"], strict=True)
+            )
         ]
     if "throughput_median" not in frame.columns:
         if "latency_ms" in frame.columns:  # a published latency, no throughput
@@ -219,9 +222,13 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
     return with_speedup(frame)
 
 
-def _json_setting(value: Any, path: Path, lines: Lines, row: int) -> str:
+def _json_setting(value: Any, variant: str, path: Path, lines: Lines, row: int) -> str:
     """A baseline's `setting` (the swept option values of its cell) as the cells table writes it:
-    a JSON object, keys sorted; empty for none."""
+    a JSON object, keys sorted; empty for none. Each number or word is one its cell id's variant
+    names (dlperf.matrix.sweep_slug), or the value a `max` it names was found to be: the special
+    tables place a figure by its setting, so another value (3200000.0, or a row's neighbour's)
+    put it in another row or a column of its own. (An object or list is not checked: its keys
+    are sorted here, not in the order its slug was made.)"""
     if not isinstance(value, str) or not value.strip():
         return ""
     where = f"{path}:{lines[row]}"
@@ -231,6 +238,15 @@ def _json_setting(value: Any, path: Path, lines: Lines, row: int) -> str:
         raise ConfigError(f"{where}: setting {value!r} is not JSON ({err.msg})") from None
     if not isinstance(setting, dict):
         raise ConfigError(f"{where}: setting {value!r} is not a JSON object (option: value)")
+    for option, swept in setting.items():
+        if isinstance(swept, dict | list):
+            continue
+        named = sweep_slug(option, swept)
+        if not any(names_slug(variant, slug) for slug in (named, sweep_slug(option, "max"))):
+            raise ConfigError(
+                f"{where}: setting {option}: {json.dumps(swept)} is not the value its cell id "
+                f"names: its variant {variant!r} has no part {named!r} (nor {option}_max)"
+            )
     return json.dumps(setting, sort_keys=True)
 
 
