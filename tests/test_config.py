@@ -578,3 +578,27 @@ def test_an_option_search_that_inherits_a_ceiling_below_its_start_is_refused(tmp
     )
     write(path, case.replace("granularity: 100000", "granularity: 100000, ceiling: 800000"))
     assert load(path)["cases"][0]["max_search"]["ceiling"] == 800000
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "key", "value"),
+    [
+        ("    batch_size: [16.0]\n", 5, r"batch_size\[0\]", "16.0"),
+        ("    batch_size: [16]\n    sweep: {num_classes: [max]}\n"
+         "    max_search: {ceiling: 6.4e+7}\n", 7, r"max_search\.ceiling", "64000000.0"),
+        ("    batch_size: [16]\n    sweep: {vocab_size: [1000, 3.2e+6]}\n", 6,
+         r"sweep\.vocab_size", "3200000.0"),
+        ("    batch_size: [16]\n    options: {hidden_size: 64.0}\n", 6, r"options\.hidden_size",
+         "64.0"),
+    ],
+)  # fmt: skip
+def test_an_integer_written_with_a_fraction_names_its_key(tmp_path, lines, line, key, value):
+    """Review: JSON Schema's integer accepts 2000.0 (YAML's 6.4e+7 is one). A batch of 16.0 made
+    the cell id b16.0 (no cell id: no rule matched it); a swept 3.2e+6 the id vocab_size_3200000p0
+    and the workload's --vocab-size 3200000.0, which argparse refused: every run failed; a search
+    ceiling of 6.4e+7 probed num_classes 64000000.0, failed, and ended the search."""
+    model = "insightface" if "num_classes" in lines else "wide_deep"
+    text = f"cases:\n  - framework: pytorch\n    model: {model}\n    layouts: [1n1g]\n{lines}"
+    path = write(tmp_path / "s.yaml", text)
+    with pytest.raises(ConfigError, match=rf"{path}:{line}: cases\[0\]\.{key}: {value} is not"):
+        load(path)

@@ -23,6 +23,7 @@ import jsonschema
 
 from dlperf.defaults import SCHEMA_FILE, schema_data
 from dlperf.errors import ConfigError
+from dlperf.jsontypes import strict_integers
 from dlperf.layers import Layer, key_path, read_layer
 from dlperf.matrix import CellSpec, expand_case, sweep_slug
 
@@ -77,7 +78,7 @@ def _with_defaults(validator_class: Any) -> Any:
     )
 
 
-_Validator = _with_defaults(jsonschema.Draft202012Validator)
+_Validator = _with_defaults(strict_integers(jsonschema.Draft202012Validator))
 
 
 def merge(layers: Sequence[Layer]) -> dict[str, Any]:

@@ -53,3 +53,16 @@ def type_name(hint: Any) -> str:
 def shown(value: Any) -> str:
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def strict_integers(validator_class: Any) -> Any:
+    """A jsonschema validator class whose `integer` is a number written without a fraction: JSON
+    Schema counts 2000.0 as one, and a workload's flag (argparse's int), an upstream script's
+    argument and a cell id (b16.0, vocab_size_2000p0) then read 2000.0 (YAML's 6.4e+7 is one)."""
+    import jsonschema  # here: the records read this module without it
+
+    def integer(_: Any, value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    checker = validator_class.TYPE_CHECKER.redefine("integer", integer)
+    return jsonschema.validators.extend(validator_class, type_checker=checker)

@@ -15,10 +15,12 @@ import jsonschema
 from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula
 from dlperf.i18n import Phrase, Text, english
+from dlperf.jsontypes import strict_integers
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 from dlperf.vocabulary import LANGUAGE_MODELS
 
+_OPTION_VALIDATOR = strict_integers(jsonschema.Draft202012Validator)
 # The type an option's default implies (bool before int: True is an int in Python).
 _DEFAULT_TYPES: tuple[tuple[type | tuple[type, ...], dict[str, Any]], ...] = (
     (bool, {"type": "boolean"}),
@@ -164,7 +166,7 @@ class Adapter(ABC):
     def option_problem(self, key: str, value: Any) -> str | None:
         """Why `value` is not a valid `key` option (None: it is), checked before anything runs."""
         error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(self.option_schema(key)).iter_errors(value)
+            _OPTION_VALIDATOR(self.option_schema(key)).iter_errors(value)
         )
         return None if error is None else error.message
 
