@@ -25,6 +25,7 @@ from dlperf.adapters.base import Launcher
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import expand_hostlist
 from dlperf.adapters.upstream import UpstreamAdapter
+from dlperf.config import validate
 from dlperf.errors import ConfigError
 from dlperf.i18n import english
 from dlperf.launch.measured import measure_digest, measure_of
@@ -1093,6 +1094,28 @@ def test_an_option_reruns_only_the_cells_it_reaches(framework, option, value, re
 
     assert digest(reached, {option: value}) != digest(reached, {})
     assert digest(other, {option: value}) == digest(other, {})
+
+
+@pytest.mark.parametrize(
+    "framework, option, values, lists, unreached",
+    [
+        ("pytorch", "compile_mode", ["default", "reduce-overhead"], {"xla": [False, True]},
+         "pytorch.resnet50.amp.noxla.b8-compile_mode_default.1n1g"),
+        ("jax", "amp_on_cpu", ["run"], {"precision": ["amp", "fp32"]},
+         "jax.resnet50.fp32.xla.b8-amp_on_cpu_run.1n1g"),
+    ],
+)  # fmt: skip
+def test_a_sweep_over_cells_the_option_does_not_reach_is_an_error(
+    framework, option, values, lists, unreached
+):
+    """Review: compile_mode swept in a case with xla [false, true] made an eager cell per value
+    (b8-compile_mode_reduceomoverhead, ...) whose runs all trained eager, at the default: the
+    same run measured twice, one of them named by a compile mode it never used."""
+    case = {"framework": framework, "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
+    reached = {"precision": ["amp"], "xla": [True], "sweep": {option: values}}
+    (checked,) = validate({"cases": [case | reached]})["cases"]  # their own case: fine
+    with pytest.raises(ConfigError, match=rf"^\.sweep\.{option}: .* and {re.escape(unreached)} is"):
+        get_adapter(framework).check_case(checked | lists)
 
 
 @pytest.mark.parametrize("framework", ["megatron", "oneflow_gpt"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
 from typing import Any, ClassVar
@@ -9,12 +10,12 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import Adapter, Launcher, TaskContext
 from dlperf.errors import ConfigError
 from dlperf.i18n import Phrase, Text, english
-from dlperf.matrix import Cell
+from dlperf.matrix import Cell, expand_case
 from dlperf.parse.builtin import parse_builtin_logs
 from dlperf.parse.records import ParseError, ParseResult
 from dlperf.vocabulary import display_name
 from dlperf.workloads import code_digest
-from dlperf.workloads.options import EVERY, OPTIONS, command_flags
+from dlperf.workloads.options import EVERY, OPTIONS, Option, command_flags
 
 
 def cpu_has_native_bf16() -> bool:
@@ -27,6 +28,13 @@ def cpu_has_native_bf16() -> bool:
 
 def has_cuda_hint() -> bool:
     return shutil.which("nvidia-smi") is not None
+
+
+def reaches(option: Option, cell: Cell) -> bool:
+    """Whether an option makes a difference to a cell (workloads.options.Option.reaches)."""
+    reached = {"": True, "xla": cell.xla, "amp": cell.precision == "amp"}
+    reached["max"] = cell.batch_size == "max"
+    return reached[option.reaches]
 
 
 # What the workloads without the special-case models say of them (dlperf adapters, the report)
@@ -108,6 +116,15 @@ class BuiltinWorkload(Adapter):
             raise ConfigError(
                 f".options.sharding: {self.name} trains {case['model']} with ddp only: {why}"
             )
+        swept = [o for o in EVERY if o.name in case.get("sweep", {})]
+        cells = [spec.cell for spec in expand_case(case)]
+        for cell, option in itertools.product(cells, swept):
+            if not reaches(option, cell):  # each value would name one run, at the default
+                raise ConfigError(
+                    f".sweep.{option.name}: it makes a difference to {option.reaches} cells "
+                    f"alone, and {cell.id} is none (its runs would train at the default under "
+                    f"each value's name): sweep it in a case of {option.reaches} cells"
+                )
 
     def why_ddp_only(self, model: str) -> Phrase:
         """Why this workload refuses `sharding: fsdp` for `model`."""
@@ -139,10 +156,8 @@ class BuiltinWorkload(Adapter):
         case sets: a change of it reruns no such cell, and cells measured before it was set keep
         their digest."""
         measured = super().measured_options(cell, options)
-        reached = {"": True, "xla": cell.xla, "amp": cell.precision == "amp"}
-        reached["max"] = cell.batch_size == "max"
         for option in EVERY:
-            if option.name in measured and not reached[option.reaches]:
+            if option.name in measured and not reaches(option, cell):
                 measured[option.name] = option.default
         return measured
 
