@@ -117,7 +117,7 @@ class BuiltinWorkload(Adapter):
                 f".options.sharding: {self.name} trains {case['model']} with ddp only: {why}"
             )
         swept = [o for o in EVERY if o.name in case.get("sweep", {})]
-        cells = [spec.cell for spec in expand_case(case)]
+        cells = [spec.cell for spec in expand_case(case)] if swept else []
         for cell, option in itertools.product(cells, swept):
             if not reaches(option, cell):  # each value would name one run, at the default
                 raise ConfigError(
