@@ -331,3 +331,12 @@ def test_a_published_gpt_table_whose_devices_read_as_floats_renders(tmp_path):
     en = (tmp_path / "out" / "report.en.md").read_text()
     section = en[en.index("### GPT") :]
     assert section.index("| 1n1g, b2 | 4.31 |") < section.index("| 1n8g, b2 | 33.27 |")
+
+
+def test_wide_deep_tables_come_in_layout_order():
+    """Review: the W&D tables of one suite sorted their layouts as text (1n16g before 1n8g)."""
+    layouts = [(1, 8), (1, 16), (1, 1), (4, 8)]
+    rows = [_cell("oneflow_wdl", "wide_deep", 3200000, "ok", 800.0, 1000.0, layout=lay)
+            for lay in layouts]  # fmt: skip
+    cells = pd.DataFrame(rows).reindex(columns=CELL_TABLE_COLUMNS)
+    assert [t.layout for t in special_tables(cells, label)] == ["1n1g", "1n8g", "1n16g", "4n8g"]

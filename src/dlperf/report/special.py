@@ -25,7 +25,7 @@ import pandas as pd
 from dlperf.i18n import Phrase, Text
 from dlperf.matrix import Layout, names_slug, sweep_slug, without_slug
 from dlperf.report import fmt
-from dlperf.report.order import batch_size_key, layout_key, natural_key
+from dlperf.report.order import batch_size_key, layout_key, natural_key, precision_key
 from dlperf.status import Status, status_counts
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
@@ -97,7 +97,11 @@ def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["precision"], str(r["batch_size"]), r["layout"]), []).append(r)
-    for (precision, batch_size, layout), members in sorted(groups.items()):
+    ordered = sorted(
+        groups.items(),
+        key=lambda kv: (precision_key(kv[0][0]), batch_size_key(kv[0][1]), layout_key(kv[0][2])),
+    )
+    for (precision, batch_size, layout), members in ordered:
         columns = tuple(dict.fromkeys(r["_column"] for r in members))
         settings = sorted({_setting(r) for r in members}, key=_setting_order)
         table_rows = []
