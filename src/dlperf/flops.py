@@ -264,7 +264,7 @@ ARCFACE_SCALE, ARCFACE_MARGIN = 64.0, 0.5  # ArcFace's s and m (Deng et al. 2019
 @dataclass(frozen=True)
 class WideDeepShape:
     """What the FLOP count needs of Wide & Deep (defaults: OneFlow-Benchmark's WideDeepLearning,
-    DLPerf's W&D: Criteo's 13 dense and 26 sparse fields, 16-wide deep embeddings, 7 x 1024 units)."""
+    DLPerf's W&D: Criteo's 13 dense and 26 sparse fields, 32-wide deep embeddings, 7 x 1024 units)."""
 
     hidden_units_num: int = 7
     hidden_size: int = 1024
