@@ -1187,6 +1187,10 @@ def test_reasons_are_told_from_the_tables_values() -> None:
     assert zh.say(cell_flags({"source": "measured"}, losses, limits)).endswith(
         "测量窗口内有 5 步的 loss 为 nan 或 inf（r2、r3）：这些步可能没有真正训练"
     )
+    # a stale or failed run at another batch size is in no median: no mixed batch sizes (review:
+    # a cell redone after its `max` search changed said so until its old run was redone)
+    stale = runs.assign(status=["ok", "ok", "stale"], outlier=False)
+    assert en.say(cell_flags({"source": "measured"}, stale, limits)) == ""
     old = {"source": "measured", "unstable": math.nan, "flags": "unstable: CV 7.7% > 5%"}
     assert zh.say(cell_flags(old, runs.iloc[0:0], limits)) == "原文“unstable: CV 7.7% > 5%”"
 

@@ -151,7 +151,7 @@ def run_detail(run: Mapping[str, Any], limits: Limits) -> Text:
 
 def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) -> Text:
     """Why a cell is flagged: its CV above the limit, its outlier runs, a searched value that is
-    its search's ceiling (a lower bound), runs that trained with different batch sizes, ok runs
+    its search's ceiling (a lower bound), ok runs that trained with different batch sizes, ok runs
     that logged a nan or inf loss in their window. `runs`: the cell's runs (none for a baseline's
     cell or a table given alone); the limit is the suite's, so it is stated for measured cells
     only."""
@@ -174,8 +174,9 @@ def cell_flags(record: Mapping[str, Any], runs: pd.DataFrame, limits: Limits) ->
         parts.append(Phrase.of("flags.outlier_runs", count=fmt.integer(record["outlier_runs"])))
     if fmt.is_number(record.get("search_ceiling")):
         parts.append(Phrase.of("flags.at_ceiling", value=fmt.integer(record["search_ceiling"])))
-    if "batch_size_resolved" in runs.columns:
-        sizes = pd.to_numeric(runs["batch_size_resolved"], errors="coerce").dropna()
+    if "batch_size_resolved" in runs.columns:  # of the runs its median is of
+        ok = runs[runs["status"] == Status.OK]
+        sizes = pd.to_numeric(ok["batch_size_resolved"], errors="coerce").dropna()
         if sizes.nunique() > 1:
             names = tuple(fmt.integer(s) for s in sorted(sizes.unique()))
             parts.append(Phrase.of("flags.batch_sizes", sizes=Series(names)))
