@@ -348,7 +348,7 @@ def biglog(log_mb: int) -> None:
 
 
 def _biglog(log_mb: int, shape: str) -> None:
-    from dlperf.launch.record import log_fingerprint
+    from dlperf.launch.taskoutcome import log_fingerprint
     from dlperf.matrix import Cell
 
     cell = Cell.parse("pytorch.resnet50.fp32.noxla.b8.1n1g")

@@ -20,7 +20,8 @@ from dlperf.launch.measured import (
     recorded_other_measure,
     redo_inputs,
 )
-from dlperf.launch.record import TASK_FIELDS, RunRecord, TaskOutcome
+from dlperf.launch.record import RunRecord
+from dlperf.launch.taskoutcome import TASK_FIELDS, TaskOutcome
 from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window

@@ -487,7 +487,7 @@ def test_a_rank_log_copied_over_another_is_a_parse_error_naming_it(tmp_path):
 
 def fingerprinted(manifest: Path) -> Path:
     """The run's manifest with each log's fingerprint, as the submitter records it."""
-    from dlperf.launch.record import log_fingerprint
+    from dlperf.launch.taskoutcome import log_fingerprint
 
     data = json.loads(manifest.read_text())
     for task in data["tasks"]:

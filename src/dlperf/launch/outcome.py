@@ -16,9 +16,10 @@ from dlperf.adapters import Launcher, get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.i18n import Phrase, english
 from dlperf.launch.allocation import Allocation
-from dlperf.launch.record import RunRecord, log_fingerprint
+from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import load_task_outcomes
+from dlperf.launch.taskoutcome import log_fingerprint
 from dlperf.status import Status, run_status
 from dlperf.util import atomic_write_text
 

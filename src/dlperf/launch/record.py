@@ -7,7 +7,6 @@ param: the record's measure and the tables' freshness check are the same value.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import typing
 from collections.abc import Iterator
@@ -21,57 +20,14 @@ from dlperf.adapters.base import Launcher
 from dlperf.i18n import Phrase, english
 from dlperf.jsontypes import conforms, shown, type_name
 from dlperf.launch.measured import MEASURE_FIELDS, measure_digest
+from dlperf.launch.taskoutcome import TaskOutcome, mistyped_task
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
-from dlperf.status import RUN_STATUSES, Status, run_status, worst
+from dlperf.status import RUN_STATUSES, run_status, worst
 from dlperf.util import atomic_write_json
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
-# What a later stage reads of each task (dlperf.launch.task writes it), by type; `task` and `log`
-# are in every record, the others where the record's schema has them.
-TASK_FIELDS: dict[str, Any] = {
-    "task": int,
-    "log": str,
-    "status": str,
-    "log_bytes": int,
-    "log_sha256": str,
-    "workload_wall_s": float | None,
-    "exit_code": int | None,
-    "started_at": float | None,
-    "ended_at": float | None,
-}
-TASK_REQUIRED = ("task", "log")
-
-
-@dataclass(frozen=True)
-class TaskOutcome:
-    """One task's outcome as its record states it: `tasks[i]` read as TASK_FIELDS (a field the
-    record's schema lacks is None; a record before task statuses is ok)."""
-
-    task: int
-    log: str
-    status: str = Status.OK
-    log_bytes: int | None = None
-    log_sha256: str | None = None
-    workload_wall_s: float | None = None
-    exit_code: int | None = None
-    started_at: float | None = None
-    ended_at: float | None = None
-
-    @classmethod
-    def of(cls, task: dict[str, Any]) -> TaskOutcome:
-        return cls(**{k: task[k] for k in TASK_FIELDS if k in task})
-
-
-def log_fingerprint(path: Path) -> dict[str, Any]:
-    """A log's size and SHA-256 as its run left it: a log changed afterwards (emptied, or another
-    run's copied over it with `cp -p`, its mtime kept) no longer matches (issue 20.1)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as log:
-        for block in iter(lambda: log.read(1 << 20), b""):
-            digest.update(block)
-    return {"log_bytes": path.stat().st_size, "log_sha256": digest.hexdigest()}
 
 
 @dataclass(frozen=True)
@@ -149,31 +105,20 @@ class RunRecord:
         return record
 
     def _check_tasks(self, path: Path) -> None:
-        """Each task's outcome is one a task can have: an ok run has no task that failed, ran
-        out of memory or ended before it started."""
+        """Each task's outcome is one a task of this run can have (TaskOutcome.problem)."""
         for task in self.task_outcomes:
-            status, began, ended = task.status, task.started_at, task.ended_at
-            if status not in RUN_STATUSES:
-                problem = f"status {status!r} is not a task's"
-            elif self.status == Status.OK and status != Status.OK:
-                problem = f"status is {status}, but the run's is ok"
-            elif began is not None and ended is not None and ended < began:
-                problem = f"ended ({ended}) before it started ({began})"
-            else:
-                continue
-            raise ParseError(
-                f"the manifest's task {task.task} {problem}; delete it to redo the run", path
-            )
+            problem = task.problem(self.status)
+            if problem:
+                raise ParseError(
+                    f"the manifest's task {task.task} {problem}; delete it to redo the run", path
+                )
 
     def _check_status_is_the_tasks(self, path: Path) -> None:
         """Where every task the layout launches reported its status, the run's is theirs
         (status.run_status; the worst, as recorded before it): oom written over tasks that each
         ended ok would show a run that trained as one that could not. Records from before task
         statuses are left as they are."""
-        layout = self.planned_cell.layout
-        per_node = self.adapter_impl.launcher is Launcher.PER_NODE
-        launched = layout.nodes if per_node else layout.devices
-        if len(self.tasks) < launched or not all("status" in t for t in self.tasks):
+        if len(self.tasks) < self.launched_tasks or not all("status" in t for t in self.tasks):
             return
         outcomes = [(t.status, t.ended_at) for t in self.task_outcomes]
         tasks = run_status(outcomes)
@@ -315,6 +260,17 @@ class RunRecord:
         return get_adapter(self.adapter["name"])
 
     @property
+    def per_node(self) -> bool:
+        """Its adapter launches one task per node (that spawns its own workers), not per device."""
+        return self.adapter_impl.launcher is Launcher.PER_NODE
+
+    @property
+    def launched_tasks(self) -> int:
+        """How many tasks its cell's layout launches: one per device, or one per node."""
+        layout = self.planned_cell.layout
+        return layout.nodes if self.per_node else layout.devices
+
+    @property
     def measured_options(self) -> dict[str, Any]:
         """The adapter's options as the measure states them (a `max` still `max`)."""
         options: dict[str, Any] = self.measure.get("options", {})
@@ -362,43 +318,15 @@ class RunRecord:
         devices - 1), or one per node for a per-node launcher. A task left out of the record
         would leave its log unread and the run measured on the other ranks alone (half the
         throughput of a 1n2g run, shown as ok); else a ParseError naming the manifest."""
-        layout = self.planned_cell.layout
-        per_node = self.adapter_impl.launcher is Launcher.PER_NODE
-        launched = list(range(layout.nodes if per_node else layout.devices))
+        launched = list(range(self.launched_tasks))
         if sorted(self.ranks) != launched:
-            unit = "node" if per_node else "rank"
+            unit = "node" if self.per_node else "rank"
             raise ParseError(
-                f"the manifest lists the tasks of {unit}s {self.ranks}, but a {layout} run "
+                f"the manifest lists the tasks of {unit}s {self.ranks}, but a "
+                f"{self.planned_cell.layout} run "
                 f"launches {unit}s {launched}: edited after the run? Delete it to redo the run",
                 self.path,
             )
-
-    def check_logs_exist(self) -> None:
-        """Every task's log is there; else a ParseError naming the one that is gone."""
-        for path in self.logs:
-            if not path.exists():
-                raise ParseError(
-                    "this task's log is gone (deleted after the run?); delete the run's "
-                    "manifest to redo the run",
-                    path,
-                )
-
-    def check_logs_unchanged(self) -> None:
-        """Every task's log is what its run wrote (size and SHA-256 as recorded, where recorded:
-        records before fingerprints have none); else a ParseError naming it. Checked after the
-        parse, whose errors name the line at fault: this catches a log that parses, but is
-        another run's (copied over it with `cp -p`, its mtime kept)."""
-        for task, path in zip(self.task_outcomes, self.logs, strict=True):
-            if task.log_sha256 is None:
-                continue
-            now = log_fingerprint(path)
-            if now != {"log_bytes": task.log_bytes, "log_sha256": task.log_sha256}:
-                raise ParseError(
-                    f"this log is not the one its run wrote ({now['log_bytes']} bytes now, "
-                    f"{task.log_bytes} then; its SHA-256 differs): edited or copied over after "
-                    "the run? Delete the run's manifest to redo the run",
-                    path,
-                )
 
     @property
     def ranks(self) -> list[int]:
@@ -437,14 +365,7 @@ def _mistyped(data: dict[str, Any]) -> str:
         if key in MEASURE_FIELDS and not conforms(value, MEASURE_FIELDS[key]):
             return f"measure.{key} is {shown(value)}, not {type_name(MEASURE_FIELDS[key])}"
     for i, task in enumerate(data["tasks"]):
-        if not isinstance(task, dict):
-            return f"tasks[{i}] is {shown(task)}, not an object"
-        for key in TASK_REQUIRED:
-            if key not in task:
-                return f"tasks[{i}] lacks {key}"
-        for key, value in task.items():
-            if key in TASK_FIELDS and not conforms(value, TASK_FIELDS[key]):
-                return f"tasks[{i}].{key} is {shown(value)}, not {type_name(TASK_FIELDS[key])}"
-        if Path(task["log"]).name != task["log"] or task["log"] in ("", ".", ".."):
-            return f"tasks[{i}].log {task['log']!r} is not a file of the run's own folder"
+        wrong = mistyped_task(i, task)
+        if wrong:
+            return wrong
     return ""

@@ -14,9 +14,9 @@ from typing import Any
 import pandas as pd
 
 from dlperf import SCHEMA_VERSION
-from dlperf.adapters.base import Launcher
 from dlperf.i18n import Phrase, english
 from dlperf.launch.record import RunRecord
+from dlperf.launch.taskoutcome import check_logs_exist, check_logs_unchanged
 from dlperf.matrix import Cell
 from dlperf.measure.efficiency import RUN_FIGURE_COLUMNS, run_figures
 from dlperf.measure.stats import RunThroughput, Window, percentiles, run_throughput, window_records
@@ -163,16 +163,15 @@ def _run_row(
     records: list[StepRecord] = []
     result = None
     if record.status == Status.OK:
-        adapter = record.adapter_impl
-        per_node = adapter.launcher is Launcher.PER_NODE
+        adapter, per_node = record.adapter_impl, record.per_node
         logs = record.logs
         try:
             record.check_tasks_are_the_layouts()
-            record.check_logs_exist()
+            check_logs_exist(logs)
             cell = record.trained_cell
             parsed = adapter.parse(logs, cell, record.options, window.warmup + window.measure)
             check_every_rank_reported(parsed, logs, per_node, ranks=record.ranks)
-            record.check_logs_unchanged()
+            check_logs_unchanged(record.task_outcomes, logs)
             if adapter.epoch_step_stamps:
                 check_steps_within_tasks(parsed, logs, record.task_outcomes)
             records = parsed.records

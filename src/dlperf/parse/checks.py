@@ -12,7 +12,7 @@ from dlperf.measure.stats import RunThroughput
 from dlperf.parse.records import ParseError, ParseResult
 
 if TYPE_CHECKING:  # an annotation only: parsing does not import the launch side at run time
-    from dlperf.launch.record import TaskOutcome
+    from dlperf.launch.taskoutcome import TaskOutcome
 
 # A window lies inside its process's life: on the log's timestamps it cannot take longer than the
 # workload's wall time the harness measured on a monotonic clock (plus this much slack).
