@@ -279,7 +279,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _diff(a: Path, b: Path, alpha: float, threshold: float) -> int:
     """0: no regression; 1: a cell is significantly slower beyond the threshold; 2: bad input."""
-    from dlperf.compare.diff import DiffInputError
+    from dlperf.compare.inputs import DiffInputError
 
     try:
         return _diff_checked(a, b, alpha, threshold)
@@ -290,16 +290,16 @@ def _diff(a: Path, b: Path, alpha: float, threshold: float) -> int:
 
 def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
     from dlperf.compare import diff as compare
-    from dlperf.compare import environment, verdicts
+    from dlperf.compare import environment, inputs, verdicts
 
-    kind_a, kind_b = compare.diff_kind(a), compare.diff_kind(b)
+    kind_a, kind_b = inputs.diff_kind(a), inputs.diff_kind(b)
     if kind_a != kind_b:
-        raise compare.DiffInputError(
+        raise inputs.DiffInputError(
             f"{b}: is a {kind_b.replace('_', ' ')} but {a} is a {kind_a.replace('_', ' ')}; "
             "give two of the same kind"
         )
     if kind_a == "results":
-        fa, fb = compare.results_folder(a), compare.results_folder(b)
+        fa, fb = inputs.results_folder(a), inputs.results_folder(b)
         print("\n".join(environment.format_env_diff(*environment.env_diff(fa, fb))))
         if not (fa.runs_table.is_file() and fb.runs_table.is_file()) and (
             fa.cells_table.is_file() and fb.cells_table.is_file()
@@ -311,7 +311,7 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
             print("\n".join(verdicts.format_results_diff(table, alpha, threshold)))
             return 1 if table.regression.any() else 0
     if kind_a == "runs_table":
-        ra, rb = (compare.read_table(p, compare.RUNS_COLUMNS, "a runs table") for p in (a, b))
+        ra, rb = inputs.read_runs_table(a), inputs.read_runs_table(b)
         table = compare.diff_runs_tables(ra, rb, alpha, threshold)
         print("\n".join(verdicts.format_results_diff(table, alpha, threshold)))
         return 1 if table.regression.any() else 0

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dlperf import logline
-from dlperf.compare.diff import DiffInputError, ResultsFolder
+from dlperf.compare.inputs import DiffInputError, ResultsFolder
 from dlperf.launch.record import RunRecord
 from dlperf.parse.records import ParseError
 
