@@ -16,7 +16,15 @@ from dlperf import logline
 from dlperf.adapters import get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.gpuproof import kit, summary
+from dlperf.gpuproof.suite import (
+    missing_packages,
+    missing_sources,
+    tiny_suite,
+    validated_suite,
+    write_suite,
+)
 from dlperf.launch.facts import node_facts
+from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
 from dlperf.paths import ResultPaths
 
@@ -41,7 +49,7 @@ def test_the_gpu_suite_plans_every_case(tmp_path: Path) -> None:
 
 
 def _upstream_cases() -> list[dict]:
-    suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
+    suite = read_layer(ROOT / "config" / "gpu.yaml").data
     upstream = [
         c for c in suite["cases"] if isinstance(get_adapter(c["framework"]), UpstreamAdapter)
     ]
@@ -59,7 +67,7 @@ def test_the_gpu_suites_upstream_cases_run_from_dlperf_sources(
     assert all(c["options"]["sources_dir"] == ".dlperf/sources" for c in cases)
     assert all(c["options"]["release"] == "current" for c in cases)
     cases = [dict(c, options=dict(c["options"], sources_dir=str(tmp_path))) for c in cases]
-    assert [kit.missing_sources(c) for c in cases] == [str(tmp_path)] * 3
+    assert [missing_sources(c) for c in cases] == [str(tmp_path)] * 3
     monkeypatch.chdir(ROOT)
     stage = summary.Stage(15, cases[0], ["pytorch_examples.resnet50.fp32.noxla.b128.1n1g"])
     kit.run_stage(stage, [stage], {}, 3, tmp_path, kit.Clock(100.0), ROOT / "config" / "gpu.yaml")
@@ -71,10 +79,8 @@ def test_the_gpu_suites_upstream_cases_run_from_dlperf_sources(
     script = tmp_path / f"pytorch+examples@{commit}" / "imagenet" / "main.py"
     script.parent.mkdir(parents=True)
     script.write_text("")
-    assert kit.missing_sources(cases[0]) == "" and kit.missing_packages(cases[0]) == []
-    assert (
-        kit.missing_sources(dict(cases[0], options={"release": "current"})) == ""
-    )  # no sources_dir
+    assert missing_sources(cases[0]) == "" and missing_packages(cases[0]) == []
+    assert missing_sources(dict(cases[0], options={"release": "current"})) == ""  # no sources_dir
 
 
 def test_the_runs_get_an_absolute_sources_dir(
@@ -84,16 +90,16 @@ def test_the_runs_get_an_absolute_sources_dir(
     against where the kit runs, in the suite Snakemake reads; the case as written keeps it."""
     monkeypatch.chdir(tmp_path)
     case = _upstream_cases()[2]
-    written = kit.write_suite({"name": "g"}, [case], tmp_path)
-    [run] = kit.read_layer(written).data["cases"]
+    written = write_suite({"name": "g"}, [case], tmp_path)
+    [run] = read_layer(written).data["cases"]
     assert run["options"]["sources_dir"] == str(tmp_path / ".dlperf" / "sources")
     assert case["options"]["sources_dir"] == ".dlperf/sources"
-    [tiny] = kit.tiny_suite({"cases": [case]})["cases"]
+    [tiny] = tiny_suite({"cases": [case]})["cases"]
     assert tiny["options"] == case["options"] and tiny["batch_size"] == [4]
 
 
 def _gpt_case() -> dict:
-    suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
+    suite = read_layer(ROOT / "config" / "gpu.yaml").data
     [case] = [c for c in suite["cases"] if c["model"] == "gpt" and c["framework"] == "pytorch"]
     return dict(case)
 
@@ -112,7 +118,7 @@ def test_the_gpu_suites_gpt_case_is_llama_1b_at_sequence_2048() -> None:
     assert sum(p.numel() for p in model.parameters()) == pytest.approx(1.2358e9, rel=1e-4)
     assert case["options"]["seq_len"] == 2048 and case["xla"] == [True]
     assert not kit.is_reference_case(case)
-    [tiny] = kit.tiny_suite({"cases": [case]})["cases"]
+    [tiny] = tiny_suite({"cases": [case]})["cases"]
     assert tiny["options"]["model_config"]["model_type"] == "llama"
     assert tiny["options"]["seq_len"] == 32 and tiny["batch_size"] == [4]
 
@@ -132,7 +138,7 @@ def test_repeats_given_on_the_command_line_replace_the_suites(tmp_path: Path) ->
 def test_the_bert_cuda_graphs_case_compiles_in_reduce_overhead_mode(tmp_path: Path) -> None:
     """Case 18: BERT-base AMP b256 through torch.compile's CUDA graphs, no plain loop beside it;
     its cell id names the variant, so it never shares a cell with case 5's default compile."""
-    suite = kit.read_layer(ROOT / "config" / "gpu.yaml").data
+    suite = read_layer(ROOT / "config" / "gpu.yaml").data
     case = suite["cases"][17]
     assert (case["model"], case["options"], case["batch_size"]) == (
         "bert_base",
@@ -140,7 +146,7 @@ def test_the_bert_cuda_graphs_case_compiles_in_reduce_overhead_mode(tmp_path: Pa
         [256],
     )
     assert not kit.is_reference_case(case)
-    [checked] = kit.validated_suite(dict(suite, cases=[case]), tmp_path)["cases"]
+    [checked] = validated_suite(dict(suite, cases=[case]), tmp_path)["cases"]
     [cell] = expand_case(checked)
     assert cell.id == "pytorch.bert_base.amp.xla.b256-cudagraphs.1n1g"
 

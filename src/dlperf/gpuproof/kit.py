@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import os
 import signal
@@ -32,15 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from dlperf.adapters import get_adapter
-from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.argtypes import above, count, counts
-from dlperf.config import Suite, load
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.gpuproof import pack, summary
+from dlperf.gpuproof.suite import (
+    missing_packages,
+    missing_sources,
+    tiny_suite,
+    validated_suite,
+    write_suite,
+)
 from dlperf.gpuproof.summary import Stage, suite_window
 from dlperf.launch.facts import node_facts
 from dlperf.layers import read_layer
@@ -50,36 +52,11 @@ from dlperf.status import Status
 from dlperf.util import atomic_write_json
 
 REPO = WORKFLOW_DIR
+GPU_SUITE = REPO / "config" / "gpu.yaml"
 REPORT_RESERVE_S = 75.0  # kept for the tables, reports and packing after the last case
+CASE_LEAST_S = 30.0  # the least a case's runs get after its reference: less, it is not begun
 PACK_RESERVE_S = 20.0  # of which the packing's, after the report
 REFERENCE_TIMEOUT_S = 240.0  # or less: what the budget leaves before the report's reserve
-JAX_PACKAGES = ("jax", "keras", "keras_hub")
-TINY_OPTIONS: dict[str, dict[str, Any]] = {
-    "resnet50": {"image_size": 32, "num_classes": 100},
-    "bert_base": {
-        "seq_len": 32,
-        "max_predictions": 5,
-        "model_config": {
-            "num_hidden_layers": 2,
-            "hidden_size": 128,
-            "num_attention_heads": 2,
-            "intermediate_size": 512,
-            "vocab_size": 4096,
-        },
-    },
-    "gpt": {
-        "seq_len": 32,
-        "model_config": {
-            "model_type": "llama",
-            "hidden_size": 64,
-            "intermediate_size": 172,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "num_key_value_heads": 2,
-            "vocab_size": 1024,
-        },
-    },
-}
 
 
 @dataclass
@@ -100,7 +77,7 @@ class Clock:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="dlperf gpu-proof", description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True, help="folder for the packed files")
-    p.add_argument("--suite", type=Path, default=REPO / "config" / "gpu.yaml")
+    p.add_argument("--suite", type=Path, default=GPU_SUITE)
     p.add_argument("--work", type=Path, default=Path(".dlperf/gpu-proof"))
     p.add_argument("--budget-s", type=above(0), default=540.0, help="wall time for everything")
     p.add_argument("--cases", type=counts, help="case numbers to run, e.g. 1,2,5 (default: all)")
@@ -188,37 +165,6 @@ def proof_suite(args: argparse.Namespace) -> dict[str, Any]:
     return base
 
 
-def tiny_suite(base: dict[str, Any]) -> dict[str, Any]:
-    """The suite at a CPU's size: small models, a short window, one repeat, any device."""
-    small = dict(base, repeats=1, window={"warmup": 2, "measure": 3}, device="auto")
-    small["max_batch_search"] = {"start": 2, "granularity": 2, "ceiling": 8, "probe_steps": 2}
-    small["cases"] = [
-        dict(
-            case,
-            options=case.get("options", {}) | _tiny_options(case),
-            batch_size=[b if b == "max" else 4 for b in case["batch_size"]],
-        )
-        for case in base["cases"]
-    ]
-    return small
-
-
-def _tiny_options(case: dict[str, Any]) -> dict[str, Any]:
-    """A built-in workload's small model; an upstream source's options are its own."""
-    if isinstance(get_adapter(case["framework"]), UpstreamAdapter):
-        return {}
-    return TINY_OPTIONS[case["model"]]
-
-
-def validated_suite(config: dict[str, Any], work: Path) -> dict[str, Any]:
-    """The suite with the schema's defaults, its cells expanded once to check them."""
-    path = work / "suite.check.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    validated = load(path)
-    Suite(validated).cell_specs()
-    return validated
-
-
 def _numbers(numbers: list[int] | None, cases: int) -> list[int]:
     bad = [n for n in numbers or [] if not 1 <= n <= cases]
     if bad:
@@ -233,7 +179,7 @@ def run_stage(
     repeats: int,
     work: Path,
     clock: Clock,
-    suite: Path = REPO / "config" / "gpu.yaml",
+    suite: Path = GPU_SUITE,
 ) -> None:
     label = f"case {stage.number} ({', '.join(stage.cells)})"
     missing = missing_packages(stage.case)
@@ -247,7 +193,7 @@ def run_stage(
         stage.state, stage.detail = "not_run", f"sources missing (run {command})"
         clock.say(f"{label}: not run: {stage.detail}")
         return
-    if clock.left() < REPORT_RESERVE_S + 30:
+    if clock.left() < REPORT_RESERVE_S + CASE_LEAST_S:
         stage.state, stage.detail = "not_run", "the budget was spent before it"
         clock.say(f"{label}: not run, {stage.detail}")
         return
@@ -280,39 +226,12 @@ def stage_targets(stage: Stage, repeats: int) -> list[str]:
     ]
 
 
-def missing_packages(case: dict[str, Any]) -> list[str]:
-    if case["framework"] != "jax":
-        return []
-    return [name for name in JAX_PACKAGES if importlib.util.find_spec(name) is None]
-
-
-def missing_sources(case: dict[str, Any]) -> str:
-    """The case's sources_dir, as written, where the checkout its cells run from is not there
-    (its entry script is missing); "" where it is, or the case names no sources_dir. A relative
-    sources_dir is relative to where the kit runs (write_suite makes it absolute for the runs)."""
-    adapter = get_adapter(case["framework"])
-    if not isinstance(adapter, UpstreamAdapter):
-        return ""
-    options = adapter.resolved_options(case.get("options", {}))
-    if not options.get("sources_dir") or options.get("source_root") or options.get("script"):
-        return ""
-    return "" if Path(adapter.script(case["model"], options)).is_file() else options["sources_dir"]
-
-
 def _shown(path: Path) -> str:
     """A path as the user would type it here: relative to the working folder where it is inside."""
     try:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
-
-
-def _absolute_sources(case: dict[str, Any]) -> dict[str, Any]:
-    """The case with a relative sources_dir made absolute (the runs' working folder is `work`)."""
-    given = case.get("options", {}).get("sources_dir")
-    if not given or Path(given).is_absolute():
-        return case
-    return dict(case, options=dict(case["options"], sources_dir=str(Path(given).resolve())))
 
 
 def is_reference_case(case: dict[str, Any]) -> bool:
@@ -358,7 +277,7 @@ def run_reference(
         clock.say(f"reference loop: {model} {precision} b{batch}: kept from {log}")
         return {"status": Status.OK, "log": log.name} | earlier
     clock.say(f"reference loop: {model} {precision} b{batch}")
-    timeout_s = max(1.0, min(REFERENCE_TIMEOUT_S, clock.left() - REPORT_RESERVE_S - 30))
+    timeout_s = max(1.0, min(REFERENCE_TIMEOUT_S, clock.left() - REPORT_RESERVE_S - CASE_LEAST_S))
     try:
         with open(log, "w") as out:
             finished = subprocess.run(
@@ -380,20 +299,6 @@ def _reference_result(log: Path) -> dict[str, Any] | None:
         return None
     lines = [line for line in log.read_text().splitlines() if line.startswith("{")]
     return json.loads(lines[-1]) if lines else None
-
-
-def write_suite(base: dict[str, Any], cases: list[dict[str, Any]], work: Path) -> Path:
-    """The suite of these cases (a relative sources_dir made absolute); a JAX case runs on this
-    interpreter (which has its packages)."""
-    suite = dict(base, cases=[_absolute_sources(case) for case in cases])
-    if any(c["framework"] == "jax" for c in cases):
-        site = dict(suite.get("site") or {})
-        environments = dict(site.get("environments") or {})
-        environments["python"] = dict(environments.get("python") or {}, jax=sys.executable)
-        suite["site"] = site | {"environments": environments}
-    path = work / "suite.yaml"
-    path.write_text(yaml.safe_dump(suite, sort_keys=False))
-    return path
 
 
 def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> tuple[int, bool]:
