@@ -16,7 +16,8 @@ import dlperf
 # Editing any of it remakes what the rule made, and never reruns a run: an upgrade of dlperf that
 # judges runs differently (a new check of a record) rebuilds the tables that showed them.
 _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
-              "launch/record.py", "launch/taskoutcome.py", "launch/measured.py", "environments.py",
+              "launch/record.py", "launch/taskoutcome.py", "launch/measured.py", "launch/facts.py",
+              "environments.py",
               "config.py", "defaults.py", "layers.py", "schemas", "errors.py", "jsontypes.py",
               "logline.py", "matrix.py", "paths.py", "status.py", "util.py", "vocabulary.py",
               "flops.py", "peaks.py", "workloads/__init__.py", "workloads/options.py",

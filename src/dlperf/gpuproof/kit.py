@@ -44,7 +44,7 @@ from dlperf.gpuproof.suite import (
     write_suite,
 )
 from dlperf.gpuproof.summary import Stage, suite_window
-from dlperf.launch.facts import node_facts
+from dlperf.launch.facts import gpu_models, node_facts
 from dlperf.layers import read_layer
 from dlperf.matrix import expand_case
 from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN, WORKFLOW_DIR
@@ -149,8 +149,7 @@ def _terminated(signum: int, frame: Any) -> None:
 
 def gpu_folder(facts: dict[str, Any]) -> str:
     """The work subfolder of this machine's GPU model: `nvidia-h100-80gb-hbm3`, or `cpu`."""
-    names = sorted({str(g).split(",")[0].strip() for g in facts.get("gpus") or []})
-    text = "-".join(names).lower() or "cpu"
+    text = "-".join(sorted(gpu_models(facts))).lower() or "cpu"
     return "".join(c if c.isalnum() else "-" for c in text).strip("-")
 
 

@@ -66,6 +66,11 @@ def node_facts(frameworks: tuple[str, ...] = ("torch", "transformers")) -> dict[
     }
 
 
+def gpu_models(facts: dict[str, Any]) -> set[str]:
+    """The GPU models a node's facts list: each `gpus` line's name (the query's first field)."""
+    return {str(g).split(",")[0].strip() for g in facts.get("gpus") or []}
+
+
 def driver_cuda_version(header: str) -> str | None:
     """The CUDA version the driver supports, from nvidia-smi's header
     (`| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0 |`); the GPU

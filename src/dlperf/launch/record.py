@@ -19,6 +19,7 @@ from dlperf.adapters import Adapter, get_adapter
 from dlperf.adapters.base import Launcher
 from dlperf.i18n import Phrase, english
 from dlperf.jsontypes import conforms, shown, type_name
+from dlperf.launch.facts import gpu_models
 from dlperf.launch.measured import MEASURE_FIELDS, measure_digest
 from dlperf.launch.taskoutcome import TaskOutcome, mistyped_task
 from dlperf.matrix import Cell
@@ -224,7 +225,7 @@ class RunRecord:
         own GPUs) or a CPU's model; '' without node facts (dlperf.measure.runflags)."""
         kinds = set()
         for facts in (f for f in self.nodes.values() if isinstance(f, dict)):
-            gpus = {str(g).split(",")[0].strip() for g in facts.get("gpus") or []}
+            gpus = gpu_models(facts)
             if gpus and self.trained_device != "cpu":
                 kinds |= gpus
             elif facts.get("cpu_model"):
