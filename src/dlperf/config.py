@@ -26,6 +26,7 @@ from dlperf.errors import ConfigError
 from dlperf.jsontypes import strict_integers
 from dlperf.layers import Layer, key_path, read_layer
 from dlperf.matrix import CellSpec, expand_case, sweep_slug
+from dlperf.plan.maxbatch import BATCH, search_settings, searched
 
 # Keys Snakemake's config may carry that are not part of a suite: which suite file to run.
 SUITE_KEY = "suite"
@@ -191,14 +192,12 @@ def _short(cell_id: str) -> str:
 
 def _probe_at_ceiling(spec: CellSpec, config: dict[str, Any]) -> str | None:
     """The longest probe id of a `max` cell's search (dlperf.launch.probes names them)."""
-    cell = spec.cell
-    if cell.batch_size == "max":
-        ceiling = config["max_batch_search"]["ceiling"]
-        return dataclasses.replace(cell, batch_size=ceiling).id
-    option = next((name for name, value in spec.swept.items() if value == "max"), None)
+    cell, option = spec.cell, searched(spec)
     if option is None:
         return None
-    ceiling = {**config["max_batch_search"], **spec.search}["ceiling"]
+    ceiling = search_settings(config, option, spec.search)["ceiling"]
+    if option == BATCH:
+        return dataclasses.replace(cell, batch_size=ceiling).id
     variant = cell.variant.replace(sweep_slug(option, "max"), sweep_slug(option, ceiling))
     return dataclasses.replace(cell, variant=variant).id
 
@@ -251,10 +250,11 @@ def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
             f"start ({search['start']})"
         )
     for i, case in enumerate(config["cases"]):
-        own = case.get("max_search", {})
-        merged = search | own  # a swept option's `max` search: what it leaves out is the batch's
-        if not any("max" in values for values in case.get("sweep", {}).values()):
+        option = next((k for k, values in case.get("sweep", {}).items() if "max" in values), None)
+        if option is None:
             continue
+        own = case.get("max_search", {})
+        merged = search_settings(config, option, own)
         if merged["ceiling"] < merged["start"]:
             key = "start" if "start" in own else "ceiling"
             whose = "" if "ceiling" in own else " (max_batch_search's: give the option's own)"

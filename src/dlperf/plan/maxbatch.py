@@ -69,15 +69,24 @@ def searched_in(cell: Cell, options: Mapping[str, Any]) -> str | None:
     return next((name for name, value in options.items() if value == "max"), None)
 
 
+def search_settings(
+    config: Mapping[str, Any], option: str | None, case_search: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The settings a search of `option` runs with: the suite's `max_batch_search`, with the
+    case's `max_search` over it for a swept option (what it leaves out is the batch's)."""
+    settings = dict(config["max_batch_search"])
+    if option != BATCH:
+        settings |= case_search
+    return settings
+
+
 def search_params(
     spec: CellSpec, measure: dict[str, Any], config: dict[str, Any]
 ) -> dict[str, Any]:
     """What a cell's search depends on: what its runs measure (their steps: the confirmation
     runs as long), what it searches and its settings."""
     option = searched(spec)
-    settings = dict(config["max_batch_search"])
-    if option != BATCH:
-        settings |= spec.search
+    settings = search_settings(config, option, spec.search)
     return measure | {"search": settings, "option": option}
 
 
