@@ -26,7 +26,7 @@ from dlperf.errors import ConfigError
 from dlperf.jsontypes import strict_integers
 from dlperf.layers import Layer, key_path, read_layer
 from dlperf.matrix import CellSpec, expand_case, sweep_slug
-from dlperf.plan.maxbatch import BATCH, search_settings, searched
+from dlperf.plan.maxbatch import probe_cell, search_settings, searched
 
 # Keys Snakemake's config may carry that are not part of a suite: which suite file to run.
 SUITE_KEY = "suite"
@@ -158,7 +158,7 @@ def _check_named_once(config: dict[str, Any], layers: Sequence[Layer]) -> None:
 
 # A cell id is a file name: results/runs/<id>/, results/maxbatch/<id>.json and logs/.../<id>.log
 # (dlperf.paths), and a `max` cell's probes are cells of their own, their ids with the value
-# probed in place of `max` (dlperf.launch.probes: bmax -> b4096, num_classes_max ->
+# probed in place of `max` (dlperf.plan.maxbatch.probe_cell: bmax -> b4096, num_classes_max ->
 # num_classes_200000). A file name is at most NAME_MAX bytes (ext4, xfs, NFS, Lustre).
 NAME_MAX = 255
 ID_SUFFIX = ".json"  # the longest dlperf adds to an id in a file name (MaxBatchPaths.result)
@@ -191,15 +191,12 @@ def _short(cell_id: str) -> str:
 
 
 def _probe_at_ceiling(spec: CellSpec, config: dict[str, Any]) -> str | None:
-    """The longest probe id of a `max` cell's search (dlperf.launch.probes names them)."""
-    cell, option = spec.cell, searched(spec)
+    """The longest probe id of a `max` cell's search (its probe at the ceiling)."""
+    option = searched(spec)
     if option is None:
         return None
     ceiling = search_settings(config, option, spec.search)["ceiling"]
-    if option == BATCH:
-        return dataclasses.replace(cell, batch_size=ceiling).id
-    variant = cell.variant.replace(sweep_slug(option, "max"), sweep_slug(option, ceiling))
-    return dataclasses.replace(cell, variant=variant).id
+    return probe_cell(spec.cell, option, ceiling).id
 
 
 def _longest_key(case: dict[str, Any]) -> tuple[str, ...]:

@@ -20,7 +20,15 @@ from dlperf.launch.submit import run_cell
 from dlperf.matrix import Cell, names_slug, sweep_slug
 from dlperf.parse.records import ParseError
 from dlperf.paths import MaxBatchPaths
-from dlperf.plan.maxbatch import BATCH, Probe, ProbeRun, SearchResult, SearchSettings, search
+from dlperf.plan.maxbatch import (
+    BATCH,
+    Probe,
+    ProbeRun,
+    SearchResult,
+    SearchSettings,
+    probe_cell,
+    search,
+)
 from dlperf.status import Status
 from dlperf.util import atomic_write_json, json_digest
 
@@ -36,28 +44,24 @@ def probe_run(
 ) -> ProbeRun:
     """A probe function that runs the cell of `measure` for real at a given value of `option`:
     for `probe_steps` steps, or as many as the cell's runs (a confirmation, in its own folder).
-    Each probe is a cell of its own: the batch in its id, or the option's value in its variant
-    (num_classes_max -> num_classes_2000)."""
+    Each probe is a cell of its own (maxbatch.probe_cell)."""
     cell = Cell.from_key(measure["cell"])
 
     def probe(value: int, full_length: bool) -> Probe:
+        probed = probe_cell(cell, option, value)
         options = dict(measure["options"])
-        if option == BATCH:
-            probe_cell = dataclasses.replace(cell, batch_size=value)
-        else:
-            variant = cell.variant.replace(sweep_slug(option, "max"), sweep_slug(option, value))
-            probe_cell = dataclasses.replace(cell, variant=variant)
+        if option != BATCH:
             options[option] = value
         steps = measure["steps"] if full_length else settings.probe_steps
-        probe_measure = measure | {"cell": probe_cell.key(), "steps": steps, "options": options}
+        probe_measure = measure | {"cell": probed.key(), "steps": steps, "options": options}
         probe_harness = dataclasses.replace(harness, results_root=str(paths.probes))
         repeat = 2 if full_length else 1  # r1: the short probe, r2: the confirmation
-        manifest_path = paths.probe(probe_cell.id, repeat).manifest
+        manifest_path = paths.probe(probed.id, repeat).manifest
         record = finished_probe(manifest_path, probe_measure)
         if record is None:
             record = run_cell(probe_measure, repeat, probe_harness, manifest_path)
         else:
-            log.info("%s: %s, as measured before", probe_cell.id, record.status)
+            log.info("%s: %s, as measured before", probed.id, record.status)
         return Probe(value, record.status, record.status_detail, str(manifest_path), full_length)
 
     return probe

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dlperf.matrix import Cell, CellSpec
+from dlperf.matrix import Cell, CellSpec, sweep_slug
 from dlperf.status import Status
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,15 @@ def search_settings(
     if option != BATCH:
         settings |= case_search
     return settings
+
+
+def probe_cell(cell: Cell, option: str, value: int) -> Cell:
+    """The cell a probe of `cell`'s search of `option` runs at `value`: a cell of its own, the
+    batch in its id, or the option's value in its variant (num_classes_max -> num_classes_2000)."""
+    if option == BATCH:
+        return dataclasses.replace(cell, batch_size=value)
+    variant = cell.variant.replace(sweep_slug(option, "max"), sweep_slug(option, value))
+    return dataclasses.replace(cell, variant=variant)
 
 
 def search_params(
