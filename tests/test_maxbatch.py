@@ -290,3 +290,15 @@ def test_a_resumed_search_runs_again_the_probes_of_an_environment_whose_pins_cha
     assert finished_probe(manifest, after) is None
     site["environments"]["python"] = {"tensorflow": "/opt/tf/bin/python"}  # the site's own
     assert measure_of(CellSpec(cell, {}), config)["environment"] == "site /opt/tf/bin/python"
+
+
+def test_a_setting_left_out_is_the_schemas_default(monkeypatch):
+    """The schema owns max_batch_search's defaults: SearchSettings has no copy of its own."""
+    import copy
+
+    from dlperf import defaults
+
+    schema = copy.deepcopy(defaults.schema_data())
+    schema["properties"]["max_batch_search"]["properties"]["ceiling"]["default"] = 512
+    monkeypatch.setattr(defaults, "schema_data", lambda: schema)
+    assert SearchSettings(start=8) == SearchSettings(8, 512, 1, 3)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dlperf.defaults import suite_default
 from dlperf.matrix import Cell, CellSpec, sweep_slug
 from dlperf.status import Status
 
@@ -41,15 +42,19 @@ log = logging.getLogger(__name__)
 BATCH = "batch_size"  # what a search finds unless an option is searched
 
 
+def _schema_default(key: str) -> Any:
+    return field(default_factory=lambda: suite_default("max_batch_search", key))
+
+
 @dataclass(frozen=True)
 class SearchSettings:
-    """The suite's `max_batch_search` key, with a case's `max_search` over it for an option (the
-    schema owns the defaults)."""
+    """The suite's `max_batch_search` key, with a case's `max_search` over it for an option (a
+    key left out: the schema's default)."""
 
-    start: int = 1
-    ceiling: int = 4096
-    granularity: int = 1
-    probe_steps: int = 3
+    start: int = _schema_default("start")
+    ceiling: int = _schema_default("ceiling")
+    granularity: int = _schema_default("granularity")
+    probe_steps: int = _schema_default("probe_steps")
 
     @classmethod
     def from_config(cls, settings: dict[str, Any]) -> SearchSettings:
