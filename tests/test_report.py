@@ -1477,3 +1477,40 @@ def test_read_this_first_and_the_runs_appendix_list_cells_in_their_natural_order
     natural = [ids[2], ids[1], ids[0]]
     assert [c.cell_id for c in caveats(pd.DataFrame(), runs)] == natural
     assert [e.cell_id for e in _run_entries(runs, Limits())] == natural
+
+
+def _report_rule_on(outputs: list[Path], plots: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report rule on these outputs, its rendering left out."""
+    from types import SimpleNamespace
+
+    from dlperf.report import render, rule
+
+    monkeypatch.setattr(rule, "rule_logging", lambda smk: None)
+    monkeypatch.setattr(render, "render_reports", lambda **kwargs: None)
+    files = {k: f"{k}.tsv" for k in ("cells", "runs", "steps", "plan")}
+    output = SimpleNamespace(plots=str(plots), reports=[str(p) for p in outputs])
+    rule.report_rule(
+        SimpleNamespace(config={}, input=SimpleNamespace(**files), output=output, threads=1)
+    )
+
+
+def test_the_report_rule_removes_the_old_reports_of_its_own_results_folder(tmp_path, monkeypatch):
+    """A language no longer asked for: its report goes, from the results folder ResultPaths
+    names for the rule's reports. Review: the rule took any output's grandparent for the
+    results folder, so an output that is no report would have emptied another folder's."""
+    from dlperf.paths import ResultPaths
+
+    results = ResultPaths(tmp_path / "results")
+    old = results.report("zh", "md")
+    old.parent.mkdir(parents=True)
+    old.write_text("old figures")
+    _report_rule_on([results.report("en", "md")], results.plots, monkeypatch)
+    assert not old.exists()
+
+    other = ResultPaths(tmp_path / "other").report("zh", "md")
+    other.parent.mkdir(parents=True)
+    other.write_text("another folder's report")
+    with pytest.raises(ValueError, match="not a results folder's report"):
+        _report_rule_on([tmp_path / "other" / "out" / "report.en.md"], tmp_path / "p", monkeypatch)
+    assert other.read_text() == "another folder's report"
+    assert ResultPaths.of_report(results.report("en", "html")) == results

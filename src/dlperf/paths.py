@@ -119,6 +119,17 @@ class ResultPaths:
 
     root: Path = RESULTS
 
+    @classmethod
+    def of_report(cls, report: Path) -> ResultPaths:
+        """The results folder a report lies in (ROOT/report/report.LANG.FMT, as `report` names
+        it); any other path raises ValueError."""
+        parts = report.name.split(".")
+        if len(parts) == 3 and len(report.parents) > 1:
+            results = cls(report.parents[1])
+            if results.report(parts[1], parts[2]) == report:
+                return results
+        raise ValueError(f"{report}: not a results folder's report (report/report.LANG.FMT)")
+
     @property
     def tables(self) -> Path:
         return self.root / "tables"

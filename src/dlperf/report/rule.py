@@ -17,9 +17,8 @@ def report_rule(smk: Any) -> None:
     plots_dir.mkdir(parents=True, exist_ok=True)  # a suite with nothing to plot still has it
     outputs = [Path(p) for p in smk.output.reports]
     # a language or format no longer asked for: its report would stand with the old figures
-    for old in {p.resolve() for p in ResultPaths(outputs[0].parents[1]).reports()} - {
-        p.resolve() for p in outputs
-    }:
+    results = ResultPaths.of_report(outputs[0])
+    for old in {p.resolve() for p in results.reports()} - {p.resolve() for p in outputs}:
         old.unlink(missing_ok=True)
     render_reports(
         config=smk.config,
