@@ -675,6 +675,15 @@ def test_a_failing_tables_rule_takes_the_reports_down_with_its_tables(tmp_path):
     with pytest.raises(KeyError):
         make_tables(smk)
     assert not report.exists() and not results.plots.exists()
+    # another folder's reports stay: the results folder is the one ResultPaths names for the
+    # cells table (review: any output's grandparent was taken for it)
+    other = ResultPaths(tmp_path / "other").report("en", "md")
+    other.parent.mkdir(parents=True)
+    other.write_text("# another folder's figures")
+    smk.output.cells = str(tmp_path / "other" / "elsewhere" / "cells.tsv")
+    with pytest.raises(ValueError, match="not a results folder's cells table"):
+        make_tables(smk)
+    assert other.exists()
 
 
 def test_a_max_value_at_its_searchs_ceiling_is_carried_as_a_lower_bound(tmp_path):

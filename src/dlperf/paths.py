@@ -130,6 +130,14 @@ class ResultPaths:
                 return results
         raise ValueError(f"{report}: not a results folder's report (report/report.LANG.FMT)")
 
+    @classmethod
+    def of_cells(cls, cells: Path) -> ResultPaths:
+        """The results folder a cells table lies in (ROOT/tables/cells.tsv, as `cells` names it);
+        any other path raises ValueError."""
+        if len(cells.parents) > 1 and cls(cells.parents[1]).cells == cells:
+            return cls(cells.parents[1])
+        raise ValueError(f"{cells}: not a results folder's cells table (tables/cells.tsv)")
+
     @property
     def tables(self) -> Path:
         return self.root / "tables"

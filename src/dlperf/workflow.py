@@ -23,10 +23,11 @@ def make_tables(smk: Any) -> None:
     """The tables rule. If it fails, Snakemake deletes its outputs: the reports, which show
     their figures, go with them (the next invocation remakes both)."""
     rule_logging(smk)
+    results = ResultPaths.of_cells(Path(smk.output.cells))
     try:
         _make_tables(smk)
     except BaseException:
-        remove_reports(ResultPaths(Path(smk.output.cells).parents[1]))
+        remove_reports(results)
         raise
 
 
