@@ -456,3 +456,20 @@ def test_a_long_environment_value_is_shown_where_the_sides_differ(tmp_path, caps
     shown_a, shown_b = line.split(None, 1)[1].split(" -> ")
     assert shown_a == "...100 80GB HBM3, 81559 MiB, 550.54"
     assert shown_b == "...100 80GB HBM3, 40960 MiB, 550.54"
+
+
+def test_a_cells_diff_says_when_b_trained_less_often(tmp_path, capsys):
+    """Review: two cells tables' diff gave B's median as 'ok' with a plain ratio when 6 of its 7
+    runs ran out of memory; it now says how many of each side's runs gave the median."""
+    cols = ["cell_id", "throughput_median", "status", "runs_ok", "runs_done", "statuses"]
+    a = pd.DataFrame([["x.1n1g", 100.0, "ok", 7, 7, "ok 7"], ["y.1n1g", 50.0, "ok", 3, 3, "ok 3"]])
+    b = pd.DataFrame(
+        [["x.1n1g", 98.0, "ok", 1, 7, "ok 1, oom 6"], ["y.1n1g", 51.0, "ok", 3, 3, ""]]
+    )
+    a.set_axis(cols, axis=1).to_csv(tmp_path / "a.tsv", sep="\t", index=False)
+    b.set_axis(cols, axis=1).to_csv(tmp_path / "b.tsv", sep="\t", index=False)
+    table = diff_cells(tmp_path / "a.tsv", tmp_path / "b.tsv").set_index("cell_id")
+    assert table.loc["x.1n1g", "reason"] == "B ok in 1 of 7 runs (ok 1, oom 6); A in 7 of 7"
+    assert table.loc["y.1n1g", "reason"] == ""
+    assert main(["diff", str(tmp_path / "a.tsv"), str(tmp_path / "b.tsv")]) == 0
+    assert "B ok in 1 of 7 runs" in capsys.readouterr().out

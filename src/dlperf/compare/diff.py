@@ -23,6 +23,7 @@ from dlperf.compare.inputs import (
 )
 from dlperf.compare.significance import compare_samples
 from dlperf.status import Status
+from dlperf.util import is_number
 
 
 def diff_runs(a: Path, b: Path) -> tuple[pd.DataFrame, list[str]]:
@@ -94,7 +95,7 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
             and _setting(row[f"{column}_b"])
             and _setting(row[f"{column}_a"]) != _setting(row[f"{column}_b"])
         ]
-        reasons.append("not comparable: " + "; ".join(differs) if differs else "")
+        reasons.append("not comparable: " + "; ".join(differs) if differs else _fewer_ok(row))
     out["reason"] = reasons
     return out.sort_values("cell_id").reset_index(drop=True)
 
@@ -102,6 +103,8 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
 # What a cells table states its cell measured with, beside its id: two tables that differ in
 # one measured another thing.
 CELL_SETTING_COLUMNS = ("window", "batch_size_resolved", "setting")
+# How many of a cell's runs gave its median, where a cells table states it
+CELL_RUN_COLUMNS = ("runs_ok", "runs_done", "statuses")
 
 
 def _cells(path: Path) -> pd.DataFrame:
@@ -109,8 +112,22 @@ def _cells(path: Path) -> pd.DataFrame:
     if path.is_dir():
         path = results_folder(path).cells_table
     frame = read_cells_table(path)
-    keep = [*CELLS_COLUMNS, *(c for c in CELL_SETTING_COLUMNS if c in frame.columns)]
-    return frame[keep].reindex(columns=[*CELLS_COLUMNS, *CELL_SETTING_COLUMNS])
+    optional = (*CELL_SETTING_COLUMNS, *CELL_RUN_COLUMNS)
+    keep = [*CELLS_COLUMNS, *(c for c in optional if c in frame.columns)]
+    return frame[keep].reindex(columns=[*CELLS_COLUMNS, *optional])
+
+
+def _fewer_ok(row: dict[str, Any]) -> str:
+    """Where B's median came from a smaller share of its runs than A's (the others ran out of
+    memory, failed, timed out), that share: B's ratio is of a cell that trains less often."""
+    counts = [row[f"{c}_{side}"] for side in "ab" for c in ("runs_ok", "runs_done")]
+    if not all(is_number(c) for c in counts):
+        return ""
+    ok_a, done_a, ok_b, done_b = (int(c) for c in counts)
+    if not done_a or not done_b or ok_b * done_a >= ok_a * done_b:
+        return ""
+    said = f" ({row['statuses_b']})" if isinstance(row["statuses_b"], str) else ""
+    return f"B ok in {ok_b} of {done_b} runs{said}; A in {ok_a} of {done_a}"
 
 
 def _ratio(a: object, b: object) -> float:
