@@ -143,7 +143,7 @@ SPECS: dict[tuple[str, str], Spec] = {
         lambda b, c: [("--batch_size", b * 128)],
         lambda c: [("--num_train_steps", c.steps)],
         [("--use_fp16", "true")],
-        "paddle",
+        "paddle_bert",
     ),
     ("mindspore", "resnet50"): Spec(
         lambda b, c: [("--batch_size", b)],
@@ -343,6 +343,12 @@ def check_layout(kind: str, cmd: list[str], ctx: TaskContext) -> None:
         assert has(cmd, "--node_ip", hosts[r])
         assert has(cmd, "--selected_gpus", ",".join(str(i) for i in range(g)))
         assert has(cmd, "--started_port", ctx.master_port)
+    elif kind == "paddle_bert":  # release/1.8's train.py, once per node, nodes by endpoint
+        assert "paddle.distributed.launch" not in cmd
+        assert has(cmd, "--is_distributed", "true" if n > 1 else "false")
+        endpoints = [f"{h}:{ctx.master_port}" for h in hosts]
+        assert (f"worker_endpoints={','.join(endpoints)}" in cmd) is (n > 1), cmd
+        assert (f"current_endpoint={endpoints[r]}" in cmd) is (n > 1), cmd
     elif kind == "oneflow":
         assert has(cmd, "--num_nodes", n) and has(cmd, "--gpu_num_per_node", g)
         assert (

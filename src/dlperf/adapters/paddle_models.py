@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
+from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.launchers import stop_after_prefix
 from dlperf.adapters.upstream import (
     Evidence,
@@ -39,9 +40,10 @@ CLAS24_STOP = r"\[Train\]\[Epoch \d+/\d+\]\[Iter: (?P<step>\d+)/"
 class Paddle(UpstreamAdapter):
     """PaddlePaddle models release/1.8: PaddleCV image_classification and PaddleNLP BERT.
 
-    `paddle.distributed.launch` on every node, each worker's log in its own file in the run folder.
-    PaddleCV's `--batch_size` is a node's (per device x GPUs); PaddleNLP's counts tokens
-    (per device x seq_len). Release `current`: PaddleClas release/2.5.2's tools/train.py and
+    PaddleCV: `paddle.distributed.launch` on every node, each worker's log in its own file in the
+    run folder. PaddleNLP BERT: train.py once per node over the node's GPUs, the nodes named in
+    `worker_endpoints`. PaddleCV's `--batch_size` is a node's (per device x GPUs); PaddleNLP's
+    counts tokens (per device x seq_len). Release `current`: PaddleClas release/2.5.2's tools/train.py and
     PaddleNLP's slm/model_zoo/bert/run_pretrain.py under Paddle 2.x's launcher (see `releases`).
     """
 
@@ -49,6 +51,10 @@ class Paddle(UpstreamAdapter):
     display_name: ClassVar[str] = "PaddlePaddle"
     version: ClassVar[str] = "PaddlePaddle 1.8.3.post107; PaddlePaddle/models release/1.8"
     launch: ClassVar[str] = "paddle"
+    # release/1.8's BERT train.py is one process per node driving its node's GPUs, its nodes
+    # joined by the `worker_endpoints` / `current_endpoint` variables (README.md, DLPerf's
+    # multi_node_train.sh), which paddle.distributed.launch does not set
+    model_launch: ClassVar[dict[str, str]] = {"bert_base": "native"}
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource(
             "PaddlePaddle/models", "PaddleCV/image_classification", "release/1.8"
@@ -161,6 +167,8 @@ class Paddle(UpstreamAdapter):
             if self.release_name(ctx.options) == PACKAGE:  # v2.4's `loss.numpy()[0]`, a 0-D
                 env["FLAGS_set_to_1d"] = "1"  # tensor in Paddle 2.6: this flag makes it 1-D
             return {**env, **super().workload_env(ctx)}
+        if ctx.cell.model == "bert_base":
+            return {**bert_endpoints(ctx), **super().workload_env(ctx)}
         fraction = "0.8" if ctx.options.get("dali") else "0.98"  # DALI needs room beside Paddle
         return {"FLAGS_fraction_of_gpu_memory_to_use": fraction, **super().workload_env(ctx)}
 
@@ -263,9 +271,8 @@ class Paddle(UpstreamAdapter):
                 ]
             return args
         folder = self.model_dir("bert_base", o)
-        devices = ctx.nodes * ctx.gpus_per_node
         return [
-            f"--is_distributed={'true' if devices > 1 else 'false'}",
+            f"--is_distributed={'true' if ctx.nodes > 1 else 'false'}",
             "--use_cuda=true",
             "--use_fast_executor=true",
             "--weight_sharing=true",
@@ -287,3 +294,15 @@ class Paddle(UpstreamAdapter):
             "--verbose=true",
             f"--checkpoints={ctx.run_dir / f'paddle_checkpoints_node{ctx.node_rank}'}",
         ]
+
+
+def bert_endpoints(ctx: TaskContext) -> dict[str, str]:
+    """release/1.8 BERT's trainers, one per node (train.py reads them with --is_distributed):
+    every node's `host:port` and this node's, as its README and DLPerf's scripts export them."""
+    if ctx.nodes == 1:
+        return {}
+    endpoints = [f"{host}:{ctx.master_port}" for host in node_hosts(ctx)]
+    return {
+        "worker_endpoints": ",".join(endpoints),
+        "current_endpoint": endpoints[ctx.node_rank],
+    }
