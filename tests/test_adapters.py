@@ -136,7 +136,14 @@ SPECS: dict[tuple[str, str], Spec] = {
     ("paddle", "resnet50"): Spec(
         lambda b, c: [("--batch_size", b * c.gpus_per_node)],
         lambda c: [("--max_iter", c.steps)],
-        [("--use_fp16", "True")],
+        [
+            ("--use_fp16", "True"),
+            ("--fuse_elewise_add_act_ops", "True"),
+            ("--fuse_bn_act_ops", "True"),
+            ("FLAGS_cudnn_batchnorm_spatial_persistent", 1),
+            ("FLAGS_cudnn_exhaustive_search", 1),
+            ("FLAGS_conv_workspace_size_limit", 4000),
+        ],
         "paddle",
     ),
     ("paddle", "bert_base"): Spec(

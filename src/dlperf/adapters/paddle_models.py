@@ -32,6 +32,12 @@ PADDLECLAS_CURRENT = "c1325704cfcd050259ad752a899b0c425e2a7b00"
 PADDLENLP_CURRENT = "c502c9213fc22a210b139ec669a369ee22d0bf45"
 # PaddleClas tag v2.4.0 (2022-07-07), whose ppcls the paddleclas 2.4.2 wheel carries unchanged.
 PADDLECLAS_V24 = "3a28ee29003621ecdb9fd4bb8633a681fb1f8ddf"
+# release/1.8 PaddleCV's scripts/train/ResNet50_fp16.sh (and DLPerf's AMP runs) export these
+RESNET50_FP16_FLAGS = {
+    "FLAGS_conv_workspace_size_limit": "4000",  # MB
+    "FLAGS_cudnn_exhaustive_search": "1",
+    "FLAGS_cudnn_batchnorm_spatial_persistent": "1",
+}
 PACKAGE = "package"  # the release of PaddleClas' trainer as the paddleclas wheel ships it
 # v2.4's log line (0-based iteration), for stopping it: it has no iteration limit of its own
 CLAS24_STOP = r"\[Train\]\[Epoch \d+/\d+\]\[Iter: (?P<step>\d+)/"
@@ -170,7 +176,10 @@ class Paddle(UpstreamAdapter):
         if ctx.cell.model == "bert_base":
             return {**bert_endpoints(ctx), **super().workload_env(ctx)}
         fraction = "0.8" if ctx.options.get("dali") else "0.98"  # DALI needs room beside Paddle
-        return {"FLAGS_fraction_of_gpu_memory_to_use": fraction, **super().workload_env(ctx)}
+        env = {"FLAGS_fraction_of_gpu_memory_to_use": fraction}
+        if ctx.cell.precision == "amp":
+            env |= RESNET50_FP16_FLAGS
+        return {**env, **super().workload_env(ctx)}
 
     def current_args(self, ctx: TaskContext, bsz: int) -> list[str]:
         """Release current. ResNet-50: PaddleClas' ResNet50 config (its AMP O1 one for amp)
@@ -262,12 +271,14 @@ class Paddle(UpstreamAdapter):
                 f"--reader_thread={o['reader_thread']}",
                 f"--use_dali={flag_bool(o['dali'])}",
             ]
-            if amp:
+            if amp:  # as scripts/train/ResNet50_fp16.sh and DLPerf's single_node_train.sh
                 args += [
                     "--use_fp16=True",
                     "--scale_loss=128.0",
                     "--use_dynamic_loss_scaling=True",
                     "--data_format=NHWC",
+                    "--fuse_elewise_add_act_ops=True",
+                    "--fuse_bn_act_ops=True",
                 ]
             return args
         folder = self.model_dir("bert_base", o)
