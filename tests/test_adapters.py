@@ -149,7 +149,7 @@ SPECS: dict[tuple[str, str], Spec] = {
     ("paddle", "bert_base"): Spec(
         lambda b, c: [("--batch_size", b * 128)],
         lambda c: [("--num_train_steps", c.steps)],
-        [("--use_fp16", "true")],
+        [("--use_fp16", "true"), ("--init_loss_scaling", "128.0")],
         "paddle_bert",
     ),
     ("mindspore", "resnet50"): Spec(

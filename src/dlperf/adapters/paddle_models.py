@@ -302,6 +302,9 @@ class Paddle(UpstreamAdapter):
             "--skip_steps=1",
             "--validation_steps=1000000",
             f"--use_fp16={'true' if amp else 'false'}",
+            # DLPerf's scripts start the dynamic loss scale at 128 (train.py's default, 2^32,
+            # overflows and skips the first ~100 updates at the 0.8 decrease per 2 overflows)
+            *(["--use_dynamic_loss_scaling=true", "--init_loss_scaling=128.0"] if amp else []),
             "--verbose=true",
             f"--checkpoints={ctx.run_dir / f'paddle_checkpoints_node{ctx.node_rank}'}",
         ]
