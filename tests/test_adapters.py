@@ -30,6 +30,7 @@ from dlperf.errors import ConfigError
 from dlperf.i18n import english
 from dlperf.launch.measured import measure_digest, measure_of
 from dlperf.matrix import Cell, CellSpec, Layout
+from dlperf.measure.stats import Window, run_throughput
 from dlperf.vocabulary import MODELS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -154,13 +155,13 @@ SPECS: dict[tuple[str, str], Spec] = {
     ),
     ("mindspore", "resnet50"): Spec(
         lambda b, c: [("--batch_size", b)],
-        lambda c: [("--train_steps", c.steps)],
+        lambda c: [("--train_steps", c.steps), ("--data_sink_steps", 10)],
         [("--dtype", "fp16")],
         "mpirun",
     ),
     ("mindspore", "bert_base"): Spec(
         lambda b, c: [("--batch_size", b)],
-        lambda c: [("--train_steps", c.steps)],
+        lambda c: [("--train_steps", c.steps), ("--data_sink_steps", 10)],
         [("--dtype", "fp16")],
         "mpirun",
         [("--enable_graph_kernel", "true")],
@@ -482,6 +483,28 @@ def test_steps_cover_the_window_in_whole_logging_intervals():
     assert get_adapter("ngc_tensorflow").steps_for(20, 100) == 130  # BERT logs every 10 steps
     assert get_adapter("tensorflow2").steps_for(20, 100) == 300  # TimeHistory every 100 steps
     assert get_adapter("megatron").steps_for(100, 100) == 210
+    mindspore = get_adapter("mindspore")  # DLPerf's scripts sink (and log) every 10 steps
+    assert mindspore.steps_for(20, 100) == 130
+    assert mindspore.steps_for(20, 100, {"release": "current"}) == 122
+
+
+def test_mindspore_dlperf_v1_sinks_of_ten_steps(tmp_path: Path):
+    """DLPerf's MindSpore scripts ran --data_sink_steps=10: TimeMonitor(10) prints each sink's
+    time and its tenth; the window is 10 sinks after 2."""
+    adapter = get_adapter("mindspore")
+    lines = ["Namespace(batch_size=128, dataset_sink_mode=True, device_num=1)"]
+    for sink in range(1, 14):
+        ms = 9000.0 if sink == 1 else 2000.0 + (sink % 2) * 100
+        lines += [
+            f"epoch: {sink} step: 10, loss is 6.9",
+            f"epoch time: {ms:.3f} ms, per step time: {ms / 10:.3f} ms",
+        ]
+    (tmp_path / "node0.log").write_text("\n".join(lines) + "\n")
+    cell = Cell("mindspore", "resnet50", "fp32", False, 128, Layout(1, 1))
+    result = adapter.parse([tmp_path / "node0.log"], cell, adapter.resolved_options({}))
+    assert [r.steps for r in result.records] == [10] * 13
+    tp = run_throughput(result, Window(20, 100))
+    assert tp.throughput_samples_per_s == pytest.approx(100 * 128 / (20.0 + 5 * 0.1), rel=1e-9)
 
 
 def test_skip_without_data_where_the_source_has_no_synthetic_input():

@@ -4,6 +4,7 @@ release `current` (mindspore-ai/models).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
@@ -22,6 +23,9 @@ from dlperf.parse.upstream.mindspore import (
 # mindspore-ai/models master as stored (2023-07-17); official/cv/ResNet last changed d70060f
 # (2023-06-29), its gpu_resnet_benchmark.py 758a1fd (2023-03-01).
 MS_MODELS_CURRENT = "eab643f51336dbf7d711f02d27e6516e5affee59"
+# DLPerf v1.0's MindSpore scripts sink 10 steps per "epoch" (MindSpore/resnet50v1.5/scripts/
+# run_*_train_gpu.sh and MindSpore/bert/scripts/run_*_pretrain_for_gpu.sh: --data_sink_steps=10)
+DLPERF_SINK_STEPS = 10
 # gpu_resnet_benchmark.py's MyTimeMonitor line: `epoch: [k/K] step: [s/S], loss is ...`, k the sink
 MS_BENCH_STOP = r"epoch: \[(?P<step>\d+)/\d+\] step: \["
 
@@ -30,7 +34,8 @@ class MindSpore(UpstreamAdapter):
     """MindSpore model_zoo r1.1 ResNet-50 and BERT-base on GPU, `mpirun` from node 0.
 
     DLPerf patched ResNet's train.py to take --batch_size, --train_steps, --data_sink_steps and
-    --dtype; use such a checkout. With data_sink_steps=1 each sink "epoch" is one step.
+    --dtype; use such a checkout. Both models sink DLPERF_SINK_STEPS steps per "epoch", as
+    DLPerf's scripts did: a progress line per sink.
     XLA maps to MindSpore's graph-kernel fusion (BERT's --enable_graph_kernel). Release current
     (mindspore-ai/models): ResNet-50's GPU benchmark script and BERT's run_pretrain.py, whose
     graph-kernel fusion is always on and whose BERT-base computes in float16 (AMP with XLA only).
@@ -135,6 +140,11 @@ class MindSpore(UpstreamAdapter):
             )
         return super().skip_reason(cell, options)
 
+    def log_interval_of(self, options: Mapping[str, Any]) -> int:
+        """DLPerf v1.0's scripts log once per sink of DLPERF_SINK_STEPS; release current once per
+        step (one step per sink)."""
+        return 1 if self.release_name(options) == "current" else DLPERF_SINK_STEPS
+
     def command(self, ctx: TaskContext) -> list[str]:
         argv = super().command(ctx)
         current = self.release_name(ctx.options) == "current"
@@ -144,8 +154,8 @@ class MindSpore(UpstreamAdapter):
 
     def current_rn50_args(self, ctx: TaskContext, bsz: int, dtype: str) -> list[str]:
         """Release current: gpu_resnet_benchmark.py; config keys of resnet_benchmark_GPU.yaml are
-        flags (src/model_utils/config.py; booleans through ast.literal_eval). One sink per step,
-        as DLPerf v1.0's data_sink_steps=1; the batch is per device."""
+        flags (src/model_utils/config.py; booleans through ast.literal_eval). One step per sink
+        (DLPerf v1.0's scripts sank DLPERF_SINK_STEPS); the batch is per device."""
         distributed = ctx.nodes * ctx.gpus_per_node > 1
         return [
             f"--config_path={self.model_dir('resnet50', ctx.options)}/config/resnet_benchmark_GPU.yaml",
@@ -164,7 +174,7 @@ class MindSpore(UpstreamAdapter):
         """Release current: run_pretrain.py; keys of pretrain_config.yaml are flags (string
         switches "true"/"false"), as scripts/run_distributed_pretrain_for_gpu.sh passes them.
         The batch is `base_batch_size`: for bert_network base, src/model_utils/config.py
-        overwrites `batch_size` with it. One step per sink, as DLPerf v1.0 ran MindSpore.
+        overwrites `batch_size` with it. One step per sink (DLPerf v1.0 sank DLPERF_SINK_STEPS).
         AdamWeightDecay as DLPerf v1.0's patched script (and the README's GPU figures) used: on GPU
         with loss scale it takes the script's AdamWeightDecayForBert path. TFRecords, as DLPerf
         v1.0's data (`--dataset_format=mindrecord` in extra_args for MindRecord files)."""
@@ -201,7 +211,7 @@ class MindSpore(UpstreamAdapter):
                 "--dataset=imagenet2012",
                 f"--run_distribute={flag_bool(distributed)}",
                 "--device_target=GPU",
-                "--data_sink_steps=1",
+                f"--data_sink_steps={DLPERF_SINK_STEPS}",
                 f"--train_steps={ctx.steps}",
                 f"--dataset_path={o['data_dir']}",
                 f"--batch_size={bsz}",
@@ -215,7 +225,7 @@ class MindSpore(UpstreamAdapter):
             "--enable_save_ckpt=false",
             f"--enable_lossscale={'true' if cell.precision == 'amp' else 'false'}",
             "--enable_data_sink=true",
-            "--data_sink_steps=1",
+            f"--data_sink_steps={DLPERF_SINK_STEPS}",
             f"--train_steps={ctx.steps}",
             f"--data_dir={o['data_dir']}",
             f"--enable_graph_kernel={'true' if cell.xla else 'false'}",

@@ -43,12 +43,12 @@ MS_BERT_LOSS = re.compile(r"^epoch: \d+, current epoch percent: \S+, step: (\d+)
 
 
 def parse_mindspore(logs: list[Path], facts: RunFacts) -> ParseResult:
-    """`epoch time: t ms, per step time: p ms` after each sink ("epoch"), per rank. DLPerf ran with
-    sink_size=1, so each epoch is one step; in general a record covers round(t / p) steps and lasts
-    t ms. The `epoch: e step: s, loss is ...` line before it gives the step number.
+    """`epoch time: t ms, per step time: p ms` after each sink ("epoch"), per rank. DLPerf's
+    scripts sank 10 steps (data_sink_steps=10; TimeMonitor's per step time is t / 10): a record
+    covers round(t / p) steps and lasts t ms. The `epoch: e step: s, loss is ...` line before it
+    numbers the sink.
 
-    Method: step times (`epoch time`); one rank's own, one sink (one step with DLPerf's
-    sink_size=1)."""
+    Method: step times (`epoch time`); one rank's own, one sink (data_sink_steps steps)."""
     notes = ["timed by `epoch time` (ms per sink of steps)"]
     latest: dict[tuple[int, int | None], int] = {}
     count: Counter[tuple[int, int | None]] = Counter()
