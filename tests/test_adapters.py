@@ -520,6 +520,18 @@ def test_skip_without_data_where_the_source_has_no_synthetic_input():
     assert "config_template" in hugectr.skip_reason(wdl, hugectr.resolved_options({}))
 
 
+def test_tensorflow2_resnet50_runs_a_mode_classifier_trainer_knows(tmp_path: Path):
+    """tensorflow/models r2.3.0 classifier_trainer.py run(): train_and_eval or export_only, any
+    other mode a ValueError; DLPerf's scripts ran train_and_eval."""
+    tf2 = get_adapter("tensorflow2")
+    options = {"data_dir": "/data/tfrecords"}
+    cmd = tf2.command(context(tf2, "resnet50", "1n1g", 0, "amp", False, tmp_path, options))
+    assert has(cmd, "--mode", "train_and_eval") and not has(cmd, "--mode", "train")
+    assert has(cmd, "--data_dir", "/data/tfrecords")
+    assert has(cmd, "train_dataset.builder", "records")
+    assert has(cmd, "validation_dataset.builder", "records")
+
+
 def test_synthetic_input_when_no_data_dir(tmp_path: Path):
     dle = get_adapter("ngc_pytorch")
     cmd = dle.command(context(dle, "resnet50", "1n1g", 0, "fp32", False, tmp_path))
@@ -527,6 +539,8 @@ def test_synthetic_input_when_no_data_dir(tmp_path: Path):
     tf2 = get_adapter("tensorflow2")
     cmd = tf2.command(context(tf2, "resnet50", "1n1g", 0, "fp32", False, tmp_path))
     assert has(cmd, "train_dataset.builder", "synthetic")
+    # r2.3.0 classifier_trainer.py requires --data_dir and builds the validation set as well
+    assert has(cmd, "--data_dir", "") and has(cmd, "validation_dataset.builder", "synthetic")
     mx = get_adapter("ngc_mxnet")
     assert has(
         mx.command(context(mx, "resnet50", "1n1g", 0, "fp32", False, tmp_path)),

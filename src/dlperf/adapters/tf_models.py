@@ -239,14 +239,18 @@ class TensorFlow2(UpstreamAdapter):
                     "task_index": ctx.node_rank,
                     "all_reduce_alg": "nccl",
                 }
+            builder = "records" if o["data_dir"] else "synthetic"
             override = {
                 "runtime": runtime,
                 "train_dataset": {
                     "batch_size": bsz,
                     "use_per_replica_batch_size": True,
                     "dtype": "float16" if cell.precision == "amp" else "float32",
-                    "builder": "records" if o["data_dir"] else "synthetic",
+                    "builder": builder,
                 },
+                # train_and_eval builds the validation set too (and evaluates it after the
+                # epoch, outside the window, as DLPerf's runs did)
+                "validation_dataset": {"builder": builder},
                 "train": {
                     "epochs": 1,
                     "steps": ctx.steps,
@@ -257,13 +261,14 @@ class TensorFlow2(UpstreamAdapter):
                 o["config_file"]
                 or f"{self.model_dir('resnet50', o)}/configs/examples/resnet/imagenet/gpu.yaml"
             )
-            data = [f"--data_dir={o['data_dir']}"] if o["data_dir"] else []
             return [
-                "--mode=train",
+                # classifier_trainer.py's run() knows train_and_eval and export_only (any other
+                # mode is a ValueError), and its main() requires --data_dir ("" for synthetic)
+                "--mode=train_and_eval",
                 "--model_type=resnet",
                 "--dataset=imagenet",
                 f"--model_dir={ctx.run_dir / f'tf2_model_node{ctx.node_rank}'}",
-                *data,
+                f"--data_dir={o['data_dir']}",
                 f"--config_file={config}",
                 f"--params_override={json.dumps(override, sort_keys=True)}",
             ]
