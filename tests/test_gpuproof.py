@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from workflow_helpers import ROOT, planned_jobs
@@ -270,3 +273,35 @@ def test_a_proof_cut_off_by_sigterm_keeps_what_it_measured(tmp_path: Path) -> No
     assert cases[3]["state"] == "done"
     assert cases[4]["state"] != "done"
     assert not list((work / "cpu" / "results" / "runs").glob("*bert_base*/r*/manifest.json"))
+
+
+def test_snakemake_runs_the_rules_python_from_the_kits_own_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the rules start `python -m dlperf run-cell` (and the upstream cases `python3`)
+    from PATH, and each run trains with that interpreter. On the GPU machine a PATH led by the
+    resolved folder of python3 (a virtual environment's link) found a python without torch."""
+    own = Path(sys.executable).parent
+    names = [n for n in ("python", "python3", Path(sys.executable).name) if (own / n).exists()]
+    elsewhere = tmp_path / "bin"
+    elsewhere.mkdir()
+    for name in names:
+        (elsewhere / name).write_text("#!/bin/sh\nexit 3\n")
+        (elsewhere / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{elsewhere}{os.pathsep}/usr/bin")
+    seen: dict[str, str] = {}
+
+    class Finished:
+        pid, returncode = 0, 0
+
+        def __init__(self, command: list[str], **kwargs: Any) -> None:
+            seen.update(kwargs["env"])
+
+        def wait(self, timeout: float | None = None) -> int:
+            return 0
+
+    monkeypatch.setattr(kit.subprocess, "Popen", Finished)
+    assert kit.snakemake(tmp_path, tmp_path / "suite.yaml", [], 10.0) == (0, False)
+    for name in names:
+        assert shutil.which(name, path=seen["PATH"]) == str(own / name)
+    assert seen["PATH"].split(os.pathsep)[1:] == [str(elsewhere), "/usr/bin"]

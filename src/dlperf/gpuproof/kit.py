@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,8 +319,9 @@ def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> 
     with open(work / "snakemake.log", "a") as log:
         log.write(f"\n$ {' '.join(command)}\n")
         log.flush()
+        env = own_interpreter_first(os.environ)
         process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
         )
         try:
             return process.wait(timeout=max(timeout_s, 1.0)), False
@@ -329,6 +331,13 @@ def snakemake(work: Path, suite: Path, targets: list[str], timeout_s: float) -> 
         except BaseException:  # SIGTERM to the kit: its runs are cancelled too
             _stop(process)
             raise
+
+
+def own_interpreter_first(environ: Mapping[str, str]) -> dict[str, str]:
+    """PATH led by this interpreter's folder (not resolved: the GPU machine's python3 is a virtual
+    environment's link): the rules' `python` and the upstream cases' `python3` are this one."""
+    folder = str(Path(sys.executable).parent)
+    return dict(environ, PATH=os.pathsep.join([folder, environ.get("PATH", os.defpath)]))
 
 
 def _stop(process: subprocess.Popen) -> None:
