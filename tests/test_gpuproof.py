@@ -305,3 +305,29 @@ def test_snakemake_runs_the_rules_python_from_the_kits_own_interpreter(
     for name in names:
         assert shutil.which(name, path=seen["PATH"]) == str(own / name)
     assert seen["PATH"].split(os.pathsep)[1:] == [str(elsewhere), "/usr/bin"]
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "stopped", "said"),
+    [
+        (0, False, "made"),
+        (2, False, "not made: Snakemake exit 2 (snakemake.log)"),
+        (1, True, "not made: the budget ran out (snakemake.log)"),
+        (0, True, "not made: the budget ran out (snakemake.log)"),
+    ],
+)
+def test_the_proof_says_when_the_budget_stopped_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exit_code: int, stopped: bool, said: str
+) -> None:
+    """Review: a report the budget stopped read "Snakemake exit 1" (its exit on the kit's
+    Ctrl-C), and "made" had it exited 0: the proof must say the budget stopped it."""
+
+    def ran(stage: summary.Stage, *args: Any, **kwargs: Any) -> None:
+        stage.state = "done"
+
+    monkeypatch.setattr(kit, "run_stage", ran)
+    monkeypatch.setattr(kit, "snakemake", lambda *args: (exit_code, stopped))
+    out, work = tmp_path / "out", tmp_path / "work"
+    argv = ["--out", str(out), "--work", str(work), "--tiny", "--cases", "3", "--budget-s", "60"]
+    assert kit.main(argv) == 0
+    assert json.loads((out / "proof.json").read_text())["report"] == said

@@ -14,8 +14,7 @@ upstream case whose checkout (option sources_dir, made by `dlperf sources`) is m
 tables and reports are then made for the cases that ran. Running the command again goes on
 where the last one stopped: Snakemake redoes nothing that is done.
 
-`--tiny` shrinks every model to a CPU's size (the test of this kit on a machine without a GPU).
-"""
+`--tiny` shrinks every model to a CPU's size (the test of this kit on a machine without a GPU)."""
 
 from __future__ import annotations
 
@@ -129,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         if done:
             clock.say("tables and reports")
             suite_file = write_suite(base, [s.case for s in done], work)
-            code, _ = snakemake(work, suite_file, [], clock.left() - PACK_RESERVE_S)
-            report_state = "made" if code == 0 else f"Snakemake exit {code}: see snakemake.log"
+            code, stopped = snakemake(work, suite_file, [], clock.left() - PACK_RESERVE_S)
+            why = "the budget ran out" if stopped else f"Snakemake exit {code}"
+            report_state = f"not made: {why} (snakemake.log)" if code or stopped else "made"
     except Terminated:
         report_state = "not made: the command was terminated (SIGTERM)"
     finally:
