@@ -331,3 +331,25 @@ def test_the_proof_says_when_the_budget_stopped_the_report(
     argv = ["--out", str(out), "--work", str(work), "--tiny", "--cases", "3", "--budget-s", "60"]
     assert kit.main(argv) == 0
     assert json.loads((out / "proof.json").read_text())["report"] == said
+
+
+def test_a_cuda_graphs_run_that_skipped_graphs_is_named_in_the_proof(tmp_path: Path) -> None:
+    """Review: compile mode reduce-overhead runs a graph inductor cannot capture (a CPU tensor,
+    a mutated input) without CUDA graphs and says so only in its counters: the run's figure,
+    under the CUDA-graphs cell's id, was compile's default mode, unflagged."""
+    cell = "pytorch.bert_base.amp.xla.b256-cudagraphs.1n1g"
+    for run, skips in (("r1", 3), ("r2", 0)):
+        log = tmp_path / "runs" / cell / run / "rank0.log"
+        log.parent.mkdir(parents=True)
+        memory = logline.format_line(
+            "memory", rank=0, peak_rss_mb="900.0", peak_allocated_mb="5000.0", cudagraph_skips=skips
+        )
+        log.write_text(_step(1, 100.0, 0.1) + "\n" + memory + "\n")
+    stage = summary.Stage(18, {"framework": "pytorch", "model": "bert_base"}, [cell], "done")
+    proof = summary.build(tmp_path, [stage], {}, {"window": {"warmup": 2, "measure": 3}}, "made")
+    assert proof["cases"][0]["cuda_graphs_skipped"] == [{"run": "r1", "cell": cell, "skips": 3}]
+    said = summary.markdown(proof)
+    assert f"- `{cell}` r1: 3 graphs ran without CUDA graphs" in said
+    assert f"`{cell}` r2" not in said
+    (tmp_path / "runs" / cell / "r1" / "rank0.log").write_text(_step(1, 100.0, 0.1) + "\n")
+    assert summary.cuda_graph_skips(ResultPaths(tmp_path), cell) == []  # a CPU run's log

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import torch
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.config import validate
@@ -166,3 +167,20 @@ def test_a_compiled_run_trains_and_states_its_mode(workload_runs: WorkloadRuns) 
     run.check_ok()
     assert [r.step for r in run.records()] == list(range(1, workload_runs.steps + 1))
     assert run.config()["compile"] == "reduce-overhead"
+
+
+def test_a_cuda_graphs_run_states_the_graphs_inductor_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Review: a graph left out of CUDA graphs (reduce-overhead on CUDA) ran as compile's
+    default mode under the CUDA-graphs cell's id; the memory line now counts them."""
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setitem(counters, "inductor", counters["inductor"].copy())
+    counters["inductor"]["cudagraph_skips"] = 2
+    argv = ["--model", "bert_base", "--batch-size", "2", "--steps", "1", "--compile"]
+    graphs = torch_train.parse_args([*argv, "--compile-mode", "reduce-overhead"])
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
+    assert torch_train.cuda_graph_fields(graphs, cuda) == {"cudagraph_skips": "2"}
+    assert torch_train.cuda_graph_fields(graphs, cpu) == {}  # no CUDA graphs on a CPU
+    assert torch_train.cuda_graph_fields(torch_train.parse_args(argv), cuda) == {}

@@ -117,6 +117,9 @@ def build(
             for cell in stage.cells
             for check in device_clock_checks(paths, cell, warmup, measure)
         ]
+        skipped = [s for cell in stage.cells for s in cuda_graph_skips(paths, cell)]
+        if skipped:
+            entry["cuda_graphs_skipped"] = skipped
         searches = {
             cell: _search(paths, cell)
             for cell in stage.cells
@@ -197,6 +200,28 @@ def device_clock_checks(
             }
         )
     return checks
+
+
+def cuda_graph_skips(paths: ResultPaths, cell: str) -> list[dict[str, Any]]:
+    """The runs of a cell compiled for CUDA graphs (reduce-overhead) that ran some of the step
+    without them: their figure is not the cell's (the workload's `cudagraph_skips=`)."""
+    skipped = []
+    for log in sorted((paths.root / "runs" / cell).glob("r*/rank0.log")):
+        for line in log.read_text(errors="replace").splitlines():
+            parsed = logline.parse_line(line)
+            if (
+                parsed
+                and parsed[0] == logline.MEMORY
+                and parsed[1].get("cudagraph_skips", "0") != "0"
+            ):
+                skipped.append(
+                    {
+                        "run": log.parent.name,
+                        "cell": cell,
+                        "skips": int(parsed[1]["cudagraph_skips"]),
+                    }
+                )
+    return skipped
 
 
 def _search(paths: ResultPaths, cell: str) -> dict[str, Any]:
@@ -345,6 +370,12 @@ def markdown(proof: dict[str, Any]) -> str:
         f"- case {c['number']} ({', '.join(c['cells'])}): {c['state']}, {c['detail']}"
         for c in not_done
     ] or ["- nothing: every case ran"]
+    lines += [
+        f"- `{s['cell']}` {s['run']}: {s['skips']} graphs ran without CUDA graphs (TORCH_LOGS="
+        "cudagraphs says why): its figure is compile's default mode, not CUDA graphs"
+        for case in proof["cases"]
+        for s in case.get("cuda_graphs_skipped", [])
+    ]
     for case in proof["cases"]:
         reference = case.get("reference")
         if reference and reference.get("status") != Status.OK:

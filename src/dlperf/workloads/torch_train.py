@@ -132,6 +132,17 @@ class DeviceClock:
         return {"device_s": f"{self.origin.elapsed_time(self.last) / 1000:.6f}"}
 
 
+def cuda_graph_fields(args: argparse.Namespace, device: torch.device) -> dict[str, str]:
+    """The graphs that compile mode reduce-overhead left out of CUDA graphs on CUDA (inductor's
+    count; TORCH_LOGS=cudagraphs says why): a skipped graph runs as compile's default mode,
+    measured under the CUDA-graphs cell's id (dlperf.gpuproof flags it)."""
+    if not (args.compile and args.compile_mode == "reduce-overhead" and device.type == "cuda"):
+        return {}
+    from torch._dynamo.utils import counters
+
+    return {"cudagraph_skips": str(counters["inductor"]["cudagraph_skips"])}
+
+
 def pick_device(choice: str, local_rank: int) -> torch.device:
     if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
         if not torch.cuda.is_available():
@@ -275,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     train_steps(
         rank, args, device.index if device.type == "cuda" else None, train_step, clock.fields
     )
-    log_memory(rank, torch.cuda.max_memory_allocated() if device.type == "cuda" else None)
+    allocated = torch.cuda.max_memory_allocated() if device.type == "cuda" else None
+    log_memory(rank, allocated, **cuda_graph_fields(args, device))
     if world > 1:
         leave_together(dist.barrier)
     return 0
