@@ -339,3 +339,51 @@ def test_a_search_result_edited_by_hand_is_searched_again_and_its_runs_redone(
     probes[1] = {"value": 2, "status": "ok", "full_length": True}
     write_result(2)  # the result now holds 2 (confirmed); the run trained at 4
     assert str(run.redo) in campaign(tmp_path, suite).run_inputs(cell_id, 1)
+
+
+def test_site_settings_that_change_what_runs_redo_its_runs_and_the_rest_none(tmp_path, monkeypatch):
+    """Review: site.env, the setup lines and the container were no part of what a run measures,
+    so runs measured with NCCL_IB_DISABLE=1 (or another image, another `module load`) stayed the
+    suite's figures after the site changed them. The variables of every rank, and on Slurm the
+    setup lines and the image, are in the measure; the partition or the mounts are not."""
+    monkeypatch.chdir(tmp_path)
+    cell_id = "pytorch.resnet50.fp32.noxla.b2.1n1g"
+    suite = SUITE | {"cases": SUITE["cases"][:1]}
+
+    def measured(backend: str, site: dict) -> dict:
+        return campaign(tmp_path, suite | {"backend": backend, "site": site}).measure(cell_id)
+
+    c = campaign(tmp_path, suite)
+    assert "env" not in c.measure(cell_id)  # a site that sets none: the digest of before
+    run = c.results.run(cell_id, 1)
+    run.dir.mkdir(parents=True)
+    run.manifest.write_text(json.dumps({"measure": c.measure(cell_id)}))
+    assert measured("local", {"partition": "gpu", "account": "x"}) == c.measure(cell_id)
+    assert campaign(tmp_path, suite | {"site": {"partition": "gpu"}}).run_inputs(cell_id, 1) == []
+    env = {"env": {"NCCL_IB_DISABLE": "1"}}
+    assert measured("local", env) == c.measure(cell_id) | env
+    assert campaign(tmp_path, suite | {"site": env}).run_inputs(cell_id, 1) == [str(run.redo)]
+    image = {"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mounts": ["/a:/a"]}
+    slurm = measured("slurm", {"container": image})
+    assert slurm == c.measure(cell_id) | {"container": image["image"]}
+    assert measured("slurm", {"container": image | {"mounts": []}, "partition": "b"}) == slurm
+    assert measured("local", {"container": image}) == c.measure(cell_id)  # Slurm's only
+    setup = ["module load cuda/12.4"]
+    assert measured("slurm", {"container": image, "setup": setup}) == slurm | {"setup": setup}
+
+
+def test_a_run_records_the_site_settings_it_was_launched_with():
+    """run-cell's measure and harness come apart (a hand-given --harness): the record states
+    the site settings the run ran with, so it is not read as a run of the planned ones."""
+    from dlperf.launch.measured import launched_with
+
+    planned = {"cell": {}, "steps": 7, "env": {"A": "1"}, "setup": ["module load x"]}
+    site = {"env": {"A": "2"}, "setup": ["module load x"], "container": {"image": "img"}}
+    assert launched_with(planned, "slurm", site) == {
+        "cell": {},
+        "steps": 7,
+        "env": {"A": "2"},
+        "setup": ["module load x"],
+        "container": "img",
+    }
+    assert launched_with(planned, "local", site) == {"cell": {}, "steps": 7, "env": {"A": "2"}}

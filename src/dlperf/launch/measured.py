@@ -1,5 +1,6 @@
 """What a run of a cell measures: the cell, its adapter's measured options, the steps, the device,
-the workload's code digest and the framework's own environment (`measure_of`). The run rule's param, the record's `measure` and
+the workload's code digest, the framework's own environment and the site's settings that change
+what runs (`measure_of`). The run rule's param, the record's `measure` and
 the tables' freshness check are this one value; its digest names it, and a run recorded with
 another digest is redone (`redo_inputs`).
 """
@@ -18,8 +19,9 @@ from dlperf.paths import RunPaths
 from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
 # What a later stage reads of the record's measure (measure_of makes it); only a built-in
-# workload's has its code, only a framework with an environment of its own its identity.
-OPTIONAL_MEASURE_FIELDS = ("workload_code", "environment")
+# workload's has its code, only a framework with an environment of its own its identity, only a
+# site that sets them its variables, setup lines and container (site_measure).
+OPTIONAL_MEASURE_FIELDS = ("workload_code", "environment", "env", "setup", "container")
 MEASURE_FIELDS: dict[str, Any] = {
     "cell": dict[str, Any],
     "options": dict[str, Any],
@@ -27,7 +29,11 @@ MEASURE_FIELDS: dict[str, Any] = {
     "device": str,
     "workload_code": str,
     "environment": str,
+    "env": dict[str, str],
+    "setup": list[str],
+    "container": str,
 }
+SITE_MEASURE_FIELDS = ("env", "setup", "container")
 
 
 def measure_of(
@@ -57,6 +63,7 @@ def measure_of(
     code = adapter.code_digest()
     if code:
         measure["workload_code"] = code
+    measure |= site_measure(config.get("backend"), config.get("site", {}))
     requirements = getattr(adapter, "requirements", None)
     if requirements:
         folder = workflow_dir or environments.workflow_dir()
@@ -65,6 +72,30 @@ def measure_of(
         if identity:
             measure["environment"] = identity
     return measure
+
+
+def site_measure(backend: str | None, site: dict[str, Any]) -> dict[str, Any]:
+    """What of a validated site changes what a run measures, as far as it sets it: the variables
+    of every rank (NCCL_IB_DISABLE, OMP_NUM_THREADS, an allocator's settings), and on Slurm,
+    where they apply, the setup lines (`module load`, a virtualenv) and the container's image:
+    the software that runs. A change of one redoes the runs measured under the old. The rest
+    (partition, account, mounts, extra sbatch options, time limits) is how a run is launched,
+    and redoes nothing."""
+    measure: dict[str, Any] = {"env": dict(site["env"])} if site.get("env") else {}
+    if backend == "slurm":
+        if site.get("setup"):
+            measure["setup"] = list(site["setup"])
+        if site.get("container"):
+            measure["container"] = site["container"]["image"]
+    return measure
+
+
+def launched_with(measure: dict[str, Any], backend: str, site: dict[str, Any]) -> dict[str, Any]:
+    """The measure of a run as the submitter launches it: with the site settings of its harness
+    (site_measure), which are the planned ones in the workflow; a run launched with others (a
+    hand-given --harness) records them, and is of another measure than the suite's."""
+    planned = {k: v for k, v in measure.items() if k not in SITE_MEASURE_FIELDS}
+    return planned | site_measure(backend, site)
 
 
 def ran_in(measure: dict[str, Any], environment: dict[str, Any] | None) -> dict[str, Any]:

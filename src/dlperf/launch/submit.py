@@ -21,7 +21,7 @@ from submitit.core.utils import FailedJobError, FailedSubmissionError
 from dlperf import environments
 from dlperf.adapters import get_adapter
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate
-from dlperf.launch.measured import ran_in
+from dlperf.launch.measured import launched_with, ran_in
 from dlperf.launch.outcome import mark_silent_tasks, record_outcome, record_unlaunched
 from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness, RunSpec
@@ -121,6 +121,7 @@ def run_cell(
     measure: dict[str, Any], repeat: int, harness: Harness, manifest_path: Path
 ) -> RunRecord:
     """Submit one run, wait for it, write its record (the manifest); return the record."""
+    measure = launched_with(measure, harness.backend, harness.site)
     spec, allocation = build_spec(measure, repeat, harness)
     if spec.paths.manifest.resolve() != manifest_path.resolve():
         raise ValueError(
