@@ -330,6 +330,17 @@ def test_a_search_result_edited_by_hand_is_searched_again_and_its_runs_redone(
     search.result.write_text(json.dumps(none | {"probes": oom, "search_digest": digest}))
     assert campaign(tmp_path, suite).search_inputs(cell_id) == []
 
+    # a search that ended on a probe's timeout is searched again under a longer limit only
+    timed_out = {"status": "timeout", "value": None, "detail": "the probe at 4 ended timeout"}
+    probed = [{"value": 2, "status": "ok"}, {"value": 4, "status": "timeout"}]
+    data = timed_out | {"probes": probed, "search_digest": digest, "time_limit_min": 1}
+    search.result.write_text(json.dumps(data))
+    assert campaign(tmp_path, suite | {"time_limit_min": 1}).search_inputs(cell_id) == []
+    assert campaign(tmp_path, suite | {"time_limit_min": 5}).search_inputs(cell_id) == [
+        str(search.redo)
+    ]
+    search.redo.unlink()
+
     write_result(4)
     run = c.results.run(cell_id, 1)
     run.dir.mkdir(parents=True)

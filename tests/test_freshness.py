@@ -248,6 +248,23 @@ def test_edited_logs_and_manifests_rebuild_the_figures_without_forcerun(copy):
     assert (copy / "results/report/report.zh.html").exists()
 
 
+def test_a_run_that_timed_out_is_redone_when_the_limit_grows_and_not_when_it_shrinks(tmp_path):
+    """Review: a run that timed out under a 0.3 s limit stayed `timeout` after time_limit_min
+    grew (only the plan and the report were remade, stating the new limit beside it)."""
+    config = tiny_suite() | {"repeats": 1, "window": {"warmup": 1, "measure": 2}}
+    config["cases"][0]["layouts"] = ["1n1g"]
+    write_suite(tmp_path, config | {"time_limit_min": 0.005})
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    assert run_row(tmp_path, f"{RESNET}.1n1g", 1).status == "timeout"
+    write_suite(tmp_path, config | {"time_limit_min": 3})
+    jobs = planned_jobs(tmp_path, "--config", "suite=suite.yaml")
+    assert jobs["run_cell"] == [f"cell={RESNET}.1n1g, repeat=1"]
+    snakemake(tmp_path, "--cores", "2", "--config", "suite=suite.yaml")
+    assert run_row(tmp_path, f"{RESNET}.1n1g", 1).status == "ok"
+    write_suite(tmp_path, config | {"time_limit_min": 2})  # an ok run stands
+    assert "run_cell" not in planned_jobs(tmp_path, "--config", "suite=suite.yaml")
+
+
 def test_an_interrupted_rerun_of_a_changed_cell_is_redone_next_time(tmp_path):
     """The changed cell is the only job: interrupted, it leaves no manifest; the next invocation
     redoes it instead of reporting the old measurement as up to date."""

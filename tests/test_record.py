@@ -17,7 +17,7 @@ from dlperf.launch.measured import (
     measure_digest,
     measure_digests,
     measure_of,
-    recorded_other_measure,
+    recorded_stale,
     redo_inputs,
 )
 from dlperf.launch.record import RunRecord
@@ -136,28 +136,49 @@ def test_whether_a_run_is_of_another_measure_is_one_stat_or_one_legacy_read(tmp_
     run = RunPaths(CELL.id, 1, tmp_path)
     run.dir.mkdir(parents=True)
     now, other = record(), record(options={"image_size": 24})
-    assert not recorded_other_measure(run, now.measure_digest)  # nothing recorded yet
+    assert not recorded_stale(run, now.measure_digest)  # nothing recorded yet
     now.write(run.manifest)
-    assert not recorded_other_measure(run, now.measure_digest)
-    assert recorded_other_measure(run, other.measure_digest)
-    assert redo_inputs(run, now.measure_digest) == []  # never redone: no stamp
-    assert redo_inputs(run, other.measure_digest) == [str(run.redo)]
+    assert not recorded_stale(run, now.measure_digest)
+    assert recorded_stale(run, other.measure_digest)
+    assert redo_inputs(run, now.measure_digest, 30) == []  # never redone: no stamp
+    assert redo_inputs(run, other.measure_digest, 30) == [str(run.redo)]
     stamped = run.redo.stat().st_mtime_ns
     other.write(run.manifest)  # redone: the stamp stays an input, older than the record
-    assert redo_inputs(run, other.measure_digest) == [str(run.redo)]
+    assert redo_inputs(run, other.measure_digest, 30) == [str(run.redo)]
     assert run.redo.stat().st_mtime_ns == stamped <= run.manifest.stat().st_mtime_ns
     # a dry run of another suite touches the stamp; back at the recorded suite it stays the
     # input Snakemake recorded (dropping it changes the run's set of inputs: Snakemake redoes
     # it), set back to no newer than the record
-    redo_inputs(run, now.measure_digest)
+    redo_inputs(run, now.measure_digest, 30)
     later = run.manifest.stat().st_mtime_ns + 10**9  # a second after the record
     os.utime(run.redo, ns=(later, later))
-    assert redo_inputs(run, other.measure_digest) == [str(run.redo)]
+    assert redo_inputs(run, other.measure_digest, 30) == [str(run.redo)]
     assert run.redo.stat().st_mtime_ns <= run.manifest.stat().st_mtime_ns
     for marker in run.dir.glob("measured-*"):  # a record written before the markers
         marker.unlink()
-    assert not recorded_other_measure(run, other.measure_digest)
-    assert recorded_other_measure(run, now.measure_digest)
+    assert not recorded_stale(run, other.measure_digest)
+    assert recorded_stale(run, now.measure_digest)
+
+
+def test_a_run_that_timed_out_under_a_shorter_limit_than_the_suites_is_redone(tmp_path):
+    """Review: a run that timed out under time_limit_min 1 stayed a timeout when the limit grew
+    to 30 (nothing redone, the report stating the new limit beside it). A timeout records its
+    limit and has no marker, so it is read against the suite's limit each time; any other
+    outcome, or a timeout under the same or a longer limit, stands."""
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    timeout = record(status="timeout", time_limit_min=1.0, tasks=[])
+    timeout.write(run.manifest)
+    assert not list(run.dir.glob("measured-*"))
+    assert RunRecord.read(run.manifest).time_limit_min == 1.0
+    digest = timeout.measure_digest
+    assert [recorded_stale(run, digest, limit) for limit in (0.5, 1, 30)] == [False, False, True]
+    assert redo_inputs(run, digest, 1) == [] and redo_inputs(run, digest, 30) == [str(run.redo)]
+    record(time_limit_min=1.0).write(run.manifest)  # ok: a longer limit changes nothing
+    assert not recorded_stale(run, digest, 30)
+    data = timeout.to_json() | {"time_limit_min": None}  # recorded before limits were
+    run.manifest.write_text(json.dumps(data))
+    assert not recorded_stale(run, digest, 30)
 
 
 def test_a_run_of_other_parameters_than_the_suites_is_stale_never_a_figure(tmp_path):
@@ -352,10 +373,10 @@ def test_a_record_changed_after_its_marker_is_read_again(tmp_path):
     os.utime(marker, ns=(past, past))
     run.manifest.write_text(json.dumps(other.to_json()))
     os.utime(run.manifest, ns=(mtime, mtime))  # touch -r: the mtime as before, the ctime now
-    assert recorded_other_measure(run, now.measure_digest)
-    assert redo_inputs(run, now.measure_digest) == [str(run.redo)]
+    assert recorded_stale(run, now.measure_digest)
+    assert redo_inputs(run, now.measure_digest, 30) == [str(run.redo)]
     run.manifest.write_text(json.dumps(now.to_json()))  # the record of the marker's measure
-    assert not recorded_other_measure(run, now.measure_digest)
+    assert not recorded_stale(run, now.measure_digest)
     assert marker.stat().st_mtime_ns >= run.manifest.stat().st_ctime_ns  # read once
 
 
@@ -373,9 +394,9 @@ def test_a_marker_from_the_future_vouches_for_nothing(tmp_path):
         os.utime(path, ns=(future, future))
     run.manifest.write_text(json.dumps(other.to_json()))
     os.utime(run.manifest, ns=(future, future))
-    assert recorded_other_measure(run, now.measure_digest)
+    assert recorded_stale(run, now.measure_digest)
     run.manifest.write_text(json.dumps(now.to_json()))  # the marker's own measure: read, kept
-    assert not recorded_other_measure(run, now.measure_digest)
+    assert not recorded_stale(run, now.measure_digest)
 
 
 def test_a_device_auto_run_on_nodes_without_gpus_trained_on_their_cpu_cores():

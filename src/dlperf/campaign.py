@@ -33,6 +33,7 @@ from dlperf.plan.maxbatch import (
     recorded_other_value,
     recorded_search_digest,
     search_params,
+    search_timed_out_sooner,
     searched,
     usable_result,
 )
@@ -181,8 +182,9 @@ class Campaign:
 
     def run_inputs(self, cell_id: str, repeat: int) -> list[str]:
         """A run's inputs: for a `max` cell its search result, and for a run recorded with
-        another measure (another environment too: a changed pin) the stamp that redoes it even
-        without Snakemake's records (dlperf.launch.measured.redo_inputs)."""
+        another measure (another environment too: a changed pin), or timed out under a shorter
+        limit than the suite's, the stamp that redoes it even without Snakemake's records
+        (dlperf.launch.measured.redo_inputs)."""
         spec = self.cell(cell_id)
         option = searched(spec)
         result = self.results.max_batch(cell_id).result
@@ -194,7 +196,8 @@ class Campaign:
         if option:  # a run recorded at another value than the search's is redone too
             value = self.once("found", cell_id, lambda: found_value(result, cell_id))
             other_value = recorded_other_value(run.manifest, option, value)
-        redo = redo_inputs(run, self.measure_digest(cell_id), other_value)
+        limit = self.config["time_limit_min"]
+        redo = redo_inputs(run, self.measure_digest(cell_id), limit, other_value)
         return search + redo
 
     @functools.cached_property
@@ -212,14 +215,17 @@ class Campaign:
     def search_inputs(self, cell_id: str) -> list[str]:
         """The find_max_batch rule's inputs: a stamp that redoes the search when its result
         records other search params than these (their digest), even with Snakemake's records
-        lost (util.stamp_inputs): a changed ceiling or environment (the measure names it), or a
-        result copied from another cell's search."""
+        lost (util.stamp_inputs): a changed ceiling or environment (the measure names it), a
+        result copied from another cell's search, or a search that ended on a timeout under a
+        shorter limit than the suite's."""
         result = self.results.max_batch(cell_id).result
         digest = json_digest(json.loads(self.search_json(cell_id)))
         # a result it cannot use (a value none of its probes confirmed: edited by hand) too;
         # one that found no value (its start ran out of memory, a skipped cell) is a result
         stale = result.exists() and (
-            recorded_search_digest(result) != digest or not usable_result(result, cell_id)
+            recorded_search_digest(result) != digest
+            or not usable_result(result, cell_id)
+            or search_timed_out_sooner(result, self.config["time_limit_min"])
         )
         return stamp_inputs(self.results.max_batch(cell_id).redo, result, stale)
 

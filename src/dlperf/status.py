@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
+from typing import Any
 
 
 class Status(StrEnum):
@@ -69,6 +70,15 @@ def run_status(tasks: Iterable[tuple[str, float | None]]) -> Status:
         for status, ended in tasks
         if not (status == Status.TIMEOUT and ended is not None and ended > hung_after)
     )
+
+
+def timed_out_sooner(status: str, limit_min: Any, time_limit_min: float) -> bool:
+    """Whether an outcome (a run's, a search's) is a timeout under a shorter limit than
+    `time_limit_min`: it may end otherwise under this one, so it is redone. Any other outcome
+    stands whatever the limit (a limit is how a run is launched, not what it measures), and so
+    does a timeout whose limit is not known (recorded before limits were)."""
+    known = isinstance(limit_min, int | float) and not isinstance(limit_min, bool)
+    return status == Status.TIMEOUT and known and limit_min < time_limit_min
 
 
 def cell_status(counts: Mapping[str, int]) -> Status:

@@ -16,6 +16,7 @@ from dlperf import environments
 from dlperf.adapters import get_adapter
 from dlperf.matrix import CellSpec
 from dlperf.paths import RunPaths
+from dlperf.status import Status, timed_out_sooner
 from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
 # What a later stage reads of the record's measure (measure_of makes it); only a built-in
@@ -118,12 +119,15 @@ def measure_digest(measure: dict[str, Any]) -> str:
     return json_digest(measure)
 
 
-def recorded_other_measure(run: RunPaths, digest: str) -> bool:
-    """Whether the run has a record, of another measure than `digest` (then it is redone, even
-    when Snakemake's own records of its params are lost: a fresh clone, a new machine). The
-    marker of `digest` answers in one stat while the record has not changed since the marker was
-    written (its ctime, which `cp -p` or `touch -r` cannot set back); a record without it, or
-    changed since, is read to tell, and the marker touched where the record is of `digest`."""
+def recorded_stale(run: RunPaths, digest: str, time_limit_min: float | None = None) -> bool:
+    """Whether the run has a record the suite would not take as it stands (then it is redone,
+    even when Snakemake's records of its params are lost: a fresh clone, a new machine): of
+    another measure than `digest`, or a timeout under a shorter limit than `time_limit_min`
+    (status.timed_out_sooner: it may finish under this one). The marker of `digest` answers in
+    one stat while the record has not changed since the marker was written (its ctime, which
+    `cp -p` or `touch -r` cannot set back); a record without it (a timeout has none:
+    RunRecord.write), or changed since, is read to tell, and the marker touched where the record
+    is of `digest` and no timeout."""
     marker = run.measured(digest)
     try:
         changed_ns = run.manifest.stat().st_ctime_ns
@@ -136,19 +140,27 @@ def recorded_other_measure(run: RunPaths, digest: str) -> bool:
         if any(run.dir.glob("measured-*")):
             return True
     try:
-        recorded = measure_digest(json.loads(run.manifest.read_text())["measure"])
+        data = json.loads(run.manifest.read_text())
+        recorded = measure_digest(data["measure"])
     except (OSError, ValueError, KeyError, TypeError):
         return False  # an unreadable record is the tables' parse_error, which names it
     if recorded != digest:
         return True
+    if data.get("status") == Status.TIMEOUT:
+        limit = data.get("time_limit_min")
+        return time_limit_min is not None and timed_out_sooner(
+            Status.TIMEOUT, limit, time_limit_min
+        )
     marker.touch()  # read once: the record is of this measure
     return False
 
 
-def redo_inputs(run: RunPaths, digest: str, other_value: bool = False) -> list[str]:
-    """The run rule's extra input: a stamp that redoes the run when its record is of another
-    measure than `digest` (or, `other_value`, a `max` cell's run of another value than its
-    search holds now: maxbatch.recorded_other_value), even with Snakemake's records of its
-    params lost (util.stamp_inputs)."""
-    stale = other_value or recorded_other_measure(run, digest)
+def redo_inputs(
+    run: RunPaths, digest: str, time_limit_min: float, other_value: bool = False
+) -> list[str]:
+    """The run rule's extra input: a stamp that redoes the run when its record is stale against
+    `digest` and the suite's `time_limit_min` (recorded_stale), or, `other_value`, a `max` cell's
+    run of another value than its search holds now (maxbatch.recorded_other_value), even with
+    Snakemake's records of its params lost (util.stamp_inputs)."""
+    stale = other_value or recorded_stale(run, digest, time_limit_min)
     return stamp_inputs(run.redo, run.manifest, stale)

@@ -117,6 +117,7 @@ def _run_record(
         allocation=allocation.as_dict(),
         python=sys.version.split()[0],
         site=harness.site,  # where and how it ran: partition, container, setup lines, env
+        time_limit_min=harness.time_limit_min,
         **what_happened,
     )
 

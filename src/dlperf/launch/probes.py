@@ -111,6 +111,7 @@ def find_max_batch(
             "option": option,
             "settings": dataclasses.asdict(settings),
             "search_digest": digest,  # what it was searched with
+            "time_limit_min": harness.time_limit_min,  # a timeout under it is searched again
         }
         | result.to_dict(),
     )

@@ -60,6 +60,7 @@ class RunRecord:
     python: str = ""
     environment: dict[str, Any] | None = None  # the framework's own environment, if it has one
     site: dict[str, Any] = field(default_factory=dict)
+    time_limit_min: float | None = None  # the limit it ran under (None: recorded before)
     schema_version: int = SCHEMA_VERSION
     dlperf_version: str = __version__
     path: Path | None = field(default=None, compare=False)  # where it was read from (not saved)
@@ -171,13 +172,13 @@ class RunRecord:
         return data
 
     def write(self, path: Path) -> RunRecord:
-        """Write the record, then the marker of its measure (dlperf.paths.RunPaths.measured): a
-        marker is never older than the record it names, so a record changed since (copied over,
-        edited) is read again (dlperf.launch.measured.recorded_other_measure)."""
+        """Write the record, then the marker of its measure (RunPaths.measured): one changed since
+        is read again (measured.recorded_stale), as a timeout, which has none, always is."""
         for old in path.parent.glob("measured-*"):
             old.unlink()
         atomic_write_json(path, self.to_json())
-        (path.parent / f"measured-{self.measure_digest}").touch()
+        if self.status != Status.TIMEOUT:
+            (path.parent / f"measured-{self.measure_digest}").touch()
         return replace(self, path=path)
 
     # --- what every reader asks of it ---
@@ -347,9 +348,8 @@ class RunRecord:
         other parameters than the suite now asks for (options, window, device, workload code)."""
         if expected_digest is None or expected_digest == self.measure_digest:
             return ""
-        return english(
-            Phrase.of("detail.stale", measured=self.measure_digest, expected=expected_digest)
-        )
+        stale = Phrase.of("detail.stale", measured=self.measure_digest, expected=expected_digest)
+        return english(stale)
 
 
 _FIELD_TYPES = {k: v for k, v in typing.get_type_hints(RunRecord).items() if k != "path"}

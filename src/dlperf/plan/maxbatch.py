@@ -34,7 +34,7 @@ from typing import Any
 
 from dlperf.defaults import suite_default
 from dlperf.matrix import Cell, CellSpec, sweep_slug
-from dlperf.status import Status
+from dlperf.status import Status, timed_out_sooner
 
 log = logging.getLogger(__name__)
 
@@ -276,6 +276,17 @@ def recorded_other_value(manifest: Path, option: str, value: int | None) -> bool
     else:
         resolved = (data.get("options_resolved") or {}).get(option)
     return value is not None and resolved != value
+
+
+def search_timed_out_sooner(result: Path, time_limit_min: float) -> bool:
+    """Whether a search ended on a probe's timeout under a shorter limit than `time_limit_min`
+    (status.timed_out_sooner; its result records the limit): searched again, it may find a
+    value."""
+    try:
+        data = json.loads(result.read_text())
+        return timed_out_sooner(data["status"], data.get("time_limit_min"), time_limit_min)
+    except READ_ERRORS:
+        return False  # none, or unreadable: usable_result tells
 
 
 def usable_result(result: Path, cell_id: str) -> bool:
