@@ -398,3 +398,32 @@ def test_a_run_records_the_site_settings_it_was_launched_with():
         "container": "img",
     }
     assert launched_with(planned, "local", site) == {"cell": {}, "steps": 7, "env": {"A": "2"}}
+
+
+def test_a_repeat_decision_edited_by_hand_is_made_again(tmp_path, monkeypatch):
+    """Review: a decision's `more` was trusted as it stood, so one flipped by hand (true to
+    false) stopped its cell short of the runs the rule asks for, its runs list saying it
+    stopped for a reason that wanted more. The checkpoint records the digest of what it
+    decided: a decision that no longer matches it gets the stamp that makes it again, as one
+    made with other settings does."""
+    from dlperf.measure.decision import Decision, decision_record
+
+    monkeypatch.chdir(tmp_path)
+    suite = SUITE | {"cases": SUITE["cases"][:1], "adaptive_repeats": {"max": 4, "ci_width_pct": 5}}
+    c = campaign(tmp_path, suite)
+    cell_id = "pytorch.resnet50.fp32.noxla.b2.1n1g"
+    path = c.results.repeat_decision(cell_id, 2)
+    path.parent.mkdir(parents=True)
+    reason = "2 runs: a 95% CI of the median needs at least 6"
+    made = decision_record(Decision(cell_id, 2, 2, True, reason, None, 0.5), c.config)
+    path.write_text(json.dumps(made))
+    stamp = str(c.results.remake(f"repeats/{cell_id}/after_r2"))
+    assert campaign(tmp_path, suite).decision_inputs(cell_id, 2)["remake"] == []
+    path.write_text(json.dumps(made | {"more": False}))
+    assert campaign(tmp_path, suite).decision_inputs(cell_id, 2)["remake"] == [stamp]
+    os.remove(stamp)
+    path.write_text(json.dumps(made))
+    other = suite | {
+        "adaptive_repeats": {"max": 5, "ci_width_pct": 5}
+    }  # made with other settings: as before
+    assert campaign(tmp_path, other).decision_inputs(cell_id, 2)["remake"] == [stamp]

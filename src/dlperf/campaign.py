@@ -25,7 +25,7 @@ from dlperf.launch.allocation import Allocation, LocalMachine, allocate, check_e
 from dlperf.launch.measured import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
-from dlperf.measure.decision import DECISION_KEYS, recorded_settings_digest, settings_digest
+from dlperf.measure.decision import DECISION_KEYS, made_otherwise
 from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S, PlanError
 from dlperf.plan.maxbatch import (
@@ -282,11 +282,10 @@ class Campaign:
 
     def decision_inputs(self, cell_id: str, runs: int) -> dict[str, list[str]]:
         """A repeat decision's inputs: the runs it reads, and a stamp that remakes it when it was
-        made with other settings (its recorded digest), also with Snakemake's records lost."""
+        made with other settings (its recorded digest), also with Snakemake's records lost, or
+        edited by hand since (decision.made_otherwise)."""
         decision = self.results.repeat_decision(cell_id, runs)
-        stale = decision.exists() and recorded_settings_digest(decision) != settings_digest(
-            self.config
-        )
+        stale = decision.exists() and made_otherwise(decision, self.config)
         stamp = self.results.remake(f"repeats/{cell_id}/after_r{runs}")
         return self.cell_manifests(cell_id, runs) | {"remake": stamp_inputs(stamp, decision, stale)}
 

@@ -5,7 +5,7 @@ reads runs with pandas: every dry run imports this module."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,24 @@ def settings_digest(config: dict[str, Any]) -> str:
     return json_digest({key: config.get(key) for key in DECISION_KEYS})
 
 
-def recorded_settings_digest(path: Path) -> str | None:
-    """The settings digest a decision on disk records (None: unreadable, or made before)."""
+def decision_record(decision: Decision, config: dict[str, Any]) -> dict[str, Any]:
+    """What the checkpoint writes: the decision, the digest of the settings it was made with, and
+    the digest of both (`digest`): a decision edited by hand (`more` flipped) no longer matches
+    it, and is made again from its runs (made_otherwise)."""
+    recorded = asdict(decision) | {"settings_digest": settings_digest(config)}
+    return recorded | {"digest": json_digest(recorded)}
+
+
+def made_otherwise(path: Path, config: dict[str, Any]) -> bool:
+    """Whether a decision on disk is not what the checkpoint made with the suite's settings now:
+    made with others, edited since (its content not its digest), or unreadable."""
     try:
-        return str(json.loads(path.read_text())["settings_digest"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        data = json.loads(path.read_text())
+        made = {k: v for k, v in data.items() if k != "digest"}
+        edited = data["digest"] != json_digest(made)
+        return edited or data["settings_digest"] != settings_digest(config)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return True
 
 
 def wants_more(path: Path) -> bool:

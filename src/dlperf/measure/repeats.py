@@ -19,11 +19,10 @@ import json
 import logging
 import math
 from collections.abc import Iterable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from dlperf.measure.decision import Decision, settings_digest
+from dlperf.measure.decision import Decision, decision_record
 from dlperf.measure.runs import read_run
 from dlperf.measure.stats import Window
 from dlperf.measure.variance import repeats_needed
@@ -64,8 +63,7 @@ def decision_rule(smk: Any) -> None:
     )
     log.info("%s after %d runs: more=%s (%s)", decision.cell_id, decision.runs, decision.more,
              decision.reason)  # fmt: skip
-    recorded = asdict(decision) | {"settings_digest": settings_digest(config)}
-    atomic_write_json(Path(smk.output[0]), recorded)
+    atomic_write_json(Path(smk.output[0]), decision_record(decision, config))
 
 
 def cell_runs_rule(smk: Any) -> None:
