@@ -25,7 +25,7 @@ from dlperf.launch.taskoutcome import TaskOutcome, mistyped_task
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError
 from dlperf.paths import RunPaths
-from dlperf.status import RUN_STATUSES, run_status, worst
+from dlperf.status import RUN_STATUSES, Status, run_status, worst
 from dlperf.util import atomic_write_json
 
 REQUIRED = ("cell", "repeat", "status", "adapter", "measure", "tasks")
