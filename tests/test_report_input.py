@@ -116,8 +116,8 @@ def test_every_column_the_report_reads_is_checked_for_its_kind(
 def test_good_values_of_every_kind_pass(tmp_path: Path) -> None:
     table = typed(
         tmp_path,
-        f"{ONE}\tok\t100\t1\t1\t0.95\ttrue\tFalse",
-        f"{TWO}\toom\t\t\t2\t\txla\t",
+        f"{ONE}\tok\t100\t1\t1\t0.95\tfalse\tTrue",
+        f"{TWO}\toom\t\t\t2\t\tnoxla\t",
         header="cell_id\tstatus\tthroughput_median\truns_ok\tdevices\tci_level\txla\tunstable\n",
     )
     frame = load_baseline("typed", table)
@@ -154,6 +154,39 @@ def test_a_layout_size_that_is_not_the_cell_ids(
     table = typed(tmp_path, f"{ONE}\tok\t100\t1", f"{TWO}\tok\t190\t4", header=header)
     err = report(tmp_path, table, capsys)
     assert err.startswith(f"dlperf: {table}:3: column devices: 4 is not its cell id's 2"), err
+
+
+@pytest.mark.parametrize(
+    ("column", "given", "own"),
+    [("layout", "1n8g", "1n2g"), ("batch_size", "16", "8"), ("precision", "amp", "fp32"),
+     ("xla", "true", "noxla")],
+)  # fmt: skip
+def test_a_cell_value_that_is_not_the_cell_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str, given: str, own: str
+) -> None:
+    """A 1n2g row typed with layout 1n8g was shown in the 1n8g column at its own 1n2g speedup
+    and efficiency (devices from the id): a figure under another cell's heading, rc 0."""
+    header = f"cell_id\tstatus\tthroughput_median\t{column}\n"
+    table = typed(tmp_path, f"{ONE}\tok\t100\t", f"{TWO}\tok\t190\t{given}", header=header)
+    err = report(tmp_path, table, capsys)
+    assert err.startswith(f"dlperf: {table}:3: column {column}: "), err
+    assert f"is not its cell id's {own} ({TWO})" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cell_values_written_as_the_cell_id_says_pass(tmp_path: Path) -> None:
+    """The same values as dlperf and hand-typed tables write them: 8 or 8.0, True or xla, AMP."""
+    header = "cell_id\tstatus\tthroughput_median\tlayout\tbatch_size\tprecision\txla\n"
+    amp = "pytorch.resnet50.amp.xla.b8.1n2g"
+    table = typed(
+        tmp_path,
+        f"{ONE}\tok\t100\t1n1g\t8.0\tfp32\tFalse",
+        f"{amp}\tok\t1\t\t8\tAMP\txla",
+        header=header,
+    )
+    frame = load_baseline("old", table)
+    assert list(frame["layout"]) == ["1n1g", "1n2g"]
+    assert list(frame["batch_size"].astype(float)) == [8.0, 8.0]
 
 
 def test_a_runs_table_as_a_baseline_is_checked_too(tmp_path: Path) -> None:

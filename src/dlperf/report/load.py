@@ -121,8 +121,9 @@ def read_table(path: Path, check: bool = False) -> pd.DataFrame:
 
 def _fill_dimensions(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Fill cell dimensions a published table leaves out, a column or a row's empty field, from
-    the cell id. The layout's sizes it gives must be the id's (devices divides the speedup into
-    the efficiency); its words may differ (a table may relabel its cells' model)."""
+    the cell id. The values it gives of what the id names (layout and its sizes, batch size,
+    precision, xla) must be the id's: the report places a figure by them and computes its speedup
+    and efficiency from the id; its words may differ (a table may relabel its cells' model)."""
     frame = frame.copy()
     lines = Lines(path, len(frame))
     keys = []
@@ -138,15 +139,32 @@ def _fill_dimensions(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
             continue
         empty = frame[column].map(is_empty)
         frame[column] = frame[column].astype(object).where(~empty, derived[column])
-        if column not in SIZE_COLUMNS:
+        if column not in _HELD_TO_ID:
             continue
         for row, (given, own) in enumerate(zip(frame[column], derived[column], strict=True)):
-            if not is_empty(given) and float(given) != float(own):
+            if not is_empty(given) and _held(column, given) != _held(column, own):
+                said = "xla" if column == "xla" and own else "noxla" if column == "xla" else own
                 raise ConfigError(
                     f"{path}:{lines[row]}: column {column}: {shown(given)} is not its cell "
-                    f"id's {own} ({frame['cell_id'].iloc[row]})"
+                    f"id's {said} ({frame['cell_id'].iloc[row]}): correct the field, or the "
+                    "cell id"
                 )
     return frame
+
+
+_HELD_TO_ID = (*SIZE_COLUMNS, "layout", "batch_size", "precision", "xla")
+
+
+def _held(column: str, value: Any) -> Any:
+    """A cell value as `_fill_dimensions` compares it with the id's: 8 and 8.0 one batch size,
+    AMP and amp one precision, True and xla one xla."""
+    if column == "xla":
+        return to_bool(value)
+    text = str(value).strip().lower()
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def cells_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
