@@ -285,7 +285,28 @@ def _message(error: jsonschema.ValidationError) -> str:
         return f"{error.message} (not a known key; check its spelling)"
     if error.validator == "enum":
         return f"{error.instance!r} is not one of {error.validator_value}"
+    if error.validator in ("oneOf", "anyOf"):  # jsonschema: "is not valid under any of ..."
+        kinds = " or ".join(_described(branch) for branch in error.validator_value)
+        digits = isinstance(error.instance, str) and error.instance.strip().isdigit()
+        return f"{error.instance!r} is not {kinds}" + (
+            " (write the number without quotes)" if digits else ""
+        )
     return error.message
+
+
+_TYPE_WORDS = {"integer": "a whole number", "number": "a number", "string": "a string"}
+
+
+def _described(branch: Mapping[str, Any]) -> str:
+    """A schema alternative in words: `a whole number of at least 1`, `'max'`, `true`."""
+    if "const" in branch:
+        const = branch["const"]
+        return str(const).lower() if isinstance(const, bool) else repr(const)
+    kinds = branch.get("type", [])
+    words = " or ".join(
+        _TYPE_WORDS.get(k, k) for k in ([kinds] if isinstance(kinds, str) else kinds)
+    )
+    return words + (f" of at least {branch['minimum']}" if "minimum" in branch else "")
 
 
 def load(path: str | Path, *more: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
