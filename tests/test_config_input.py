@@ -41,3 +41,54 @@ def test_a_batch_size_that_is_neither_a_number_nor_max_says_what_it_may_be(
     with pytest.raises(ConfigError) as err:
         load(path)
     assert f"{path}:4: cases[0].batch_size[0]: {says}" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (
+            "exclude: [n1, n2]",
+            "site.extra_args.exclude: ['n1', 'n2'] is not a string or a number or true",
+        ),
+        ("requeue: false", "site.extra_args.requeue: False is not a string or a number or true"),
+        ("mail-type:", "site.extra_args.mail-type: None is not a string or a number or true"),
+        ("--mail-type: END", "site.extra_args: '--mail-type' does not match"),
+    ],
+)
+def test_an_extra_sbatch_option_sbatch_cannot_read_is_an_error(
+    tmp_path: Path, line: str, says: str
+) -> None:
+    """Each became `#SBATCH --exclude='['"'"'n1'"'"', ...]'`, `--requeue=False`, `--mail-type=None`
+    or `----mail-type=END` in every job's script (submitit writes str(value) and the key as
+    given), lines sbatch cannot read as meant, found only at submission."""
+    path = suite(tmp_path, f"backend: slurm\nsite:\n  extra_args:\n    {line}\n{CASE}")
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert f"{path}:4: {says}" in str(err.value)
+    if line.startswith("--"):
+        assert "write an sbatch option's name without its leading dashes" in str(err.value)
+
+
+def test_extra_sbatch_options_sbatch_reads_pass(tmp_path: Path) -> None:
+    from dlperf.launch.submit import _slurm_params
+
+    path = suite(
+        tmp_path,
+        "backend: slurm\nsite:\n  extra_args: {mail-type: END, exclude: 'n1,n2', nice: 10, "
+        f"hold: true, mem_per_gpu: 8G}}\n{CASE}",
+    )
+    extra = _slurm_params(load(path)["site"])["slurm_additional_parameters"]
+    assert extra == {
+        "mail-type": "END", "exclude": "n1,n2", "nice": 10, "hold": True, "mem_per_gpu": "8G",
+        "no-requeue": True,
+    }  # fmt: skip
+
+
+def test_a_layout_that_is_not_nngg_says_how_to_write_one(tmp_path: Path) -> None:
+    path = suite(tmp_path, CASE.replace("[1n1g]", "[1n8g, 1n0g]"))
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert (
+        f"{path}:2: cases[0].layouts[1]: '1n0g' does not match '^[1-9][0-9]*n[1-9][0-9]*g$': "
+        "write a layout NnGg, N nodes x G devices each, both at least 1 (e.g. 1n8g)"
+    ) in str(err.value)

@@ -268,6 +268,8 @@ def _located(error: jsonschema.ValidationError, layers: Sequence[Layer]) -> str:
         allowed = set(error.schema.get("properties", {}))
         extra = [k for k in error.instance if k not in allowed]
         parts += extra[:1]
+    if "propertyNames" in error.schema_path:  # the key is at fault: its line, not its mapping's
+        parts.append(error.instance)
     return f"{_source(parts, layers)}: {key_path(list(error.absolute_path))}: {_message(error)}"
 
 
@@ -285,6 +287,8 @@ def _message(error: jsonschema.ValidationError) -> str:
         return f"{error.message} (not a known key; check its spelling)"
     if error.validator == "enum":
         return f"{error.instance!r} is not one of {error.validator_value}"
+    if error.validator == "pattern" and "description" in error.schema:
+        return f"{error.message}: write {error.schema['description']}"
     if error.validator in ("oneOf", "anyOf"):  # jsonschema: "is not valid under any of ..."
         kinds = " or ".join(_described(branch) for branch in error.validator_value)
         digits = isinstance(error.instance, str) and error.instance.strip().isdigit()
