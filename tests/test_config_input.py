@@ -92,3 +92,47 @@ def test_a_layout_that_is_not_nngg_says_how_to_write_one(tmp_path: Path) -> None
         f"{path}:2: cases[0].layouts[1]: '1n0g' does not match '^[1-9][0-9]*n[1-9][0-9]*g$': "
         "write a layout NnGg, N nodes x G devices each, both at least 1 (e.g. 1n8g)"
     ) in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "says"),
+    [
+        (
+            "    precision_options: {amp: {threads: 2}}\n",
+            6,
+            "cases[0].precision_options.amp: the case measures no amp cell (precision: ['fp32']): "
+            "add amp to its precision, or remove these options",
+        ),
+        (
+            "    max_search: {ceiling: 512}\n",
+            6,
+            "cases[0].max_search: the case sweeps no option to `max`, so no search uses it: "
+            "`batch_size: max` is searched as max_batch_search says (set it there)",
+        ),
+    ],
+)
+def test_a_case_setting_no_cell_uses_is_an_error(
+    tmp_path: Path, lines: str, line: int, says: str
+) -> None:
+    """Both were ignored silently: threads for amp cells of an fp32-only case, and a max_search
+    meant for `batch_size: max`, whose search then probed up to max_batch_search's 4096."""
+    path = suite(
+        tmp_path,
+        "cases:\n  - framework: pytorch\n    model: resnet50\n"
+        f"    batch_size: [max]\n    layouts: [1n1g]\n{lines}",
+    )
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert str(err.value) == f"{path}:{line}: {says}"
+
+
+def test_settings_a_cell_uses_pass(tmp_path: Path) -> None:
+    path = suite(
+        tmp_path,
+        "cases:\n  - framework: pytorch\n    model: insightface\n    precision: [fp32, amp]\n"
+        "    batch_size: [8]\n    layouts: [1n1g]\n    precision_options: {amp: {threads: 2}}\n"
+        "    sweep: {num_classes: [max]}\n    max_search: {start: 1000, ceiling: 4000}\n",
+    )
+    case = load(path)["cases"][0]
+    assert case["max_search"] == {"start": 1000, "ceiling": 4000}
+    assert case["precision_options"] == {"amp": {"threads": 2}}

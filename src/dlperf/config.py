@@ -247,6 +247,7 @@ def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
             f"start ({search['start']})"
         )
     for i, case in enumerate(config["cases"]):
+        _check_used(case, i, layers)
         option = next((k for k, values in case.get("sweep", {}).items() if "max" in values), None)
         if option is None:
             continue
@@ -260,6 +261,24 @@ def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
                 f"ceiling {merged['ceiling']}"
                 f"{whose} is below start ({merged['start']})"
             )
+
+
+def _check_used(case: dict[str, Any], i: int, layers: Sequence[Layer]) -> None:
+    """A case's settings that no cell of it would use (they were ignored silently)."""
+    for precision, options in case["precision_options"].items():
+        if options and precision not in case["precision"]:
+            raise ConfigError(
+                f"{_source(['cases', i, 'precision_options', precision], layers)}: cases[{i}]."
+                f"precision_options.{precision}: the case measures no {precision} cell (precision: "
+                f"{case['precision']}): add {precision} to its precision, or remove these options"
+            )
+    if case["max_search"] and not any("max" in v for v in case["sweep"].values()):
+        batch = "max" in case["batch_size"]
+        raise ConfigError(
+            f"{_source(['cases', i, 'max_search'], layers)}: cases[{i}].max_search: the case "
+            "sweeps no option to `max`, so no search uses it"
+            + (": `batch_size: max` is searched as max_batch_search says (set it there)" * batch)
+        )
 
 
 def _located(error: jsonschema.ValidationError, layers: Sequence[Layer]) -> str:
