@@ -136,3 +136,35 @@ def test_settings_a_cell_uses_pass(tmp_path: Path) -> None:
     case = load(path)["cases"][0]
     assert case["max_search"] == {"start": 1000, "ceiling": 4000}
     assert case["precision_options"] == {"amp": {"threads": 2}}
+
+
+def test_a_results_folder_given_as_a_baseline_says_it_is_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was "baselines[0].path: no such file '.../results' (looked in /repo, /repo)": it is there."""
+    from dlperf.cli import main
+
+    results = tmp_path / "results"
+    (results / "tables").mkdir(parents=True)
+    (results / "tables" / "cells.tsv").write_text("cell_id\tthroughput_median\n")
+    path = suite(tmp_path, f"{CASE}baselines:\n  - {{name: old, path: {results}}}\n")
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"dlperf: baselines[0].path: {results} is a folder; give a cells or runs table (.tsv or "
+        f".csv), e.g. {results / 'tables' / 'cells.tsv'}"
+    )
+
+
+def test_a_baseline_that_is_nowhere_names_each_place_looked_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dlperf.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("dlperf.paths.WORKFLOW_DIR", tmp_path)
+    path = suite(tmp_path, f"{CASE}baselines:\n  - {{name: old, path: old/cells.tsv}}\n")
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"dlperf: baselines[0].path: no such file 'old/cells.tsv' (looked in {tmp_path})"
+    )

@@ -328,14 +328,14 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
 
 
 def _report(tables: list[Path], out: Path, name: str | None) -> int:
+    from dlperf.report.load import table_in
     from dlperf.report.render import report_from_tables
 
     for path in tables:
         if path.is_dir():
-            inside = [p for p in (path / "tables" / "cells.tsv", path / "cells.tsv") if p.is_file()]
-            hint = f", e.g. {inside[0]}" if inside else " (a results folder's tables/cells.tsv)"
             raise ConfigError(
-                f"dlperf report: {path}: is a folder; give a cells table (.tsv or .csv){hint}"
+                f"dlperf report: {path}: is a folder; give a cells table (.tsv or .csv)"
+                f"{table_in(path)}"
             )
     results = _workflow_results(out)
     if results is not None:

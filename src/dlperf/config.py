@@ -379,11 +379,14 @@ def resolve_baselines(config: dict[str, Any], search: Sequence[Path]) -> None:
 
 
 def _find(name: str, search: Sequence[Path], what: str) -> Path:
-    for folder in search:
-        candidate = Path(folder, name)
-        if candidate.is_file():
-            return candidate
-    raise ConfigError(f"{what}: no such file {name!r} (looked in {', '.join(map(str, search))})")
+    """The first file `name` in the search folders, else the first thing of that name (a folder:
+    its reader says what it is)."""
+    candidates = [Path(folder, name) for folder in search]
+    found = [c for c in candidates if c.is_file()] or [c for c in candidates if c.exists()]
+    if found:
+        return found[0]
+    places = dict.fromkeys(str(folder) for folder in search)
+    raise ConfigError(f"{what}: no such file {name!r} (looked in {', '.join(places)})")
 
 
 LIST_KEYS = ("precision", "xla", "batch_size", "layouts")  # a case's lists of its cells' values

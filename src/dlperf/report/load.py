@@ -178,6 +178,12 @@ def cells_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def table_in(folder: Path) -> str:
+    """What to give instead of a folder: the cells table it holds, where it holds one."""
+    inside = [p for p in (folder / "tables" / "cells.tsv", folder / "cells.tsv") if p.is_file()]
+    return f", e.g. {inside[0]}" if inside else " (a results folder's tables/cells.tsv)"
+
+
 def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.DataFrame:
     """A baseline as cells rows with source = name; its speedup from its own 1n1g cells."""
     where = where or f"baselines[{index}].path"
@@ -186,7 +192,10 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
             f"baselines[{index}].name: {name!r} is reserved for this suite's own results"
         )
     if path.is_dir():
-        raise ConfigError(f"{where}: {path} is a folder; give a cells or runs table (.tsv or .csv)")
+        raise ConfigError(
+            f"{where}: {path} is a folder; give a cells or runs table (.tsv or .csv)"
+            f"{table_in(path)}"
+        )
     if not path.is_file():
         raise ConfigError(
             f"{where}: baseline table {str(path)!r} not found (relative to {Path.cwd()})"
