@@ -168,3 +168,71 @@ def test_a_baseline_that_is_nowhere_names_each_place_looked_once(
     assert capsys.readouterr().err.strip() == (
         f"dlperf: baselines[0].path: no such file 'old/cells.tsv' (looked in {tmp_path})"
     )
+
+
+@pytest.mark.parametrize(
+    ("framework", "model", "model_config", "says"),
+    [
+        ("jax", "bert_base", "{num_hidden_layer: 2}", "unknown bert_base model_config key 'num_hidden_layer'"),
+        ("tensorflow", "gpt", "{model_type: llama, n_head: 4}", "unknown gpt (llama) model_config key 'n_head'"),
+        ("tensorflow", "gpt", "{model_type: gpt3}", "gpt model_config.model_type: 'gpt3': expected one of gpt2, llama"),
+        ("jax", "wide_deep", "{hidden_size: 8}", "model_config: hidden_size: Wide & Deep takes no model_config"),
+        ("mxnet", "bert_base", "{units: 256}", "unknown bert_base model_config key 'units'"),
+        ("mxnet", "resnet50", "{depths: [1, 1]}", "resnet50 model_config depths must be 4 numbers: [1, 1]"),
+    ],
+)  # fmt: skip
+def test_a_model_config_key_the_workload_does_not_know_is_found_at_check_time(
+    tmp_path: Path, framework: str, model: str, model_config: str, says: str
+) -> None:
+    """Was found only when each run started (the workload's SystemExit): every repeat of every
+    cell queued, started its framework and failed. These workloads' key rules are their own
+    (KerasHub's arguments, GluonNLP's names), checked without importing the framework."""
+    path = suite(
+        tmp_path,
+        f"cases:\n  - framework: {framework}\n    model: {model}\n    xla: [true]\n"
+        f"    batch_size: [8]\n    layouts: [1n1g]\n    options:\n"
+        f"      model_config: {model_config}\n",
+    )
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert str(err.value).startswith(f"{path}:8: cases[0].options.model_config: {says}")
+
+
+def test_a_model_config_the_workload_knows_passes(tmp_path: Path) -> None:
+    import sys
+
+    path = suite(
+        tmp_path,
+        "cases:\n  - framework: jax\n    model: gpt\n    xla: [true]\n    batch_size: [8]\n"
+        "    layouts: [1n1g]\n    precision: [fp32, amp]\n"
+        "    options: {model_config: {model_type: llama, num_attention_heads: 4}}\n"
+        "    precision_options: {amp: {model_config: {n_layers: 2}}}\n",
+    )
+    with pytest.raises(ConfigError, match=r":9: cases\[0\]\.precision_options\.amp\.model_config"):
+        load(path)  # the amp cells' model_config (it replaces the options' one): checked too
+    path.write_text(path.read_text().replace("{n_layers: 2}", "{n_layer: 2}"))
+    case = load(path)["cases"][0]
+    assert case["options"]["model_config"]["model_type"] == "llama"
+    assert case["precision_options"]["amp"]["model_config"] == {"n_layer": 2}
+    assert not {"keras", "jax", "mxnet", "tensorflow"} & set(sys.modules)
+
+
+@pytest.mark.parametrize(
+    ("model", "model_config", "says"),
+    [
+        ("resnet50", "{depths: [1, 1, 1, 1]}", "resnet50 takes no model_config keys: ['depths']"),
+        ("bert_base", "{num_hiden_layers: 1}", "unknown bert_base model_config key 'num_hiden_layers'"),
+        ("gpt", "{model_type: llama, num_hiden_layers: 1}", "unknown gpt (llama) model_config key 'num_hiden_layers'"),
+    ],
+)  # fmt: skip
+def test_mindspore_model_config_keys_are_checked_at_check_time(
+    tmp_path: Path, model: str, model_config: str, says: str
+) -> None:
+    path = suite(
+        tmp_path,
+        f"cases:\n  - framework: mindspore_builtin\n    model: {model}\n    batch_size: [8]\n"
+        f"    layouts: [1n1g]\n    options:\n      model_config: {model_config}\n",
+    )
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    assert str(err.value).startswith(f"{path}:7: cases[0].options.model_config: {says}")

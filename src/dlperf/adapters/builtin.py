@@ -116,6 +116,13 @@ class BuiltinWorkload(Adapter):
             raise ConfigError(
                 f".options.sharding: {self.name} trains {case['model']} with ddp only: {why}"
             )
+        blocks = {"options": case.get("options", {})} | {
+            f"precision_options.{p}": o for p, o in case.get("precision_options", {}).items()
+        }
+        for where, options in blocks.items():
+            problem = self.model_config_problem(case["model"], options.get("model_config", {}))
+            if problem:
+                raise ConfigError(f".{where}.model_config: {problem}")
         swept = [o for o in EVERY if o.name in case.get("sweep", {})]
         cells = [spec.cell for spec in expand_case(case)] if swept else []
         for cell, option in itertools.product(cells, swept):
@@ -125,6 +132,12 @@ class BuiltinWorkload(Adapter):
                     f"alone, and {cell.id} is none (its runs would train at the default under "
                     f"each value's name): sweep it in a case of {option.reaches} cells"
                 )
+
+    def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
+        """Why `overrides` is no model_config of `model`, where the workload's own rule can say so
+        without its framework (None: it is one, or only the workload can tell: the fields of
+        transformers' or PaddleNLP's config classes are found when the run starts)."""
+        return None
 
     def why_ddp_only(self, model: str) -> Phrase:
         """Why this workload refuses `sharding: fsdp` for `model`."""

@@ -75,6 +75,13 @@ KERAS_HUB_TINY: dict[str, dict[str, Any]] = {
 KERAS_LACKS: dict[str, Phrase] = {}
 
 
+def keras_model_config_problem(model: str, overrides: dict[str, Any]) -> str | None:
+    """The Keras workloads' own check of a model_config (pure: no Keras imported)."""
+    from dlperf.workloads.keras_models import model_config_problem
+
+    return model_config_problem(model, overrides)
+
+
 class JaxBuiltin(BuiltinWorkload):
     name: ClassVar[str] = "jax"
     display_name: ClassVar[str] = "JAX"
@@ -97,6 +104,9 @@ class JaxBuiltin(BuiltinWorkload):
         "FSDP for GPT (sharding: fsdp; jit over NamedSharding, the data axis)",
         "AMP (Keras mixed_bfloat16)",
     )
+
+    def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
+        return keras_model_config_problem(model, overrides)
 
     def check_case(self, case: dict[str, Any]) -> None:
         super().check_case(case)

@@ -60,5 +60,10 @@ class MindSporeBuiltin(BuiltinWorkload):
         "MindFormers compute_dtype on BERT)",
     )
 
+    def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
+        from dlperf.workloads.mindspore_train import model_config_problem  # pure: no MindSpore
+
+        return model_config_problem(model, overrides)
+
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         return ["--graph-mode"] if ctx.cell.xla else []

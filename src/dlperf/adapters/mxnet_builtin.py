@@ -59,5 +59,10 @@ class MXNetBuiltin(BuiltinWorkload):
         "AMP (mxnet.contrib.amp: float16 on GPU, bfloat16 on CPU)",
     )
 
+    def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
+        from dlperf.workloads.mxnet_train import model_config_problem  # pure: no MXNet imported
+
+        return model_config_problem(model, overrides)
+
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         return ["--hybridize"] if ctx.cell.xla else []  # hybridize() is MXNet's XLA column

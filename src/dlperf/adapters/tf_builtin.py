@@ -13,7 +13,12 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.adapters.hosts import node_hosts
-from dlperf.adapters.jax_builtin import KERAS_HUB_MODELS, KERAS_HUB_TINY, KERAS_LACKS
+from dlperf.adapters.jax_builtin import (
+    KERAS_HUB_MODELS,
+    KERAS_HUB_TINY,
+    KERAS_LACKS,
+    keras_model_config_problem,
+)
 from dlperf.i18n import Phrase
 
 
@@ -36,6 +41,9 @@ class TensorFlowBuiltin(BuiltinWorkload):
         "data parallel (MultiWorkerMirroredStrategy; ring over gRPC on CPU, NCCL on GPU)",
         "AMP (Keras mixed_bfloat16 on CPU, mixed_float16 + LossScaleOptimizer on GPU)",
     )
+
+    def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
+        return keras_model_config_problem(model, overrides)
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         flags = ["--jit-compile"] if ctx.cell.xla else []

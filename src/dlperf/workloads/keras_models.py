@@ -151,42 +151,54 @@ GPT_FAMILIES = {"gpt2": (GPT2_NAMES, GPT2_SMALL), "llama": (LLAMA_NAMES, LLAMA)}
 WIDE_DEEP_SIZES = ("vocab_size", "deep_embedding_vec_size", "hidden_units_num", "hidden_size")
 
 
+def model_config_problem(model: str, overrides: dict[str, Any]) -> str | None:
+    """Why `overrides` is no model_config of `model` (None: it is one): a key neither KerasHub's
+    nor the transformers name it translates, or a GPT family it does not build. Pure, so the
+    adapters check a suite with it before anything runs (dlperf.adapters.jax_builtin)."""
+    overrides = dict(overrides)
+    if model == "wide_deep":
+        if not overrides:
+            return None
+        return (
+            f"model_config: {', '.join(sorted(overrides))}: Wide & Deep takes no model_config; "
+            "its sizes are the options vocab_size, deep_embedding_vec_size, hidden_units_num "
+            "and hidden_size"
+        )
+    family = overrides.pop("model_type", "gpt2") if model == "gpt" else None
+    if family is not None and family not in GPT_FAMILIES:
+        return f"gpt model_config.model_type: {family!r}: expected one of {', '.join(GPT_FAMILIES)}"
+    names, base = _names_and_base(model, family)
+    for key in overrides:
+        if names.get(key, key) not in base:
+            known = sorted(set(base) | set(names) | ({"model_type"} if family else set()))
+            what = f"{model} ({family})" if family else model
+            return f"unknown {what} model_config key {key!r} (known: {', '.join(known)})"
+    return None
+
+
+def _names_and_base(model: str, family: str | None) -> tuple[dict[str, str], dict[str, Any]]:
+    """The transformers names a model's model_config translates, and its KerasHub defaults."""
+    if model in ("resnet50", "insightface"):  # insightface: its ResNet backbone's
+        return RESNET_NAMES, RESNET50_V15
+    if model == "gpt":
+        return GPT_FAMILIES[family or "gpt2"]
+    return BERT_NAMES, BERT_BASE
+
+
 def model_hyperparameters(model: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """The KerasHub backbone arguments: the full-size defaults with the overrides applied (for
     gpt, also its "model_type": gpt2 or llama)."""
-    overrides = dict(overrides)
-    family = None
-    names: dict[str, str]
-    base: dict[str, Any]
+    problem = model_config_problem(model, overrides)
+    if problem:
+        raise SystemExit(f"dlperf: {problem}")
     if model == "wide_deep":
-        if overrides:
-            raise SystemExit(
-                f"dlperf: model_config: {', '.join(sorted(overrides))}: Wide & Deep takes no "
-                "model_config; its sizes are the options vocab_size, deep_embedding_vec_size, "
-                "hidden_units_num and hidden_size"
-            )
         return {}
-    if model in ("resnet50", "insightface"):  # insightface: its ResNet backbone's
-        names, base = RESNET_NAMES, RESNET50_V15
-    elif model == "gpt":
-        family = overrides.pop("model_type", "gpt2")
-        if family not in GPT_FAMILIES:
-            raise SystemExit(
-                f"dlperf: gpt model_config.model_type: {family!r}: expected one of "
-                f"{', '.join(GPT_FAMILIES)}"
-            )
-        names, base = GPT_FAMILIES[family]
-    else:
-        names, base = BERT_NAMES, BERT_BASE
+    overrides = dict(overrides)
+    family = overrides.pop("model_type", "gpt2") if model == "gpt" else None
+    names, base = _names_and_base(model, family)
     config = dict(base)
     for key, value in overrides.items():
         key = names.get(key, key)
-        if key not in base:
-            known = sorted(set(base) | set(names) | ({"model_type"} if family else set()))
-            what = f"{model} ({family})" if family else model
-            raise SystemExit(
-                f"dlperf: unknown {what} model_config key {key!r} (known: {', '.join(known)})"
-            )
         if key == "input_conv_filters" and isinstance(value, int):
             value = [value]
         config[key] = value

@@ -166,15 +166,45 @@ def start_scheduler(cluster_env: dict[str, str]) -> subprocess.Popen[bytes]:
     )
 
 
+def model_config_problem(model: str, overrides: dict[str, Any]) -> str | None:
+    """Why `overrides` is no model_config of `model` (None: it is one, as far as its keys go).
+    Pure, so the adapter checks a suite with it before anything runs."""
+    if model == "resnet50":
+        return f"resnet50 takes no model_config keys: {sorted(overrides)}" if overrides else None
+    if model == "bert_base":
+        unknown = sorted(set(overrides) - set(BERT_ARCHITECTURE))
+        if not unknown:
+            return None
+        return (
+            f"unknown bert_base model_config key {unknown[0]!r} (known: "
+            f"{', '.join(sorted(BERT_ARCHITECTURE))}; transformers' BertConfig names)"
+        )
+    family = overrides.get("model_type", "gpt2")
+    if family not in GPT_FAMILIES:
+        return f"gpt model_config.model_type: {family!r}: expected one of {', '.join(GPT_FAMILIES)}"
+    names = {*GPT_FAMILIES[family][0], "model_type"}
+    unknown = sorted(set(overrides) - names)
+    if not unknown:
+        return None
+    return (
+        f"unknown gpt ({family}) model_config key {unknown[0]!r} (known: "
+        f"{', '.join(sorted(names))}; transformers' "
+        f"{'GPT2Config' if family == 'gpt2' else 'LlamaConfig'} names)"
+    )
+
+
+def checked_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """--model-config's overrides, each key checked (model_config_problem)."""
+    overrides: dict[str, Any] = json.loads(args.model_config)
+    problem = model_config_problem(args.model, overrides)
+    if problem:
+        raise SystemExit(f"dlperf: {problem}")
+    return overrides
+
+
 def bert_config(overrides: dict[str, Any], args: argparse.Namespace, compute: str) -> Any:
     from mindformers.models.bert import BertConfig
 
-    unknown = sorted(set(overrides) - set(BERT_ARCHITECTURE))
-    if unknown:
-        raise SystemExit(
-            f"dlperf: unknown bert_base model_config key {unknown[0]!r} (known: "
-            f"{', '.join(sorted(BERT_ARCHITECTURE))}; transformers' BertConfig names)"
-        )
     settings = {"max_position_embeddings": BERT_BASE_POSITIONS} | overrides
     return BertConfig(
         **settings,
@@ -248,10 +278,8 @@ def build_network(args: argparse.Namespace, ms: Any, amp: bool) -> tuple[Any, di
 
     if args.model == "gpt":
         return gpt_network(args, ms, "float16" if amp else "float32")
-    overrides = json.loads(args.model_config)
+    overrides = checked_overrides(args)
     if args.model == "resnet50":
-        if overrides:
-            raise SystemExit(f"dlperf: resnet50 takes no model_config keys: {sorted(overrides)}")
         from mindcv.models import create_model
 
         backbone = create_model("resnet50", num_classes=args.num_classes, pretrained=False)

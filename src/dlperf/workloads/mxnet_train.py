@@ -92,28 +92,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def model_config_problem(model: str, overrides: dict[str, Any]) -> str | None:
+    """Why `overrides` is no model_config of `model` (None: it is one). Pure, so the adapter
+    checks a suite with it before anything runs (dlperf.adapters.mxnet_builtin)."""
+    if model == "resnet50":
+        unknown = sorted(set(overrides) - {"depths"})
+        if unknown:
+            return f"unknown resnet50 model_config key {unknown[0]!r} (known: depths)"
+        depths = overrides.get("depths", RESNET50_DEPTHS)
+        if not (isinstance(depths, list) and len(depths) == 4):
+            return f"resnet50 model_config depths must be 4 numbers: {depths!r}"
+        return None
+    unknown = [key for key in overrides if key not in BERT_NAMES]
+    if unknown:
+        return (
+            f"unknown bert_base model_config key {unknown[0]!r} (known: "
+            f"{', '.join(sorted(BERT_NAMES))}; transformers' BertConfig names)"
+        )
+    return None
+
+
 def model_config(
     model: str, overrides: dict[str, Any], bert_base: dict[str, Any]
 ) -> dict[str, Any]:
     """The model's exact hyperparameters: ResNet {depths}, or GluonNLP's bert_hparams names (plus
     vocab_size) with the overrides applied; `bert_base` is GluonNLP's bert_12_768_12 table."""
+    problem = model_config_problem(model, overrides)
+    if problem:
+        raise SystemExit(f"dlperf: {problem}")
     if model == "resnet50":
-        unknown = sorted(set(overrides) - {"depths"})
-        if unknown:
-            raise SystemExit(
-                f"dlperf: unknown resnet50 model_config key {unknown[0]!r} (known: depths)"
-            )
-        depths = overrides.get("depths", RESNET50_DEPTHS)
-        if not (isinstance(depths, list) and len(depths) == 4):
-            raise SystemExit(f"dlperf: resnet50 model_config depths must be 4 numbers: {depths!r}")
-        return {"depths": depths}
+        return {"depths": overrides.get("depths", RESNET50_DEPTHS)}
     config = dict(bert_base, vocab_size=BERT_BASE_VOCAB)
     for key, value in overrides.items():
-        if key not in BERT_NAMES:
-            raise SystemExit(
-                f"dlperf: unknown bert_base model_config key {key!r} (known: "
-                f"{', '.join(sorted(BERT_NAMES))}; transformers' BertConfig names)"
-            )
         config[BERT_NAMES[key]] = value
     config["embed_size"] = config["units"]  # BERT's embeddings are as wide as its layers
     return config
