@@ -136,3 +136,26 @@ def test_sources_into_a_file_is_an_error_naming_the_path(tmp_path, capsys):
     assert main(["sources", str(suite), "--into", str(into), "--from", "file:///nowhere"]) == 2
     assert f"sources --into {into}: " in capsys.readouterr().err
     assert into.read_text() == "kept\n"
+
+
+def test_plan_results_given_a_table_says_it_is_a_file(tmp_path, capsys):
+    """Was "--results .../tables/cells.tsv: no such folder", of a file that is there."""
+    table = tmp_path / "results" / "tables" / "cells.tsv"
+    table.parent.mkdir(parents=True)
+    table.write_text("cell_id\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["plan", "config/config.yaml", "--results", str(table)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert (
+        f"argument --results: {table}: is a file; give the results folder (the folder that "
+        "holds runs/ and tables/)"
+    ) in err
+
+
+def test_gpu_proof_help_says_its_whole_first_paragraph(capsys):
+    """Its description stopped mid-sentence: "..., the plain-loop references beside it, and"."""
+    with pytest.raises(SystemExit):
+        main(["gpu-proof", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "beside it, and pack the report, tables and logs into at most eight files." in out

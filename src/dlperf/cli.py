@@ -151,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _folder(text: str) -> Path:
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text}: is a file; give the results folder (the folder that holds runs/ and tables/)"
+        )
     if not Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"{text}: no such folder")
     return Path(text)

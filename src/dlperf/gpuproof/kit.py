@@ -75,7 +75,8 @@ class Clock:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="dlperf gpu-proof", description=__doc__.splitlines()[0])
+    summary = " ".join(__doc__.split("\n\n")[0].split())  # the docstring's first paragraph
+    p = argparse.ArgumentParser(prog="dlperf gpu-proof", description=summary)
     p.add_argument("--out", type=Path, required=True, help="folder for the packed files")
     p.add_argument("--suite", type=Path, default=GPU_SUITE)
     p.add_argument("--work", type=Path, default=Path(".dlperf/gpu-proof"))
