@@ -274,3 +274,25 @@ def test_a_folder_given_as_a_table_says_so(
     typed(folder / "tables", f"{ONE}\tok\t100\t\t")
     err = report(tmp_path, folder, capsys)
     assert err.endswith(f"e.g. {folder / 'tables' / 'cells.tsv'}"), err
+
+
+@pytest.mark.parametrize(
+    ("name", "sep"), [("cells.tsv", ","), ("cells.tsv", "  "), ("cells.csv", "\t")]
+)
+def test_a_table_typed_with_another_separator_says_which_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, sep: str
+) -> None:
+    """Was "has no cell_id column; is it a dlperf cells or runs table?" of a table whose header
+    reads cell_id first: a .tsv typed with commas, or with spaces for its tabs."""
+    header = sep.join(("cell_id", "status", "throughput_median")) + "\n"
+    table = typed(tmp_path, sep.join((ONE, "ok", "100")), header=header, name=name)
+    needs = "commas" if name.endswith(".csv") else "tabs"
+    err = report(tmp_path, table, capsys)
+    assert err.startswith(f"dlperf: {table}:1: the header is one field, "), err
+    assert err.endswith(f"this table's fields must be separated by {needs} (a .tsv table's by "
+                        "tabs, a .csv one's by commas)"), err  # fmt: skip
+    if name.endswith(".tsv"):
+        from dlperf.cli import main
+
+        assert main(["diff", str(table), str(table)]) == 2
+        assert f"{table}:1: the header is one field" in capsys.readouterr().err

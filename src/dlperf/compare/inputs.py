@@ -15,7 +15,7 @@ import pandas as pd
 
 from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS, ResultPaths
-from dlperf.report.tablecheck import check_table
+from dlperf.report.tablecheck import check_separator, check_table
 from dlperf.status import Status
 
 PERCENTILES = ("p50_ms", "p75_ms", "p90_ms", "p95_ms")
@@ -166,6 +166,10 @@ def diff_kind(path: Path) -> str:
                 header = handle.readline().rstrip("\n").split("\t")
         except (OSError, UnicodeDecodeError) as err:
             raise DiffInputError(f"{path}: unreadable ({err}); {expected}") from err
+        try:
+            check_separator(header, path)
+        except ConfigError as err:
+            raise DiffInputError(str(err)) from None
         if "throughput_median" in header:
             return "cells_table"
         if "throughput_samples_per_s" in header:

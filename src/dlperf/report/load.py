@@ -22,6 +22,7 @@ from dlperf.report.tablecheck import (
     SIZE_COLUMNS,
     Lines,
     check_layout,
+    check_separator,
     check_table,
     is_empty,
     shown,
@@ -108,6 +109,7 @@ def read_table(path: Path, check: bool = False) -> pd.DataFrame:
         line = re.search(r"line (\d+)", str(err))
         where = f"{path}:{line[1]}" if line else str(path)
         raise ConfigError(f"{where}: not a readable table: {str(err).splitlines()[0]}") from None
+    check_separator(list(frame.columns), path)
     if check:
         check_table(frame, path)
     for column in _TEXT_COLUMNS:

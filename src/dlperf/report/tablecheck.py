@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,19 @@ FLAG_COLUMNS = ("xla", "unstable", "outlier")
 _FLAG_WORDS = frozenset({"true", "false", "1", "0", "1.0", "0.0", "yes", "no", "on", "off"})
 _FLAG_WORDS_XLA = _FLAG_WORDS | {"xla", "noxla"}
 STATUSES = tuple(str(s) for s in Status)
+
+
+def check_separator(columns: Sequence[Any], path: Path) -> None:
+    """A header read as one field holding another separator (commas in a .tsv, tabs in a .csv,
+    spaces typed for tabs) is a ConfigError at path:1 saying what the file needs: it would read
+    as a table of one column, without cell_id."""
+    header = str(columns[0]) if len(columns) == 1 else ""
+    if "," in header or "\t" in header or len(header.split()) > 1:
+        needs = "commas" if path.suffix == ".csv" else "tabs"
+        raise ConfigError(
+            f"{path}:1: the header is one field, {shown(header[:60])}: this table's fields must "
+            f"be separated by {needs} (a .tsv table's by tabs, a .csv one's by commas)"
+        )
 
 
 def check_table(frame: pd.DataFrame, path: Path) -> None:
