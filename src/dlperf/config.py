@@ -310,10 +310,8 @@ def _message(error: jsonschema.ValidationError) -> str:
         return f"{error.message}: write {error.schema['description']}"
     if error.validator in ("oneOf", "anyOf"):  # jsonschema: "is not valid under any of ..."
         kinds = " or ".join(_described(branch) for branch in error.validator_value)
-        digits = isinstance(error.instance, str) and error.instance.strip().isdigit()
-        return f"{error.instance!r} is not {kinds}" + (
-            " (write the number without quotes)" if digits else ""
-        )
+        quoted = isinstance(error.instance, str) and error.instance.strip().isdigit()
+        return f"{error.instance!r} is not {kinds}" + " (write the number without quotes)" * quoted
     return error.message
 
 
@@ -326,9 +324,8 @@ def _described(branch: Mapping[str, Any]) -> str:
         const = branch["const"]
         return str(const).lower() if isinstance(const, bool) else repr(const)
     kinds = branch.get("type", [])
-    words = " or ".join(
-        _TYPE_WORDS.get(k, k) for k in ([kinds] if isinstance(kinds, str) else kinds)
-    )
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    words = " or ".join(_TYPE_WORDS.get(k, k) for k in kinds)
     return words + (f" of at least {branch['minimum']}" if "minimum" in branch else "")
 
 

@@ -167,39 +167,22 @@ def start_scheduler(cluster_env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def model_config_problem(model: str, overrides: dict[str, Any]) -> str | None:
-    """Why `overrides` is no model_config of `model` (None: it is one, as far as its keys go).
-    Pure, so the adapter checks a suite with it before anything runs."""
+    """Why `overrides` is no model_config of `model` (None: its keys are known). Pure: the adapter
+    checks a suite with it before anything runs."""
     if model == "resnet50":
         return f"resnet50 takes no model_config keys: {sorted(overrides)}" if overrides else None
-    if model == "bert_base":
-        unknown = sorted(set(overrides) - set(BERT_ARCHITECTURE))
-        if not unknown:
-            return None
-        return (
-            f"unknown bert_base model_config key {unknown[0]!r} (known: "
-            f"{', '.join(sorted(BERT_ARCHITECTURE))}; transformers' BertConfig names)"
-        )
-    family = overrides.get("model_type", "gpt2")
-    if family not in GPT_FAMILIES:
+    family = overrides.get("model_type", "gpt2") if model == "gpt" else None
+    if family is not None and family not in GPT_FAMILIES:
         return f"gpt model_config.model_type: {family!r}: expected one of {', '.join(GPT_FAMILIES)}"
-    names = {*GPT_FAMILIES[family][0], "model_type"}
+    names = {*GPT_FAMILIES[family][0], "model_type"} if family else set(BERT_ARCHITECTURE)
+    owner = {None: "BertConfig", "gpt2": "GPT2Config", "llama": "LlamaConfig"}[family]
     unknown = sorted(set(overrides) - names)
     if not unknown:
         return None
     return (
-        f"unknown gpt ({family}) model_config key {unknown[0]!r} (known: "
-        f"{', '.join(sorted(names))}; transformers' "
-        f"{'GPT2Config' if family == 'gpt2' else 'LlamaConfig'} names)"
+        f"unknown {model}{f' ({family})' if family else ''} model_config key {unknown[0]!r} "
+        f"(known: {', '.join(sorted(names))}; transformers' {owner} names)"
     )
-
-
-def checked_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """--model-config's overrides, each key checked (model_config_problem)."""
-    overrides: dict[str, Any] = json.loads(args.model_config)
-    problem = model_config_problem(args.model, overrides)
-    if problem:
-        raise SystemExit(f"dlperf: {problem}")
-    return overrides
 
 
 def bert_config(overrides: dict[str, Any], args: argparse.Namespace, compute: str) -> Any:
@@ -278,7 +261,9 @@ def build_network(args: argparse.Namespace, ms: Any, amp: bool) -> tuple[Any, di
 
     if args.model == "gpt":
         return gpt_network(args, ms, "float16" if amp else "float32")
-    overrides = checked_overrides(args)
+    overrides = json.loads(args.model_config)
+    if problem := model_config_problem(args.model, overrides):
+        raise SystemExit(f"dlperf: {problem}")
     if args.model == "resnet50":
         from mindcv.models import create_model
 
