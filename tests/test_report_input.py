@@ -277,7 +277,8 @@ def test_a_folder_given_as_a_table_says_so(
 
 
 @pytest.mark.parametrize(
-    ("name", "sep"), [("cells.tsv", ","), ("cells.tsv", "  "), ("cells.csv", "\t")]
+    ("name", "sep"),
+    [("cells.tsv", ","), ("cells.tsv", "  "), ("cells.csv", "\t"), ("cells.csv", ";")],
 )
 def test_a_table_typed_with_another_separator_says_which_it_needs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, sep: str

@@ -57,10 +57,10 @@ STATUSES = tuple(str(s) for s in Status)
 
 def check_separator(columns: Sequence[Any], path: Path) -> None:
     """A header read as one field holding another separator (commas in a .tsv, tabs in a .csv,
-    spaces typed for tabs) is a ConfigError at path:1 saying what the file needs: it would read
-    as a table of one column, without cell_id."""
+    a spreadsheet's semicolons, spaces typed for tabs) is a ConfigError at path:1 saying what the
+    file needs: it would read as a table of one column, without cell_id."""
     header = str(columns[0]) if len(columns) == 1 else ""
-    if "," in header or "\t" in header or len(header.split()) > 1:
+    if any(sep in header for sep in ",;\t") or len(header.split()) > 1:
         needs = "commas" if path.suffix == ".csv" else "tabs"
         raise ConfigError(
             f"{path}:1: the header is one field, {shown(header[:60])}: this table's fields must "
