@@ -123,6 +123,30 @@ def test_diff_results_environment_first_then_verdicts(tmp_path, capsys):
     assert main(["diff", str(a), str(b), "--threshold", "0.15"]) == 0
 
 
+def test_a_site_setting_the_measure_names_is_one_difference_not_one_per_model(tmp_path, capsys):
+    """Review: what a run measures names the site's variables (and setup lines, image) and the
+    framework's environment, which the record also states as `site.*` and `environment[...]`:
+    one changed NCCL variable printed a line under site and another under every model measured
+    (measure[pytorch.resnet50].env..., measure[pytorch.bert_base].env...), and a changed
+    environment its key once per model beside environment[pytorch].key."""
+    folders = []
+    for side, value in (("a", "0"), ("b", "1")):
+        root = results(tmp_path / side, {CELL: BASE, OTHER: BASE})
+        for path in root.glob("runs/*/r*/manifest.json"):
+            data = json.loads(path.read_text())
+            data["site"] = {"env": {"NCCL_IB_DISABLE": value}}
+            data["environment"] = {"key": f"key{value}", "python": "/e/bin/python"}
+            data["measure"] |= {"env": {"NCCL_IB_DISABLE": value}, "environment": f"key{value}"}
+            path.write_text(json.dumps(data))
+        folders.append(root)
+    main(["diff", *map(str, folders)])
+    assert capsys.readouterr().out.splitlines()[:3] == [
+        "environment (14 run manifests in A, 14 in B): 2 differences (A -> B)",
+        "  environment[pytorch].key  key0 -> key1",
+        "  site.env.NCCL_IB_DISABLE  0 -> 1",
+    ]
+
+
 def test_diff_results_too_few_runs_and_one_sided_cells(tmp_path, capsys):
     a = results(tmp_path / "a", {CELL: [100.0, math.nan], OTHER: BASE})
     b = results(tmp_path / "b", {CELL: [50.0, 51.0, 52.0]})

@@ -9,6 +9,7 @@ from typing import Any
 
 from dlperf import logline
 from dlperf.compare.inputs import DiffInputError, ResultsFolder
+from dlperf.launch.measured import SITE_MEASURE_FIELDS
 from dlperf.launch.record import RunRecord
 from dlperf.parse.records import ParseError
 
@@ -27,13 +28,17 @@ NODE_FACTS_SKIPPED = ("host",)  # differs between any two allocations: not an en
 
 
 ENVIRONMENT_SKIPPED = ("name", "python", "requirements")  # a path, or said by the scope
+# what the measure names that the record states once more: the site's settings (site.*) and the
+# framework's environment (environment[...].key, or the site's interpreter in site.environments)
+MEASURE_SKIPPED = (*SITE_MEASURE_FIELDS, "environment")
 
 
 def manifest_facts(record: RunRecord) -> dict[str, str]:
     """The environment a run ran in, flattened to dotted keys: node facts (packages, python,
     CUDA driver, GPUs, CPU model, environment variables...), adapter version, backend, what was
-    measured (per model, cell-independent keys only), the framework's own environment (its
-    exact package versions), and the site's settings (container, setup lines, env, partition)."""
+    measured (per model, cell-independent keys only, less what the record states once more:
+    MEASURE_SKIPPED), the framework's own environment (its key and exact package versions), and
+    the site's settings (container, setup lines, env, partition)."""
     facts: dict[str, str] = {}
     for key, value in (
         ("dlperf_version", record.dlperf_version),
@@ -52,7 +57,8 @@ def manifest_facts(record: RunRecord) -> dict[str, str]:
     framework = cell.framework
     scope = f"[{framework}.{cell.model}]"
     for key, value in record.measured_items():
-        _flatten(f"measure{scope}.{key}", value, facts)
+        if key not in MEASURE_SKIPPED:
+            _flatten(f"measure{scope}.{key}", value, facts)
     for key, value in (record.environment or {}).items():
         if key not in ENVIRONMENT_SKIPPED:
             _flatten(f"environment[{framework}].{key}", value, facts)
