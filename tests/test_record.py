@@ -196,6 +196,22 @@ def test_a_run_of_other_parameters_than_the_suites_is_stale_never_a_figure(tmp_p
     assert read_run(run.manifest, Window(2, 3), same).row["status"] != "stale"
 
 
+def test_a_run_stale_for_its_environment_or_site_says_they_may_have_changed(tmp_path):
+    """Review: what a run measures names its framework's environment and the site's variables,
+    setup lines and image (6ac5d62, c316dbb), but a run made stale by a changed pin or
+    NCCL variable read "options, window, device or workload code changed": none of which had."""
+    run = RunPaths(CELL.id, 1, tmp_path)
+    run.dir.mkdir(parents=True)
+    planned = record().measure
+    record(measure=planned | {"env": {"NCCL_IB_DISABLE": "1"}}).write(run.manifest)
+    row = read_run(run.manifest, Window(2, 3), {CELL.id: measure_digest(planned)}).row
+    assert row["status"] == "stale"
+    assert (
+        "options, window, device, workload code, the framework's environment or the site's "
+        "variables, setup lines or image changed"
+    ) in row["status_detail"]
+
+
 def test_of_manifest_names_the_run_of_a_folder(tmp_path):
     assert RunPaths.of_manifest(RunPaths("a.b", 3, tmp_path).manifest) == RunPaths(
         "a.b", 3, tmp_path

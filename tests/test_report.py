@@ -1281,8 +1281,8 @@ def test_dlperfs_own_run_details_are_said_in_the_reports_language(
     assert said("skipped", xla_only)[1].startswith("JAX 用 XLA（jax.jit）编译整个训练步")
     stale = english(Phrase.of("detail.stale", measured="0123abcd", expected="4567ef01"))
     assert said("stale", stale)[1] == (
-        "测量时的参数与当前测试集不同（测量摘要 0123abcd，测试集的为 4567ef01：选项、测量窗口、设备或"
-        "负载代码已改变）；下次运行会重做"
+        "测量时的参数与当前测试集不同（测量摘要 0123abcd，测试集的为 4567ef01：选项、测量窗口、设备、"
+        "负载代码、框架的环境，或站点设置的环境变量、setup 命令或镜像已改变）；下次运行会重做"
     )
     # another's words, or a detail this dlperf no longer writes: verbatim, marked
     for text in ("exit code 1: RuntimeError: boom", "amp on a CPU without native bf16"):

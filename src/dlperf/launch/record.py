@@ -290,7 +290,8 @@ class RunRecord:
 
     def measured_items(self) -> Iterator[tuple[str, Any]]:
         """What it measured besides its cell, key by key as the measure states it: options,
-        steps, device, workload code (and any key a newer dlperf added)."""
+        steps, device, workload code, the framework's environment, the site's variables, setup
+        lines and image (dlperf.launch.measured.measure_of; and any key a newer dlperf added)."""
         return ((k, v) for k, v in self.measure.items() if k != "cell")
 
     @property
@@ -345,7 +346,8 @@ class RunRecord:
 
     def stale_against(self, expected_digest: str | None) -> str:
         """Why this record is not the suite's figure for its cell ('' when it is): it measured
-        other parameters than the suite now asks for (options, window, device, workload code)."""
+        other parameters than the suite now asks for (anything measure_of names: options, window,
+        device, workload code, environment, the site's variables, setup lines, image)."""
         if expected_digest is None or expected_digest == self.measure_digest:
             return ""
         stale = Phrase.of("detail.stale", measured=self.measure_digest, expected=expected_digest)
