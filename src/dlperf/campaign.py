@@ -140,8 +140,9 @@ class Campaign:
 
     def job_environment(self) -> dict[str, str]:
         """What jobs inherit: `python -m dlperf` on the interpreter Snakemake runs on, where and
-        how runs are launched (DLPERF_HARNESS: not a param, so switching backend or site reruns
-        nothing), and where envs/*.txt are."""
+        how runs are launched (DLPERF_HARNESS: not a param; what of the site changes what runs is
+        in the measure, dlperf.launch.measured.site_measure, and the rest reruns nothing), and
+        where envs/*.txt are."""
         return {
             "PATH": os.pathsep.join([str(self._python_dir()), os.environ.get("PATH", "")]),
             "DLPERF_HARNESS": harness_json(self.config),
