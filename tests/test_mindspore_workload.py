@@ -79,3 +79,24 @@ def test_adapter_command_and_features() -> None:
     assert adapter.requirements == "envs/mindspore.txt"
     assert is_oom("RuntimeError: Allocate output memory failed, alloc node:Default/Conv2D")
     assert is_oom("Device(id:0) memory isn't enough and alloc failed, kernel name: x")
+
+
+@pytest.mark.parametrize(
+    "model_config",
+    ['{"model_type": "gpt3"}', '{"n_layers": 2}', '{"model_type": "llama", "n_layers": 2}'],
+)
+def test_the_gpt_workload_refuses_a_model_config_as_dlperf_check_does(model_config: str) -> None:
+    """One rule, the workload's own (model_config_problem), says which GPT keys and families
+    there are: dlperf check and the workload read the same words. Review: gpt_settings kept a
+    copy of the family check and its own key check, which said another thing of a typo."""
+    import argparse
+    import json
+
+    from dlperf.workloads import mindspore_train
+
+    args = argparse.Namespace(model="gpt", model_config=model_config, seq_len=32)
+    problem = mindspore_train.model_config_problem("gpt", json.loads(model_config))
+    assert problem
+    with pytest.raises(SystemExit) as err:
+        mindspore_train.gpt_settings(args)
+    assert str(err.value) == f"dlperf: {problem}"

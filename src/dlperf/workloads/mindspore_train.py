@@ -57,7 +57,6 @@ from dlperf.workloads.common import (
     log_measured_peak,
     log_memory,
     log_stated_flops,
-    model_config_overrides,
     require_modules,
     start_rank,
     train_steps,
@@ -200,16 +199,12 @@ def bert_config(overrides: dict[str, Any], args: argparse.Namespace, compute: st
 
 def gpt_settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     """The family (gpt2 or llama) and MindFormers' config arguments of its sizes: the defaults with
-    model_config's overrides, every key checked."""
-    family = json.loads(args.model_config).get("model_type", "gpt2")
-    if family not in GPT_FAMILIES:
-        raise SystemExit(
-            f"dlperf: gpt model_config.model_type: {family!r}: expected one of "
-            f"{', '.join(GPT_FAMILIES)}"
-        )
+    model_config's overrides, every key checked (model_config_problem, as dlperf check does)."""
+    given = json.loads(args.model_config)
+    if problem := model_config_problem("gpt", given):
+        raise SystemExit(f"dlperf: {problem}")
+    family = given.get("model_type", "gpt2")
     names, defaults = GPT_FAMILIES[family]
-    owner = f"transformers' {'GPT2Config' if family == 'gpt2' else 'LlamaConfig'} names"
-    given = model_config_overrides(args, {*names, "model_type"}, owner)
     settings = defaults | {names[k]: v for k, v in given.items() if k != "model_type"}
     if family == "gpt2":  # GPT2Config's feed-forward: expand_ratio x hidden_size
         h, inner = settings["hidden_size"], settings.pop("intermediate_size")
