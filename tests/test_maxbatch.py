@@ -302,3 +302,17 @@ def test_a_setting_left_out_is_the_schemas_default(monkeypatch):
     schema["properties"]["max_batch_search"]["properties"]["ceiling"]["default"] = 512
     monkeypatch.setattr(defaults, "schema_data", lambda: schema)
     assert SearchSettings(start=8) == SearchSettings(8, 512, 1, 3)
+
+
+def test_a_probe_cell_replaces_the_searched_part_of_the_variant_alone():
+    """A probe's cell has the probed value in place of the part `<option>_max` of its variant
+    (the part rule of matrix.names_slug, as find_max_batch checks it), not in every substring:
+    a case variant num_classes_maximal made the probe num_classes_2000imal_num_classes_2000."""
+    from dlperf.matrix import Cell, Layout
+    from dlperf.plan.maxbatch import probe_cell
+
+    cell = Cell("pytorch", "insightface", "amp", False, 64, Layout(1, 1),
+                "num_classes_maximal_num_classes_max")  # fmt: skip
+    probed = probe_cell(cell, "num_classes", 2000)
+    assert probed.variant == "num_classes_maximal_num_classes_2000"
+    assert probe_cell(cell, "batch_size", 128).batch_size == 128

@@ -162,6 +162,11 @@ def without_slug(variant: str, slug: str) -> str:
     return _slug_part(slug).sub("", variant).strip("_")
 
 
+def with_slug_replaced(variant: str, slug: str, by: str) -> str:
+    """The variant with the part `slug` (not a longer part that begins with it) replaced by `by`."""
+    return _slug_part(slug).sub(lambda part: part[0][: -len(slug)] + by, variant)
+
+
 def sweep_points(sweep: dict[str, list[Any]]) -> list[dict[str, Any]]:
     """Every combination of the swept options' values (one empty point: no sweep)."""
     names = list(sweep)

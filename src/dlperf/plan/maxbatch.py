@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from dlperf.defaults import suite_default
-from dlperf.matrix import Cell, CellSpec, sweep_slug
+from dlperf.matrix import Cell, CellSpec, sweep_slug, with_slug_replaced
 from dlperf.status import Status, timed_out_sooner
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ def probe_cell(cell: Cell, option: str, value: int) -> Cell:
     batch in its id, or the option's value in its variant (num_classes_max -> num_classes_2000)."""
     if option == BATCH:
         return dataclasses.replace(cell, batch_size=value)
-    variant = cell.variant.replace(sweep_slug(option, "max"), sweep_slug(option, value))
+    variant = with_slug_replaced(cell.variant, sweep_slug(option, "max"), sweep_slug(option, value))
     return dataclasses.replace(cell, variant=variant)
 
 
