@@ -19,10 +19,12 @@ from dlperf.paths import RunPaths
 from dlperf.status import Status, timed_out_sooner
 from dlperf.util import json_digest, marker_time_ns, stamp_inputs
 
+# The site's settings that change what runs, as a measure names them (site_measure)
+SITE_MEASURE_FIELDS = ("env", "setup", "container")
 # What a later stage reads of the record's measure (measure_of makes it); only a built-in
 # workload's has its code, only a framework with an environment of its own its identity, only a
 # site that sets them its variables, setup lines and container (site_measure).
-OPTIONAL_MEASURE_FIELDS = ("workload_code", "environment", "env", "setup", "container")
+OPTIONAL_MEASURE_FIELDS = ("workload_code", "environment", *SITE_MEASURE_FIELDS)
 MEASURE_FIELDS: dict[str, Any] = {
     "cell": dict[str, Any],
     "options": dict[str, Any],
@@ -34,7 +36,6 @@ MEASURE_FIELDS: dict[str, Any] = {
     "setup": list[str],
     "container": str,
 }
-SITE_MEASURE_FIELDS = ("env", "setup", "container")
 
 
 def measure_of(
