@@ -25,6 +25,7 @@ from dlperf.report.tablecheck import (
     check_separator,
     check_table,
     is_empty,
+    separator,
     shown,
     to_bool,
 )
@@ -95,7 +96,7 @@ def _ragged_row(path: Path, sep: str) -> str:
 def read_table(path: Path, check: bool = False) -> pd.DataFrame:
     """A TSV (or CSV) written by dlperf.measure.tables: ids and words as text, empty text as ''.
     With `check`, every column it carries is checked for its kind first (check_table)."""
-    sep = "," if path.suffix == ".csv" else "\t"
+    sep = separator(path)
     dtype = dict.fromkeys(_TEXT_COLUMNS, str)
     try:
         with warnings.catch_warnings():

@@ -55,13 +55,18 @@ _FLAG_WORDS_XLA = _FLAG_WORDS | {"xla", "noxla"}
 STATUSES = tuple(str(s) for s in Status)
 
 
+def separator(path: Path) -> str:
+    """The field separator of a table: a .csv's commas, any other's (a .tsv's) tabs."""
+    return "," if path.suffix == ".csv" else "\t"
+
+
 def check_separator(columns: Sequence[Any], path: Path) -> None:
     """A header read as one field holding another separator (commas in a .tsv, tabs in a .csv,
     a spreadsheet's semicolons, spaces typed for tabs) is a ConfigError at path:1 saying what the
     file needs: it would read as a table of one column, without cell_id."""
     header = str(columns[0]) if len(columns) == 1 else ""
     if any(sep in header for sep in ",;\t") or len(header.split()) > 1:
-        needs = "commas" if path.suffix == ".csv" else "tabs"
+        needs = {",": "commas", "\t": "tabs"}[separator(path)]
         raise ConfigError(
             f"{path}:1: the header is one field, {shown(header[:60])}: this table's fields must "
             f"be separated by {needs} (a .tsv table's by tabs, a .csv one's by commas)"
@@ -224,7 +229,7 @@ class Lines:
         return self.found[row] if len(self.found) == self.rows else row + 2
 
     def _scan(self) -> list[int]:
-        sep = "," if self.path.suffix == ".csv" else "\t"
+        sep = separator(self.path)
         starts, start = [], 1
         try:
             with self.path.open(newline="", encoding="utf-8", errors="replace") as handle:
@@ -252,7 +257,7 @@ def check_layout(path: Path) -> None:
     lines up to the next one into one field (rows vanish into a remark). A quoted field may run
     over lines (a note), but one that holds the separator as well holds rows. ConfigError at
     path:line."""
-    sep, start = ("," if path.suffix == ".csv" else "\t"), 1
+    sep, start = separator(path), 1
     try:
         with path.open(newline="", encoding="utf-8", errors="replace") as handle:
             reader = csv.reader(handle, delimiter=sep)
