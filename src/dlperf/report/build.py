@@ -201,7 +201,6 @@ def _options(config: Mapping[str, Any]) -> Options:
 
     median, repeats_value = _repeats_said(int(config["repeats"]), config.get("adaptive_repeats"))
     return Options(
-        repeats=int(config["repeats"]),
         warmup=int(config["window"]["warmup"]),
         measure=int(config["window"]["measure"]),
         precisions=union("precision", precision_key),

@@ -188,7 +188,6 @@ class Baseline:
 
 @dataclass(frozen=True)
 class Options:
-    repeats: int
     warmup: int
     measure: int
     precisions: tuple[str, ...]
