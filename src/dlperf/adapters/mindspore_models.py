@@ -45,6 +45,7 @@ class MindSpore(UpstreamAdapter):
     display_name: ClassVar[str] = "MindSpore"
     version: ClassVar[str] = "MindSpore 1.1.0; model_zoo r1.1"
     launch: ClassVar[str] = "mpirun"
+    log_interval: ClassVar[int] = DLPERF_SINK_STEPS  # a line per sink (release current: per step)
     models: ClassVar[dict[str, ModelSource]] = {
         "resnet50": ModelSource("mindspore/mindspore", "model_zoo/official/cv/resnet", "r1.1"),
         "bert_base": ModelSource("mindspore/mindspore", "model_zoo/official/nlp/bert", "r1.1"),
@@ -143,7 +144,7 @@ class MindSpore(UpstreamAdapter):
     def log_interval_of(self, options: Mapping[str, Any]) -> int:
         """DLPerf v1.0's scripts log once per sink of DLPERF_SINK_STEPS; release current once per
         step (one step per sink)."""
-        return 1 if self.release_name(options) == "current" else DLPERF_SINK_STEPS
+        return 1 if self.release_name(options) == "current" else self.log_interval
 
     def command(self, ctx: TaskContext) -> list[str]:
         argv = super().command(ctx)
