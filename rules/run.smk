@@ -7,7 +7,7 @@
 
 rule run_cell:
     input:
-        run_inputs,  # a `max` cell's search (rules/maxbatch.smk); a stamp: another measure
+        run_inputs,  # a `max` cell's search; a stamp: another measure, a shorter limit's timeout
     output:
         RUN_MANIFEST_PATTERN,
     log:

@@ -70,9 +70,9 @@ def probe_run(
 def finished_probe(manifest: Path, measure: dict[str, Any]) -> RunRecord | None:
     """A probe that an interrupted run of this same search (find_max_batch keeps its probes
     only then) ran to its end, of this very measure (which names its environment, so a probe in
-    an environment whose pins changed since is not): it fit (ok) or did not (oom). On a cluster each probe queued for its allocation; a search
-    resumed after Ctrl-C or a lost node does not run them again. Any other (failed, timed out, of
-    another measure, unreadable) runs again."""
+    an environment whose pins changed since is not): it fit (ok) or did not (oom). On a cluster
+    each probe queued for its allocation; a search resumed after Ctrl-C or a lost node does not
+    run them again. Any other (failed, timed out, of another measure, unreadable) runs again."""
     try:
         record = RunRecord.read(manifest)
     except (ParseError, OSError):
