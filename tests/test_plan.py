@@ -188,6 +188,40 @@ def test_duration_sources_measured_scaled_limit(tmp_path):
     assert "duration_source" in text and "batch per device" in text
 
 
+def test_a_failed_runs_time_is_no_reference_for_another_cell(tmp_path):
+    """Review: a cell whose runs all failed at start-up (4 and 6 s) was the reference of its
+    neighbour, planned at 10 s 'scaled' (0 s + 5 s x 8/4) though it will train for minutes; and
+    its own 5 s read 'median of 2 runs' as if they had trained."""
+    config = validate(
+        {"repeats": 1, "time_limit_min": 30,
+         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4, 8, 16], "layouts": ["1n1g"]}]}
+    )  # fmt: skip
+    t0, failed, ok = (
+        1_700_000_000.0,
+        "pytorch.resnet50.fp32.noxla.b4.1n1g",
+        "pytorch.resnet50.fp32.noxla.b16.1n1g",
+    )
+    row = {"submitted_at": t0, "workload_wall_s": ""}
+    write_runs(
+        tmp_path,
+        [row | {"cell_id": failed, "status": "failed", "noticed_at": t0 + 4},
+         row | {"cell_id": failed, "status": "oom", "noticed_at": t0 + 6},
+         row | {"cell_id": ok, "status": "ok", "noticed_at": t0 + 160, "workload_wall_s": 140}],
+    )  # fmt: skip
+    cells = {c.cell_id: c for c in make_plan(config, tmp_path, nodes=1).cells}
+    assert (cells[failed].duration_source, cells[failed].wall_s) == ("measured", 5)
+    assert cells[failed].basis == "median of 2 runs, none ok (failed, oom)"
+    between = cells["pytorch.resnet50.fp32.noxla.b8.1n1g"]  # b4 is likelier, but never trained
+    assert (between.duration_source, between.wall_s) == ("scaled", 20 + 140 * 8 / 16)
+    assert ok in between.basis
+    write_runs(
+        tmp_path / "only-failed",
+        [row | {"cell_id": failed, "status": "failed", "noticed_at": t0 + 4}],
+    )
+    cells = {c.cell_id: c for c in make_plan(config, tmp_path / "only-failed", nodes=1).cells}
+    assert (cells[ok].duration_source, cells[ok].wall_s) == ("limit", 1800)
+
+
 def test_an_infinite_time_in_a_runs_table_is_no_duration(tmp_path):
     """Review: noticed_at = inf in a hand-edited runs table crashed `dlperf plan` and every
     Snakemake call (OverflowError in the planner)."""

@@ -3,8 +3,10 @@ time a job queued is no run's, and a campaign's own jobs queue behind each other
 evidence there is, and which it is (`duration_source`):
 
 - measured: the median wall time of the cell's earlier runs in `<results>/tables/runs.tsv`
-  (its ok runs; all its timed runs when none is ok);
-- scaled: from a measured cell of the same framework and model (SCALING_RULE below);
+  (its ok runs; all its timed runs when none is ok, and the basis says so);
+- scaled: from a cell of the same framework and model with ok runs (SCALING_RULE below): a run
+  that failed, ran out of memory, timed out or was skipped did not do the work another cell's
+  run will do, so its time is no reference;
 - limit: the suite's `time_limit_min`, an upper bound.
 """
 
@@ -146,6 +148,17 @@ class _Measured:
     wall_s: float
     workload_s: float | None
     runs: int
+    statuses: tuple[str, ...]  # of the runs timed: ("ok",), or every status when none is ok
+
+    @property
+    def ok(self) -> bool:
+        return self.statuses == (Status.OK,)
+
+    @property
+    def basis(self) -> str:
+        if self.ok:
+            return f"median of {self.runs} runs"
+        return f"median of {self.runs} runs, none ok ({', '.join(self.statuses)})"
 
 
 def _measured(runs: list[TimedRun]) -> dict[str, _Measured]:
@@ -160,6 +173,7 @@ def _measured(runs: list[TimedRun]) -> dict[str, _Measured]:
             statistics.median(r.wall_s for r in rows),
             statistics.median(workload) if workload else None,
             len(rows),
+            tuple(sorted({r.status for r in rows})),
         )
     return found
 
@@ -198,9 +212,9 @@ def cell_durations(
 ) -> list[CellDuration]:
     """Each cell's planned wall time: measured, else scaled, else the time limit."""
     measured = _measured(runs)
-    by_model: dict[tuple[str, str], list[CellSpec]] = {}
+    by_model: dict[tuple[str, str], list[CellSpec]] = {}  # the references: cells with ok runs
     for spec in specs:
-        if spec.id in measured:
+        if spec.id in measured and measured[spec.id].ok:
             by_model.setdefault((spec.cell.framework, spec.cell.model), []).append(spec)
     durations = []
     for spec in specs:
@@ -214,7 +228,7 @@ def _duration(
 ) -> CellDuration:
     if spec.id in measured:
         m = measured[spec.id]
-        return _cell_duration(spec, m.wall_s, "measured", f"median of {m.runs} runs")
+        return _cell_duration(spec, m.wall_s, "measured", m.basis)
     reference = _reference(spec, peers)
     batch, ref_batch = _per_device_batch(spec), reference and _per_device_batch(reference)
     if reference is not None and batch and ref_batch:

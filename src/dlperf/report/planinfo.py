@@ -21,7 +21,7 @@ class PlanLayout:
     layout: str  # or "total"
     runs: int
     measured: int  # runs whose planned duration came from earlier runs of the cell
-    scaled: int  # ... from a measured cell of the same framework and model
+    scaled: int  # ... from a cell of the same framework and model with ok runs
     limit: int  # ... from the time limit (an upper bound)
     gpu_hours: str
 
