@@ -173,3 +173,36 @@ def test_an_html_entity_in_text_reads_as_itself_in_markdown() -> None:
 
     assert escape("x &lt;b&gt; y") == "x &amp;lt;b&amp;gt; y"
     assert escape("Wide & Deep") == "Wide & Deep"
+
+
+@pytest.mark.parametrize("name", ["old [$1 vs $2]", "old [$\\x$]", "p_1 $_$"])
+def test_a_dollar_in_a_plot_label_is_text_not_tex(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Review: a baseline named 'old [$1 vs $2]' was drawn as TeX ('1 vs 2' in italics, its
+    dollars gone) in the plots' legends, and 'old [$\\x$]' stopped the whole report (matplotlib's
+    ValueError: Unknown symbol: \\x)."""
+    from matplotlib.figure import Figure
+
+    from dlperf.report import plots
+    from dlperf.report.model import Column, Group, PlotPoint
+
+    legends: list[list[str]] = []
+    original = Figure.savefig
+
+    def keep(fig: Figure, *args: Any, **kwargs: Any) -> None:
+        original(fig, *args, **kwargs)  # draws every text: a TeX error is raised here
+        legend = fig.axes[0].get_legend()
+        legends.append([text.get_text() for text in legend.get_texts()])
+        assert not any(text.get_parse_math() for text in legend.get_texts())
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    points = (PlotPoint(name, "1n1g", 10.0, 1.0), PlotPoint(name, "1n2g", 19.0, 1.9))
+    group = Group(
+        "g", "resnet50", "ResNet-50", "fp32", "FP32", False, "8", "default",
+        (Column("pytorch", "old", name),), (), (), (), points,
+    )  # fmt: skip
+    labels = plots.PlotLabels(f"title {name}", "x", "y", "legend", "ideal")
+    for draw in (plots.throughput_plot, plots.speedup_plot):
+        assert draw(group, labels, "en", tmp_path / f"{draw.__name__}.png") is not None
+    assert legends == [[name], ["ideal", name]]

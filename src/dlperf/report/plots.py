@@ -96,6 +96,9 @@ def _rc(lang: str) -> Any:  # matplotlib types rc keys as Literals
         "font.family": "sans-serif",
         "font.sans-serif": families,
         "axes.unicode_minus": False,
+        # Labels are data (a baseline's name, a published table's words): "$1 vs $2" is text,
+        # never TeX (set in italics, or an error that stops the report)
+        "text.parse_math": False,
     }
 
 
