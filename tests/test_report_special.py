@@ -340,3 +340,33 @@ def test_wide_deep_tables_come_in_layout_order():
             for lay in layouts]  # fmt: skip
     cells = pd.DataFrame(rows).reindex(columns=CELL_TABLE_COLUMNS)
     assert [t.layout for t in special_tables(cells, label)] == ["1n1g", "1n8g", "1n16g", "4n8g"]
+
+
+def test_the_wide_deep_plot_lists_its_columns_in_the_tables_order(tmp_path, monkeypatch):
+    """Review: a column with no point at the smallest vocabulary (not run there) came second in
+    the legend, after the table's second column: lines were listed as they were first met."""
+    from matplotlib.figure import Figure
+
+    from dlperf.report import plots
+    from dlperf.report.special import Row, Table, Value
+
+    legends = []
+    original = Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        legends.append([t.get_text() for t in fig.axes[0].get_legend().get_texts()])
+        lines = {line.get_label(): list(line.get_ydata()) for line in fig.axes[1].get_lines()}
+        legends.append(lines)
+        original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    absent = Value("absent", "", "")
+    rows = (
+        Row("3.2M", (absent, Value("ok", "13", "800", plotted=(13.0, 800.0))), "n/a", 3.2e6),
+        Row("6.4M", (Value("ok", "12", "2000", plotted=(12.0, 2000.0)),
+                     Value("ok", "15", "1600", plotted=(15.0, 1600.0))), "1.25", 6.4e6),
+    )  # fmt: skip
+    table = Table("wide_deep", "FP32", "1n1g", "16384", ("OneFlow", "HugeCTR"), rows)
+    labels = plots.PlotLabels("W&D", "vocabulary", "ms", "framework", y2="MiB")
+    assert plots.wide_deep_plot(table, ["OneFlow", "HugeCTR"], labels, "en", tmp_path / "w.png")
+    assert legends == [["OneFlow", "HugeCTR"], {"OneFlow": [2000.0], "HugeCTR": [800.0, 1600.0]}]

@@ -261,9 +261,10 @@ def wide_deep_plot(
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.17, top=0.88, wspace=0.25)
         panels = fig.subplots(1, 2)
         for ax, y, ylabel in zip(panels, ("latency", "memory"), (labels.y, labels.y2), strict=True):
-            for label, mine in frame.groupby("column", sort=False):
-                mine = mine.sort_values("x")
-                ax.plot(mine["x"], mine[y], marker="o", color=palette[str(label)], label=label)
+            for label in columns:  # in the table's order, each with its colour
+                mine = frame[frame["column"] == label].sort_values("x")
+                if len(mine):
+                    ax.plot(mine["x"], mine[y], marker="o", color=palette[label], label=label)
             ax.set_xscale("log", base=2)
             ticks = sorted(set(frame["x"]))
             ax.set_xticks(ticks, [f"{x / 1e6:g}M" for x in ticks], fontsize="small")
