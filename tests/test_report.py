@@ -618,6 +618,33 @@ def test_chinese_plot_labels_have_glyphs(tmp_path: Path) -> None:
     assert not [w for w in caught if "missing from font" in str(w.message)]
 
 
+def test_another_cjk_font_is_used_where_noto_sans_cjk_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Review: a machine whose Chinese font was not Noto Sans CJK (here: Noto Serif CJK alone, as
+    WenQuanYi or Source Han elsewhere) drew the Chinese plots' labels as boxes, with a warning
+    to install fonts-noto-cjk."""
+    find = plots.font_manager.findfont
+    try:
+        find(
+            plots.font_manager.FontProperties(family="Noto Serif CJK SC"), fallback_to_default=False
+        )
+    except ValueError:
+        pytest.skip("no Noto Serif CJK installed")
+
+    def without_sans_cjk(prop: Any, *args: Any, **kwargs: Any) -> str:
+        if any(family.startswith("Noto Sans CJK") for family in prop.get_family()):
+            raise ValueError("hidden")
+        return find(prop, *args, **kwargs)
+
+    plots.cjk_font_family.cache_clear()
+    monkeypatch.setattr(plots.font_manager, "findfont", without_sans_cjk)
+    try:
+        assert plots.cjk_font_family() == "Noto Serif CJK SC"
+    finally:
+        plots.cjk_font_family.cache_clear()
+
+
 def test_missing_cjk_font_warns(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -26,8 +26,33 @@ from dlperf.util import atomic_path
 
 log = logging.getLogger(__name__)
 
-CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP")
-CJK_FILE_HINT = "NotoSansCJK"
+# Fonts with Chinese glyphs, the preferred first: Debian's fonts-noto-cjk, then what other
+# systems ship (Adobe's and Google's Noto/Source Han, WenQuanYi, Android's fallback, Windows',
+# macOS'), then serif ones. Any of them beats boxes.
+CJK_FAMILIES = (
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Source Han Sans SC",
+    "Source Han Sans CN",
+    "Noto Sans SC",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "Droid Sans Fallback",
+    "Microsoft YaHei",
+    "SimHei",
+    "PingFang SC",
+    "Hiragino Sans GB",
+    "Heiti SC",
+    "Arial Unicode MS",
+    "Noto Serif CJK SC",
+    "Noto Serif CJK JP",
+    "Source Han Serif SC",
+    "AR PL UMing CN",
+    "AR PL UKai CN",
+)
+# Their files' names, for a font cache built before the font was installed
+CJK_FILE_HINTS = ("notosanscjk", "notoserifcjk", "sourcehan", "wqy", "droidsansfallback", "ukai",
+                  "uming", "notosanssc")  # fmt: skip
 LATIN_FAMILY = "DejaVu Sans"  # matplotlib's own font, always present
 # Languages whose labels need CJK glyphs.
 CJK_LANGUAGES = ("zh",)
@@ -61,7 +86,8 @@ def _known_family(families: tuple[str, ...]) -> tuple[str, str] | None:
 
 @functools.cache
 def cjk_font_family() -> str | None:
-    """The CJK font family matplotlib can use (Noto Sans CJK from fonts-noto-cjk), or None.
+    """The CJK font family matplotlib can use (CJK_FAMILIES: Noto Sans CJK from fonts-noto-cjk,
+    else another font with Chinese glyphs), or None.
 
     Looks in matplotlib's font cache, then (a cache built before the font was installed) among the
     system's font files. Without one, Chinese labels would show as boxes: a warning says so.
@@ -69,7 +95,7 @@ def cjk_font_family() -> str | None:
     found = _known_family(CJK_FAMILIES)
     if found is None:
         for path in font_manager.findSystemFonts():
-            if CJK_FILE_HINT in Path(path).name:
+            if any(hint in Path(path).name.lower() for hint in CJK_FILE_HINTS):
                 try:
                     font_manager.fontManager.addfont(path)
                 except (OSError, RuntimeError, ValueError) as err:
@@ -77,9 +103,9 @@ def cjk_font_family() -> str | None:
         found = _known_family(CJK_FAMILIES)
     if found is None:
         log.warning(
-            "no CJK font found (%s); Chinese plot labels will not render. "
+            "no CJK font found (looked for %s); Chinese plot labels will not render. "
             "Install Debian's fonts-noto-cjk (apt-get install fonts-noto-cjk).",
-            " or ".join(CJK_FAMILIES),
+            ", ".join(CJK_FAMILIES),
         )
         return None
     family, path = found
