@@ -13,7 +13,14 @@ from dlperf.config import validate
 from dlperf.plan import milp
 from dlperf.plan.durations import read_runs
 from dlperf.plan.jobs import Job, PlanError, Site
-from dlperf.plan.plan import layout_rows, make_plan, plan_dict, plan_text, run_priorities
+from dlperf.plan.plan import (
+    layout_rows,
+    machine_site,
+    make_plan,
+    plan_dict,
+    plan_text,
+    run_priorities,
+)
 from dlperf.plan.schedule import list_schedule, schedule_campaign
 
 HOUR_S = 3600.0
@@ -282,6 +289,22 @@ def test_layout_wider_than_the_site_names_the_cell_and_key(tmp_path):
         make_plan(config, tmp_path, nodes=3)
     with pytest.raises(PlanError, match=r"1n8g.*site\.gpus_per_node_max"):
         make_plan(suite({1: ["1n8g"]}, site={"gpus_per_node_max": 4}), tmp_path)
+
+
+def test_a_layout_this_machine_cannot_run_names_the_machine_not_a_site_key(tmp_path):
+    """Review: a local suite's 1n8g on a 2-CPU machine was refused as needing '8 GPUs per node;
+    a node of the site has 2 (site.gpus_per_node_max)', a key the suite never set; a 2n1g as
+    'the site has 1 (site.nodes). Give the campaign more nodes'."""
+    site = machine_site(2, "CPUs")
+    for layout, needs in (("1n8g", "1 node(s) x 8 device(s)"), ("2n1g", "2 node(s) x 1 device(s)")):
+        with pytest.raises(PlanError) as refused:
+            make_plan(suite({1: ["1n1g", layout]}), tmp_path, **site)
+        assert str(refused.value) == (
+            f"cell pytorch.resnet50.fp32.noxla.b1.{layout}: layout {layout} needs {needs}; the "
+            "site is this machine (2 CPUs, the local backend: one run at a time). Drop the "
+            "layout from the local suite, or plan it for a cluster (backend: slurm, or --nodes "
+            "and --gpus-per-node)."
+        )
 
 
 def test_nothing_to_run(tmp_path):

@@ -98,9 +98,19 @@ def site_of(
     return Site(nodes, gpus_per_node, exclusive), "; ".join(origin)
 
 
-def _check_site(specs: list[CellSpec], site: Site, origin: str) -> None:
+def _check_site(specs: list[CellSpec], site: Site, origin: str, machine: str | None) -> None:
+    """Every layout fits the site; else which cell does not, and what set the site's size: the
+    flag or key, or this machine (the local backend: no site key was read)."""
     for spec in specs:
         layout = spec.cell.layout
+        fits = layout.nodes <= site.nodes and layout.gpus_per_node <= site.gpus_per_node
+        if machine is not None and not fits:
+            raise PlanError(
+                f"cell {spec.id}: layout {layout} needs {layout.nodes} node(s) x "
+                f"{layout.gpus_per_node} device(s); the site is {machine}. Drop the layout from the "
+                "local suite, or plan it for a cluster (backend: slurm, or --nodes and "
+                "--gpus-per-node)."
+            )
         if layout.nodes > site.nodes:
             key = "--nodes" if "from --nodes" in origin else "site.nodes"
             raise PlanError(
@@ -136,7 +146,7 @@ def make_plan(
     if not specs or suite.repeats < 1:
         raise PlanError("the suite has nothing to run: no cells (check its cases) or no repeats")
     site, origin = site_of(config, specs, nodes, gpus_per_node, exclusive, machine)
-    _check_site(specs, site, origin)
+    _check_site(specs, site, origin, machine)
     durations = cell_durations(
         specs, read_runs(Path(results)), float(config["time_limit_min"]) * 60
     )
