@@ -102,7 +102,7 @@ class GroupBuilder:
         """One results table per model, precision and (table) batch size, in the report's order."""
         grouped = table_keys(cells).groupby(GROUP_KEYS, sort=False)
         ordered = sorted(grouped, key=lambda kv: self.order.group(kv[0]))
-        return [self.group(key, frame) for key, frame in ordered]
+        return _unique_slugs([self.group(key, frame) for key, frame in ordered])
 
     def group(self, key: tuple[Any, ...], frame: pd.DataFrame) -> Group:
         model, precision, table_batch = key
@@ -214,6 +214,21 @@ def _slug(model: str, precision: str, batch_size: str) -> str:
     ("ResNet-50 v1.5 (ours)", "../x") kept to letters, digits, '.', '_' and '-', and short."""
     cell = Cell("", model, precision, False, batch_size, Layout(1, 1), "default")
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", cell.group_id.replace(".noxla", ""))[:120].strip(".")
+
+
+def _unique_slugs(groups: list[Group]) -> list[Group]:
+    """Each table its own slug (its plots' files, its anchor): two tables whose model words
+    differ only in what a slug leaves out ('ResNet 50', 'ResNet_50'; case, on a filesystem that
+    ignores it) would share one plot file, each showing the last one's; the later get -2, -3."""
+    seen: set[str] = set()
+    unique = []
+    for group in groups:
+        slug, n = group.slug, 2
+        while slug.lower() in seen:
+            slug, n = f"{group.slug}-{n}", n + 1
+        seen.add(slug.lower())
+        unique.append(group if slug == group.slug else dataclasses.replace(group, slug=slug))
+    return unique
 
 
 def _column_remarks(key: tuple[Any, ...], frame: pd.DataFrame, table_batch: str) -> list[Footnote]:
