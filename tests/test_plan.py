@@ -229,6 +229,31 @@ def test_a_failed_runs_time_is_no_reference_for_another_cell(tmp_path):
     assert (cells[ok].duration_source, cells[ok].wall_s) == ("limit", 1800)
 
 
+def test_runs_that_timed_out_under_a_shorter_limit_are_planned_at_the_suites(tmp_path):
+    """Review: runs killed at a 5-minute limit were planned at their 5 minutes ('measured')
+    after time_limit_min was raised to 30, though the workflow redoes them and each may now run
+    30 minutes: the makespan read a sixth of what it may be."""
+    config = validate(
+        {"repeats": 1, "time_limit_min": 30,
+         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4, 8], "layouts": ["1n1g"]}]}
+    )  # fmt: skip
+    t0, short, long = (
+        1_700_000_000.0,
+        "pytorch.resnet50.fp32.noxla.b4.1n1g",
+        "pytorch.resnet50.fp32.noxla.b8.1n1g",
+    )
+    row = {"submitted_at": t0, "workload_wall_s": "", "status": "timeout"}
+    write_runs(tmp_path, [row | {"cell_id": short, "noticed_at": t0 + 305},
+                          row | {"cell_id": long, "noticed_at": t0 + 1830}])  # fmt: skip
+    plan = make_plan(config, tmp_path, nodes=1)
+    cells = {c.cell_id: c for c in plan.cells}
+    assert (cells[short].duration_source, cells[short].wall_s) == ("limit", 1800)
+    assert (
+        cells[short].basis == "time limit 30 min; median of 1 runs, none ok (timeout) after 305 s"
+    )
+    assert (cells[long].duration_source, cells[long].wall_s) == ("measured", 1830)  # the limit's
+
+
 def test_an_infinite_time_in_a_runs_table_is_no_duration(tmp_path):
     """Review: noticed_at = inf in a hand-edited runs table crashed `dlperf plan` and every
     Snakemake call (OverflowError in the planner)."""

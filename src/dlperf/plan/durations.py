@@ -3,7 +3,8 @@ time a job queued is no run's, and a campaign's own jobs queue behind each other
 evidence there is, and which it is (`duration_source`):
 
 - measured: the median wall time of the cell's earlier runs in `<results>/tables/runs.tsv`
-  (its ok runs; all its timed runs when none is ok, and the basis says so);
+  (its ok runs; all its timed runs when none is ok, and the basis says so; runs that timed out
+  sooner than the suite's time limit now are planned at it);
 - scaled: from a cell of the same framework and model with ok runs (SCALING_RULE below): a run
   that failed, ran out of memory, timed out or was skipped did not do the work another cell's
   run will do, so its time is no reference;
@@ -228,6 +229,10 @@ def _duration(
 ) -> CellDuration:
     if spec.id in measured:
         m = measured[spec.id]
+        if not m.ok and Status.TIMEOUT in m.statuses and m.wall_s < limit_s:
+            # killed at a shorter limit than the suite's now: redone, it may run to this one
+            basis = f"time limit {limit_s / 60:g} min; {m.basis} after {m.wall_s:.0f} s"
+            return _cell_duration(spec, limit_s, "limit", basis)
         return _cell_duration(spec, m.wall_s, "measured", m.basis)
     reference = _reference(spec, peers)
     batch, ref_batch = _per_device_batch(spec), reference and _per_device_batch(reference)
