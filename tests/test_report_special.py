@@ -370,3 +370,32 @@ def test_the_wide_deep_plot_lists_its_columns_in_the_tables_order(tmp_path, monk
     labels = plots.PlotLabels("W&D", "vocabulary", "ms", "framework", y2="MiB")
     assert plots.wide_deep_plot(table, ["OneFlow", "HugeCTR"], labels, "en", tmp_path / "w.png")
     assert legends == [["OneFlow", "HugeCTR"], {"OneFlow": [2000.0], "HugeCTR": [800.0, 1600.0]}]
+
+
+def test_a_wide_deep_memory_without_a_latency_is_still_plotted(tmp_path, monkeypatch):
+    """Review: a cell whose table row reads latency n/a (a measured 0 samples/s) and memory
+    1,000 MiB had no point in the memory panel either: the plot dropped every cell without a
+    latency."""
+    from matplotlib.figure import Figure
+
+    from dlperf.report import plots
+
+    drawn = {}
+    original = Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        for name, ax in zip(("latency", "memory"), fig.axes, strict=False):
+            drawn[name] = {line.get_label(): list(line.get_ydata()) for line in ax.get_lines()}
+        original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    cells = _cells()
+    cells.loc[cells["framework"] == "oneflow_wdl", "throughput_median"] = 0.0
+    (wdl, *_) = special_tables(cells, label)
+    assert [v.first for v in wdl.rows[0].values] == ["n/a", "25.0"]
+    assert [v.second for v in wdl.rows[0].values] == ["1000", "1500"]
+    labels = plots.PlotLabels("W&D", "vocabulary", "ms", "framework", y2="MiB")
+    assert plots.wide_deep_plot(wdl, ["OneFlow", "HugeCTR"], labels, "en", tmp_path / "w.png")
+    assert drawn["memory"] == {"OneFlow": [1000.0, 1200.0], "HugeCTR": [1500.0]}
+    assert drawn["latency"]["HugeCTR"] == [25.0]
+    assert all(v != v for v in drawn["latency"]["OneFlow"])  # n/a in the table: no point

@@ -270,12 +270,12 @@ def wide_deep_plot(
 ) -> Path | None:
     """Two panels against the swept vocabulary size (log scale): latency per iteration and
     memory, a line per column (`columns`: its labels in words); an OOM or missing cell is no
-    point."""
+    point, and a figure the table shows as n/a (a memory without a latency) none in its panel."""
     points = [
         (columns[i], row.x, *value.plotted)
         for row in table.rows
         for i, value in enumerate(row.values)
-        if row.x == row.x and value.plotted[0] == value.plotted[0]
+        if row.x == row.x and any(v == v for v in value.plotted)
     ]
     if not points:
         return None
