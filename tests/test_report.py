@@ -952,6 +952,49 @@ def test_plots_show_spread_and_ceiling(suite_dir: Path, monkeypatch: pytest.Monk
     assert list(ceiling.get_ydata()) == [1.97]
 
 
+def test_a_figure_to_doubt_is_marked_on_the_plots(
+    suite_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: a figure its table footnotes as one to doubt (1n2g: an outlier run; "Read this
+    first") was a plain bar and point, as sure as the others; it is hatched on the throughput
+    plot, hollow on the speedup plot, and the note under the axes says why."""
+    from matplotlib.figure import Figure
+
+    drawn: dict[str, Figure] = {}
+    original = Figure.savefig
+
+    def keep(fig: Figure, *args: Any, **kwargs: Any) -> None:
+        drawn[fig.axes[0].get_title()] = fig
+        original(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    monkeypatch.chdir(suite_dir)
+    config = validate(copy.deepcopy(CONFIG))
+    data = load_report_data(
+        config, Path("results/tables/cells.tsv"), Path("results/tables/runs.tsv"), GENERATED_AT
+    )
+    from dlperf.i18n import Translator
+    from dlperf.report.render import in_words
+
+    (group,) = [in_words(g, Translator("en")) for g in data.groups if g.slug == "resnet50.fp32.b8"]
+    measured = {p.layout: p.doubted for p in group.points if p.column == PT}
+    assert measured == {"1n1g": False, "1n2g": True}
+    make_plots(data, "en", suite_dir / "plots-doubt")
+    title = "ResNet-50 v1.5 FP32, batch size 8 per device"
+    bars = drawn[f"{title}: throughput"]
+    mine = next(c for c in bars.axes[0].containers if c.get_label() == PT)
+    assert [bar.get_hatch() for bar in mine] == [None, "//"]
+    notes = [t.get_text() for t in bars.texts]
+    assert notes == [
+        'Error bars: min-max of the runs\nHatched: a figure to doubt (see "Read this first")'
+    ]
+    speedup = drawn[f"{title}: speedup"].axes[0]
+    hollow = [line for line in speedup.get_lines() if line.get_markerfacecolor() == "white"]
+    assert [list(line.get_ydata()) for line in hollow] == [
+        [p.speedup for p in group.points if p.column == PT and p.doubted]
+    ]
+
+
 def _without_notes(table: list[list[str]]) -> list[list[str]]:
     """The table with footnote marks ("[1] [2]") taken off its column headers."""
     return [[re.sub(r"( \[\d+\])+$", "", h) for h in table[0]], *table[1:]]

@@ -132,7 +132,8 @@ class GroupBuilder:
                     continue
                 details.append(self._detail(column, record, extra))
                 if record["status"] == Status.OK and fmt.is_number(record["throughput_median"]):
-                    points.append(_point(column, record))
+                    doubted = (record["cell_id"], record["source"]) in self.doubted
+                    points.append(_point(column, record, doubted))
         return Group(
             slug=_slug(model, precision, str(table_batch)),
             model=model,
@@ -260,7 +261,7 @@ def _column_remarks(key: tuple[Any, ...], frame: pd.DataFrame, table_batch: str)
     return remarks
 
 
-def _point(column: Column, record: dict[str, Any]) -> PlotPoint:
+def _point(column: Column, record: dict[str, Any], doubted: bool) -> PlotPoint:
     def number(key: str) -> float:
         value = record.get(key)
         return float(value) if value is not None and fmt.is_number(value) else math.nan
@@ -273,6 +274,7 @@ def _point(column: Column, record: dict[str, Any]) -> PlotPoint:
         number("throughput_min"),
         number("throughput_max"),
         number("speedup_ceiling"),
+        doubted,
     )
 
 

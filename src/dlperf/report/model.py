@@ -95,6 +95,7 @@ class PlotPoint:
     low: float = float("nan")  # min of the runs (nan: one run or none recorded)
     high: float = float("nan")  # max of the runs
     ceiling: float = float("nan")  # communication ceiling of the speedup (nan: not measured)
+    doubted: bool = False  # its figure has a caveat in "Read this first" (caveats.DOUBT_KINDS)
 
     @property
     def devices(self) -> int:

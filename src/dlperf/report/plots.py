@@ -69,6 +69,7 @@ class PlotLabels:
     ideal: str = ""
     ceiling: str = "{column}"  # the communication ceiling's legend entry, per column
     note: str = ""  # what the error bars or lines are, printed under the axes
+    doubted: str = ""  # how a figure with a caveat is marked, added to the note where one is
     y2: str = ""  # a second panel's y axis (W&D: memory beside latency)
 
 
@@ -143,11 +144,18 @@ def _frame(group: Group) -> pd.DataFrame:
     return pd.DataFrame(
         [
             (_name(p.column), p.layout, p.devices, p.throughput, p.speedup, p.low, p.high)
-            + (p.ceiling,)
+            + (p.ceiling, p.doubted)
             for p in group.points
         ],
-        columns=["column", "layout", "devices", "throughput", "speedup", "low", "high", "ceiling"],
+        columns=["column", "layout", "devices", "throughput", "speedup", "low", "high"]
+        + ["ceiling", "doubted"],
     )
+
+
+def _notes(labels: PlotLabels, frame: pd.DataFrame) -> str:
+    """The note under the axes, and how a doubted figure is marked where the plot has one."""
+    doubted = labels.doubted if frame["doubted"].any() else ""
+    return "\n".join(filter(None, [labels.note, doubted]))
 
 
 def x_axis(layouts: Iterable[str], numeric: bool) -> tuple[dict[str, float], list[str]]:
@@ -207,7 +215,11 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
         for i, label in enumerate(hue_order):
             mine = frame[frame["column"] == label].set_index("layout")
             xs = [place[layout] - 0.4 + width * (i + 0.5) for layout in mine.index]
-            ax.bar(xs, mine["throughput"], width=width, color=palette[label], label=label)
+            bars = ax.bar(xs, mine["throughput"], width=width, color=palette[label], label=label)
+            for bar, doubted in zip(bars, mine["doubted"], strict=True):
+                if doubted:  # a figure with a caveat, as its table's footnote says
+                    bar.set_hatch("//")
+                    bar.set_edgecolor("black")
             spread = mine.dropna(subset=["low", "high"])
             if len(spread):
                 ax.errorbar(
@@ -225,7 +237,7 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
         ax.set_xticks(list(place.values()), ticks)
         ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y)
         ax.legend(title=labels.legend, fontsize="small")
-        _note(fig, labels.note)
+        _note(fig, _notes(labels, frame))
         return _save(fig, path)
 
 
@@ -248,6 +260,10 @@ def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Pat
         for label in hue_order:
             mine = frame[frame["column"] == label].sort_values("x")
             ax.plot(mine["x"], mine["speedup"], marker="o", color=palette[label], label=label)
+            doubted = mine[mine["doubted"]]
+            if len(doubted):  # hollow: a figure with a caveat, as its table's footnote says
+                ax.plot(doubted["x"], doubted["speedup"], linestyle="none", marker="o",
+                        markerfacecolor="white", markeredgecolor=palette[label])  # fmt: skip
             ceiling = mine.dropna(subset=["ceiling"])
             if len(ceiling):
                 ax.plot(
@@ -261,7 +277,7 @@ def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Pat
         ax.set_xticks(list(place.values()), ticks)
         ax.set(title=labels.title, xlabel=labels.x, ylabel=labels.y)
         ax.legend(title=labels.legend, fontsize="small")
-        _note(fig, labels.note)
+        _note(fig, _notes(labels, frame))
         return _save(fig, path)
 
 

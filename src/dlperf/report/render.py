@@ -223,6 +223,7 @@ def make_plots(data: ReportData, lang: str, plots_dir: Path) -> dict[str, dict[s
                 ideal=t("plot.ideal"),
                 ceiling=t("plot.ceiling"),
                 note=t(f"plot.{kind}_note"),
+                doubted=t(f"plot.{kind}_doubted"),
             )
             path = draw(group, labels, lang, plots_dir / f"{group.slug}.{kind}.{lang}.png")
             if path is not None:
