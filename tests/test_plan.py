@@ -433,3 +433,12 @@ def test_the_plan_says_what_it_leaves_out(tmp_path):
         "not planned: up to 3 more runs per cell that adaptive repeats may add (6 runs at most)"
         in text
     )
+
+
+def test_hours_are_written_with_their_digits_under_an_hour():
+    """Review: a campaign under 18 s read 'makespan, planned: 0.00 h' in the plan and report."""
+    from dlperf.plan.plan import hours
+
+    assert [hours(s) for s in (0, 10, 36, 1800, 5400, 40000)] == [
+        "0.00", "0.00278", "0.01", "0.5", "1.50", "11.11",
+    ]  # fmt: skip

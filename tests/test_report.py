@@ -23,6 +23,7 @@ from dlperf.matrix import expand_case
 from dlperf.measure.runs import RUN_COLUMNS, STEP_COLUMNS
 from dlperf.measure.stats import Window
 from dlperf.measure.tables import CELL_TABLE_COLUMNS, cells_table, planned_cells, write_table
+from dlperf.plan.plan import hours
 from dlperf.plan.rule import write_plan
 from dlperf.report import fmt, plots
 from dlperf.report import names as report_names
@@ -907,8 +908,8 @@ def test_latency_percentiles_from_the_steps(rendered: dict[str, str]) -> None:
 def test_plan_that_was_followed(rendered: dict[str, str], suite_dir: Path) -> None:
     section = _section(rendered["report.en.md"], "The plan the runs followed")
     plan = json.loads((suite_dir / "results/tables/plan.json").read_text())
-    assert f"Planned makespan {plan['makespan_s'] / 3600:.2f} h" in section
-    assert f"lower bound {plan['bounds']['lower_s'] / 3600:.2f} h" in section
+    assert f"Planned makespan {hours(plan['makespan_s'])} h" in section
+    assert f"lower bound {hours(plan['bounds']['lower_s'])} h" in section
     table = _table_after(section, "The plan")
     # 11 cells x 3 repeats; no earlier runs timed, so every duration is the time limit
     assert [r[:5] for r in table[1:]] == [
@@ -1121,7 +1122,7 @@ def test_snakemake_report_holds_plots_and_tables(tmp_path: Path) -> None:
     plan = json.loads((tmp_path / "results/tables/plan.json").read_text())
     assert plan["runs"] == 4 and plan["layouts"][-1]["limit"] == 4  # planned before any run
     md = (tmp_path / "results/report/report.en.md").read_text()
-    assert f"Planned makespan {plan['makespan_s'] / 3600:.2f} h" in md
+    assert f"Planned makespan {hours(plan['makespan_s'])} h" in md
     assert "| 1n2g | 2 |" in md  # the latency table from the steps table
 
     snakemake(tmp_path, "--cores", "1", "--configfile", "config.yaml", "--report", "report.zip")

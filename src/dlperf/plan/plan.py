@@ -263,8 +263,15 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
+def hours(seconds: float) -> str:
+    """Seconds as the plan and its report section write hours: two decimals, and three
+    significant digits under an hour (a short campaign read '0.00 h')."""
+    value = seconds / 3600
+    return f"{value:.2f}" if value >= 1 or value == 0 else f"{value:.3g}"
+
+
 def _hours(seconds: float) -> str:
-    return f"{seconds / 3600:.2f} h"
+    return f"{hours(seconds)} h"
 
 
 def plan_text(plan: Plan, cells: bool = True) -> str:

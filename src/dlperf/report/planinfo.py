@@ -14,6 +14,7 @@ from dlperf.plan.milp import (
     MILP_NOT_RUN,
     MILP_OPTIMAL,
 )
+from dlperf.plan.plan import hours
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,6 @@ class PlanInfo:
     layouts: tuple[PlanLayout, ...]
 
 
-def _hours(seconds: Any) -> str:
-    return f"{float(seconds) / 3600:.2f}"
-
-
 def solver_text(method: str, status: str) -> Text:
     """The solver's method and status in words: dlperf.plan.milp's own in the catalogs, any other
     (PuLP's status) as recorded."""
@@ -70,9 +67,9 @@ def plan_info(plan: Mapping[str, Any]) -> PlanInfo:
         gpus_per_node=int(site["gpus_per_node"]),
         exclusive=bool(site["exclusive"]),
         site_origin=str(site["origin"]),
-        makespan_h=_hours(plan["makespan_s"]),
-        sequential_h=_hours(bounds["sequential_s"]),
-        lower_h=_hours(bounds["lower_s"]),
+        makespan_h=hours(float(plan["makespan_s"])),
+        sequential_h=hours(float(bounds["sequential_s"])),
+        lower_h=hours(float(bounds["lower_s"])),
         gap=f"{float(plan['gap']) * 100:.1f}%",
         solver=solver_text(str(solver["method"]), str(solver["status"])),
         layouts=tuple(
