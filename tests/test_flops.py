@@ -191,3 +191,27 @@ def test_an_fp32_cells_products_run_in_tf32_where_the_gpu_and_framework_allow_it
     assert fp32_math(capability, allowed) == math
     assert jax_allows_tf32(None) and jax_allows_tf32("tensorfloat32")
     assert not jax_allows_tf32("highest") and not jax_allows_tf32("float32")
+
+
+@pytest.mark.parametrize("head_dim", [None, 16])
+def test_llama_decoder_formula_against_flop_counter(head_dim):
+    """A Llama config may set its own head_dim (wider heads than hidden_size / heads): the Q, K,
+    V and output projections and the attention's products are heads x head_dim wide. Counted
+    forward on the transformers model the workload builds (eager attention), whole-sequence."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    sizes = dict(num_hidden_layers=2, hidden_size=64, intermediate_size=176, vocab_size=1000)
+    config = transformers.LlamaConfig(
+        **sizes, num_attention_heads=8, num_key_value_heads=2, attn_implementation="eager"
+    )
+    if head_dim:
+        config.head_dim = head_dim
+    model = transformers.LlamaForCausalLM(config)
+    shape = flops.DecoderShape.from_config(config.to_dict())
+    linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    assert shape.matmul_params == linear == (172544 if head_dim else 152064)
+    s = 32
+    ids = torch.randint(0, 1000, (1, s), generator=torch.Generator().manual_seed(0))
+    counted = counted_forward_flops(model, input_ids=ids)
+    stated = flops.decoder_training_flops_per_sequence(shape, s) / flops.TRAINING_OVER_FORWARD
+    assert stated == pytest.approx(counted, rel=1e-9)

@@ -142,7 +142,8 @@ def bert_pretraining_flops_per_sample(
 class DecoderShape:
     """What the FLOP count needs of a decoder-only LM (defaults: GPT-2 small). `gated_mlp`: a
     SwiGLU feed-forward (Llama: three h x i matrices) instead of GPT-2's two; `kv_heads` below
-    `heads`: grouped-query attention (narrower key and value projections)."""
+    `heads`: grouped-query attention (narrower key and value projections); `head_dim`: a Llama
+    config's own head size where it is not hidden_size / heads (None: it is)."""
 
     num_layers: int = 12
     hidden_size: int = 768
@@ -151,6 +152,7 @@ class DecoderShape:
     heads: int = 12
     kv_heads: int = 12
     gated_mlp: bool = False
+    head_dim: int | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> DecoderShape:
@@ -184,16 +186,23 @@ class DecoderShape:
             heads=heads,
             kv_heads=int(config.get("num_key_value_heads") or heads),
             gated_mlp=True,
+            head_dim=int(config["head_dim"]) if config.get("head_dim") else None,
         )
+
+    @property
+    def attention_width(self) -> int:
+        """heads x head size: the width of the queries, of the attention's products and of the
+        output projection's input (hidden_size unless the config sets its own head_dim)."""
+        return self.heads * (self.head_dim or self.hidden_size // self.heads)
 
     @property
     def matmul_params(self) -> int:
         """Weights every token multiplies by (biases and norms left out; the LM head counted, tied
-        or not): per layer Q and output h^2 each, K and V h x (kv_heads x head size) each, the
-        feed-forward 2 or 3 h i; then the LM head h V."""
+        or not): per layer Q and output h x (heads x head size) each, K and V h x (kv_heads x head
+        size) each, the feed-forward 2 or 3 h i; then the LM head h V."""
         h, i = self.hidden_size, self.intermediate_size
-        kv = self.kv_heads * (h // self.heads)
-        per_layer = 2 * h * h + 2 * h * kv + (3 if self.gated_mlp else 2) * h * i
+        kv = self.kv_heads * (self.attention_width // self.heads)
+        per_layer = 2 * h * self.attention_width + 2 * h * kv + (3 if self.gated_mlp else 2) * h * i
         return self.num_layers * per_layer + h * self.vocab_size
 
 
@@ -201,9 +210,10 @@ def decoder_training_flops_per_token(shape: DecoderShape, seq_len: int) -> float
     """6 N + 12 L s h per token (Chowdhery et al. 2022, "PaLM", appendix B; Narayanan et al. 2021,
     section 5.1): N = the weights of the matrix products including the LM head, and the attention
     scores and weighted values, 4 s h per layer forward, over the whole s x s matrix (the causal
-    mask's unused half counted, as PaLM and Megatron-LM count it)."""
-    n, layers, h = shape.matmul_params, shape.num_layers, shape.hidden_size
-    return 6.0 * n + 12.0 * layers * seq_len * h
+    mask's unused half counted, as PaLM and Megatron-LM count it); h there is heads x head size
+    (PaLM's H Q), the hidden size unless a config sets its own head_dim."""
+    n, layers = shape.matmul_params, shape.num_layers
+    return 6.0 * n + 12.0 * layers * seq_len * shape.attention_width
 
 
 def decoder_training_flops_per_sequence(shape: DecoderShape, seq_len: int) -> float:
