@@ -215,3 +215,9 @@ def test_llama_decoder_formula_against_flop_counter(head_dim):
     counted = counted_forward_flops(model, input_ids=ids)
     stated = flops.decoder_training_flops_per_sequence(shape, s) / flops.TRAINING_OVER_FORWARD
     assert stated == pytest.approx(counted, rel=1e-9)
+
+
+def test_wide_deep_default_sizes_by_hand():
+    """13 dense + 26 deep fields x 32 wide = 845 inputs, 7 layers of 1024, one logit."""
+    assert flops.WideDeepShape().mlp_macs == 845 * 1024 + 6 * 1024**2 + 1024
+    assert flops.wide_deep_training_flops_per_sample() == 6 * 7_157_760  # 42.9 MFLOPs

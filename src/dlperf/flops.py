@@ -299,7 +299,8 @@ class WideDeepShape:
 def wide_deep_training_flops_per_sample(shape: WideDeepShape | None = None) -> float:
     """3 x 2 x the deep MLP's MACs per example. The look-ups of both embeddings (the wide part is
     a sum of looked-up weights) are gathers, not products, and cost no FLOPs whatever the
-    vocabulary (DLPerf reports W&D's latency and memory, not its FLOPs). DLPerf's sizes: 6 x (429 x 1024 + 6 x 1024^2 + 1024) = 40.4 MFLOPs per example."""
+    vocabulary (DLPerf reports W&D's latency and memory, not its FLOPs). The default sizes (13 +
+    26 x 32 = 845 inputs): 6 x (845 x 1024 + 6 x 1024^2 + 1024) = 42.9 MFLOPs per example."""
     return 2 * TRAINING_OVER_FORWARD * (shape or WideDeepShape()).mlp_macs
 
 
