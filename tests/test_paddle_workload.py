@@ -74,3 +74,35 @@ def test_adapter_command_and_features() -> None:
         "paddlepaddle", "bert_base", "fp32", False, 8, Layout(1, 2))}))  # fmt: skip
     assert adapter.requirements == "envs/paddlepaddle.txt"
     assert is_oom("MemoryError: (ResourceExhausted) Fail to alloc memory of 205520896 size")
+
+
+@pytest.mark.parametrize(
+    ("model", "precision", "on_gpu", "capability", "switch", "want"),
+    [
+        ("bert_base", "fp32", True, (9, 0), True, "tf32"),  # Paddle's default on an H100
+        ("resnet50", "fp32", True, (8, 0), True, "tf32"),
+        ("gpt", "fp32", True, (9, 0), False, "fp32"),  # the cuBLAS switch turned off
+        ("bert_base", "fp32", True, (7, 0), True, "fp32"),  # a V100 has no TF32
+        ("bert_base", "fp32", False, None, True, "fp32"),
+        ("bert_base", "amp", True, (9, 0), True, "fp16"),
+        ("bert_base", "amp", False, None, True, "bf16"),
+    ],
+)
+def test_an_fp32_cells_products_run_in_tf32_as_paddles_switches_allow(
+    model: str, precision: str, on_gpu: bool, capability: tuple | None, switch: bool, want: str
+) -> None:
+    from types import SimpleNamespace
+
+    from dlperf.workloads.paddle_train import math_of
+
+    resnet = model == "resnet50"
+    core = SimpleNamespace(
+        get_cublas_switch=lambda: switch if not resnet else not switch,
+        get_cudnn_switch=lambda: switch if resnet else not switch,
+    )
+    paddle = SimpleNamespace(
+        base=SimpleNamespace(core=core),
+        device=SimpleNamespace(cuda=SimpleNamespace(get_device_capability=lambda: capability)),
+    )
+    args = SimpleNamespace(model=model, precision=precision)
+    assert math_of(args, paddle, on_gpu) == want

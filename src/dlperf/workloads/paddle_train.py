@@ -28,6 +28,7 @@ from typing import Any
 
 from dlperf.flops import BertShape, DecoderShape
 from dlperf.workloads.common import (
+    fp32_math,
     leave_together,
     log,
     log_measured_peak,
@@ -38,6 +39,19 @@ from dlperf.workloads.common import (
     train_steps,
     workload_parser,
 )
+
+
+def math_of(args: argparse.Namespace, paddle: Any, on_gpu: bool) -> str:
+    """What the model's products run in (the peak its MFU is taken at). Paddle lets fp32 products
+    run in TF32 by default, cuBLAS's and cuDNN's alike (paddle.base.core's cublas and cudnn
+    switches): an fp32 cell on an A100 or later is a tf32 one unless the switch is off."""
+    if args.precision == "amp":
+        return "fp16" if on_gpu else "bf16"
+    if not on_gpu:
+        return "fp32"
+    core = paddle.base.core
+    tf32 = core.get_cudnn_switch() if args.model == "resnet50" else core.get_cublas_switch()
+    return fp32_math(tuple(paddle.device.cuda.get_device_capability()), bool(tf32))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -282,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             to_static=args.to_static,
             model_config=json.dumps(model_config, sort_keys=True, separators=(",", ":")),
         )
-        math = ("fp16" if on_gpu else "bf16") if use_amp else "fp32"
+        math = math_of(args, paddle, on_gpu)
         if args.model == "gpt":
             log_stated_flops(rank, args, math, decoder=DecoderShape.from_config(model_config))
         else:  # PaddleNLP's MLM head: masked positions only
