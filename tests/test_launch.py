@@ -124,3 +124,18 @@ def test_a_run_records_the_environment_it_ran_in_not_the_planned_one():
     assert other["environment"] == "bbb" and measure_digest(other) != measure_digest(planned)
     site = ran_in(planned, {"key": "site", "python": "/opt/jax/bin/python"})
     assert site["environment"] == "site /opt/jax/bin/python"
+
+
+def test_a_run_slurm_stopped_says_so_before_its_first_failed_task(tmp_path):
+    """Review: the watch's reason a run's job ended (Slurm preempted it) and the task that ended
+    first are both the record's detail; the tasks' alone read as the workload's failure."""
+    spec, allocation = crashed_and_hung(tmp_path)
+    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
+    measure = measure_of(
+        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    job = SimpleNamespace(job_id="42", state="PREEMPTED")
+    stopped = "Slurm stopped the job (PREEMPTED): preempted, cancelled or a node lost, not the workload's failure"
+    record = record_outcome(spec, allocation, harness, measure, job, None, stopped, 0.0, 1900.0)
+    assert record.status == "failed"
+    assert record.status_detail.startswith(stopped + "; task 3 ended first: exit code 1; last line")

@@ -279,3 +279,47 @@ def test_slurms_time_limit_signal_in_a_task_is_a_timeout_not_a_harness_failure(
     outcome = task.run_task(spec.to_dict())
     assert outcome["status"] == "timeout" and "Slurm's time limit" in outcome["detail"]
     assert json.loads(spec.paths.task_outcome(0).read_text())["status"] == "timeout"
+
+
+def sigtermed(tmp_path: Path) -> None:
+    """The run's one task reports its workload killed by Slurm's SIGTERM."""
+    outcome = {"task": 0, "status": "failed", "job_id": ScriptedJob.job_id,
+               "detail": "killed by SIGTERM (exit code -15); last line: step 40"}  # fmt: skip
+    run_paths(tmp_path).task_outcome(0).write_text(json.dumps(outcome))
+
+
+@pytest.mark.parametrize("state", ["PREEMPTED", "CANCELLED", "NODE_FAIL"])
+def test_a_job_slurm_stopped_is_not_recorded_as_the_workloads_failure(monkeypatch, tmp_path, state):
+    """Review: a job preempted (or cancelled by an admin, or its node lost) sends its tasks'
+    workloads SIGTERM; submitit's task ignores it and writes the outcome `killed by SIGTERM`, so
+    every task reported and the run was recorded as the workload's failure, Slurm's state never
+    asked. The detail now says Slurm stopped it."""
+    sigtermed(tmp_path)
+    answers = iter([("RUNNING", "None"), ("COMPLETING", "None")])
+    spec, harness = waiting(monkeypatch, tmp_path, lambda t: next(answers, (state, "None")))
+    status, detail = watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness)
+    assert (status, detail) == (
+        None,
+        f"Slurm stopped the job ({state}): preempted, cancelled or a node lost, "
+        "not the workload's failure",
+    )
+
+
+def test_a_workload_that_failed_on_its_own_keeps_its_own_detail(monkeypatch, tmp_path):
+    sigtermed(tmp_path)
+    spec, harness = waiting(monkeypatch, tmp_path, lambda t: ("FAILED", "NonZeroExitCode"))
+    assert watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness) == (None, "")
+    # and a job still running past the grace is not waited on for ever
+    spec, harness = waiting(monkeypatch, tmp_path, lambda t: ("RUNNING", "None"))
+    assert watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness) == (None, "")
+
+
+def test_a_preempted_job_whose_tasks_never_reported_says_slurm_stopped_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(watch, "ENDED_GRACE_S", 0.1)
+    spec, harness = waiting(monkeypatch, tmp_path, lambda t: ("PREEMPTED", "None"))
+    status, detail = watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness)
+    assert status == "failed"
+    assert detail == (
+        "job ended as PREEMPTED before every task reported; Slurm stopped the job (PREEMPTED): "
+        "preempted, cancelled or a node lost, not the workload's failure"
+    )

@@ -63,8 +63,8 @@ def record_outcome(
         missing = sorted(set(range(tasks)) - set(outcomes))
         detail = detail or english(Phrase.of("detail.never_reported", tasks=str(missing)))
     status = run_status(ends)
-    if not detail:
-        detail = first_cause(outcomes, status)
+    if len(outcomes) >= tasks:  # why the job ended (the scheduler stopped it), then the tasks'
+        detail = "; ".join(filter(None, (detail, first_cause(outcomes, status))))
     starts = [o["started_at"] for o in outcomes.values()]
     ends = [o["ended_at"] for o in outcomes.values()]
     facts = {

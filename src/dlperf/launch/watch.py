@@ -45,6 +45,13 @@ SLURM_ENDED = frozenset(
 )
 
 
+# End states in which Slurm, not the workload, stopped the job: its tasks' workloads die of the
+# SIGTERM it sends, and a run recorded from their exits alone would read as the workload's failure
+SCHEDULER_STOPS = frozenset(
+    {"BOOT_FAIL", "CANCELLED", "DEADLINE", "NODE_FAIL", "PREEMPTED", "REVOKED"}
+)
+
+
 # Pending reasons that never clear by waiting: the job can never start as submitted
 NEVER_STARTS = frozenset(
     {
@@ -121,8 +128,12 @@ def wait_for_outcomes(
     unreachable: float | None = None  # since when squeue could not be asked
     starters = _starters()
     while True:
-        if len(load_task_outcomes(spec.paths, tasks, str(job.job_id))) >= tasks:
-            return None, ""
+        outcomes = load_task_outcomes(spec.paths, tasks, str(job.job_id))
+        if len(outcomes) >= tasks:
+            failed = any(
+                o.get("status") not in (Status.OK, Status.SKIPPED) for o in outcomes.values()
+            )
+            return None, stopped_by_scheduler(job) if harness.backend == "slurm" and failed else ""
         gone = [pid for pid in starters if not alive(pid)]
         if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
             raise Interrupted(f"process {gone[0]} that started this run is gone")
@@ -143,12 +154,29 @@ def wait_for_outcomes(
             if ended is None and state in SLURM_ENDED:
                 ended = (now, state)
         if ended is not None and now - ended[0] > _ended_grace_s(harness.backend, ended[1]):
-            return job_state(ended[1]), english(Phrase.of("detail.job_ended", state=ended[1]))
+            detail = english(Phrase.of("detail.job_ended", state=ended[1]))
+            if ended[1] in SCHEDULER_STOPS:
+                detail += "; " + english(Phrase.of("detail.scheduler_stopped", state=ended[1]))
+            return job_state(ended[1]), detail
         if now - clock > deadline_s:
             job.cancel(check=False)
             lost = Phrase.of("detail.job_lost", seconds=f"{deadline_s:.0f}")
             return Status.TIMEOUT, english(lost)
         time.sleep(POLL_S)
+
+
+def stopped_by_scheduler(job: submitit.Job) -> str:
+    """Why a job whose tasks all reported, some not ok, ended, where Slurm stopped it (preempted,
+    cancelled, a node lost): the tasks saw only their workloads killed by its SIGTERM. The job
+    ends seconds after its tasks wrote their outcomes: its state is asked for ENDED_GRACE_S."""
+    until = time.time() + ENDED_GRACE_S
+    while True:
+        state = slurm_state(job)[0]
+        if state in SCHEDULER_STOPS:
+            return english(Phrase.of("detail.scheduler_stopped", state=state))
+        if state in SLURM_ENDED or state == "UNKNOWN" or time.time() > until:
+            return ""
+        time.sleep(1.0)
 
 
 def _ended_grace_s(backend: str, state: str) -> float:
