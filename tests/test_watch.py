@@ -323,3 +323,49 @@ def test_a_preempted_job_whose_tasks_never_reported_says_slurm_stopped_it(monkey
         "job ended as PREEMPTED before every task reported; Slurm stopped the job (PREEMPTED): "
         "preempted, cancelled or a node lost, not the workload's failure"
     )
+
+
+TWO_TASKS = Allocation(
+    nodes=2, tasks_per_node=1, gpus_per_node=0, cpus_per_task=1, devices_per_node=1
+)
+
+
+def attempt_of(tmp_path: Path, task: int, attempt: int, status: str) -> None:
+    """Task `task` of the job's `attempt` (SLURM_RESTART_COUNT) writes its outcome."""
+    outcome = {"task": task, "status": status, "job_id": ScriptedJob.job_id, "attempt": attempt}
+    run_paths(tmp_path).task_outcome(task).write_text(json.dumps(outcome))
+
+
+def test_a_requeued_jobs_first_attempt_is_not_read_as_its_second(tmp_path):
+    """Review: a site with `requeue` saw a node fail; Slurm requeued the job under its id. Task 0's
+    first attempt had written `failed` (its workload SIGTERMed), and once the second attempt's
+    task 1 reported, the run had its two outcomes: recorded from two attempts, the second
+    attempt's task 0 still training."""
+    attempt_of(tmp_path, 0, 0, "failed")
+    attempt_of(tmp_path, 1, 1, "ok")
+    assert list(load_task_outcomes(run_paths(tmp_path), 2, ScriptedJob.job_id)) == [1]
+    attempt_of(tmp_path, 0, 1, "ok")
+    outcomes = load_task_outcomes(run_paths(tmp_path), 2, ScriptedJob.job_id)
+    assert [(o["task"], o["attempt"], o["status"]) for o in outcomes.values()] == [
+        (0, 1, "ok"),
+        (1, 1, "ok"),
+    ]
+
+
+def test_a_job_requeued_after_every_task_reported_is_waited_for_again(monkeypatch, tmp_path):
+    """Review: a preemption Slurm requeues SIGTERMs every task, and each wrote `failed`: the run
+    was recorded at once from that attempt while the job ran again, unwatched, over its logs."""
+    attempt_of(tmp_path, 0, 0, "failed")
+    attempt_of(tmp_path, 1, 0, "failed")
+
+    def answer(t: float) -> tuple[str, str]:
+        if t > watch.ENDED_GRACE_S + 2:  # the second attempt runs and reports
+            attempt_of(tmp_path, 0, 1, "ok")
+            attempt_of(tmp_path, 1, 1, "ok")
+            return "RUNNING", "None"
+        return ("COMPLETING", "None") if t < 0.05 else ("PENDING", "BeginTime")
+
+    spec, harness = waiting(monkeypatch, tmp_path, answer)
+    assert watch.wait_for_outcomes(ScriptedJob(), spec, TWO_TASKS, harness) == (None, "")
+    outcomes = load_task_outcomes(spec.paths, 2, ScriptedJob.job_id)
+    assert [o["attempt"] for o in outcomes.values()] == [1, 1]

@@ -72,6 +72,7 @@ def run_task(spec_dict: dict[str, Any]) -> dict[str, Any]:
         "host": socket.gethostname(),
         "node": os.environ.get("SLURMD_NODENAME") or socket.gethostname(),  # Slurm's node name
         "job_id": job.job_id,
+        "attempt": slurm_attempt(),
         "log": log_path.name,
         "started_at": time.time(),
     }
@@ -320,18 +321,28 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def load_task_outcomes(paths: RunPaths, tasks: int, job_id: str) -> dict[int, dict[str, Any]]:
+def slurm_attempt() -> int:
+    """Which start of its job this task is part of: Slurm counts a requeued job's restarts (a
+    node failure or a preemption where the site allows requeue), the job id staying the same."""
+    return int(os.environ.get("SLURM_RESTART_COUNT") or 0)
+
+
+def load_task_outcomes(
+    paths: RunPaths, tasks: int, job_id: str, since_attempt: int = 0
+) -> dict[int, dict[str, Any]]:
     """Outcomes the run's `tasks` tasks of job `job_id` wrote (atomically), each opened by its
     name: over NFS a folder's listing may miss a file another host wrote for as long as its
     attribute cache holds, an open looks the name up. An unreadable one counts as not reported,
     and so does another job's: an earlier attempt's, left running when its submitter was killed,
-    writes into the folder its redo emptied."""
+    writes into the folder its redo emptied. A job Slurm requeued runs again under its id: only
+    its latest attempt's outcomes (from `since_attempt` on) are the run's."""
     outcomes = {}
     for task in range(tasks):
         try:
             data = json.loads(paths.task_outcome(task).read_text())
-            if str(data["job_id"]) == job_id:
+            if str(data["job_id"]) == job_id and data.get("attempt", 0) >= since_attempt:
                 outcomes[int(data["task"])] = data
         except (OSError, ValueError, KeyError, TypeError):
             continue
-    return outcomes
+    latest = max((o.get("attempt", 0) for o in outcomes.values()), default=0)
+    return {task: o for task, o in outcomes.items() if o.get("attempt", 0) == latest}

@@ -52,6 +52,10 @@ SCHEDULER_STOPS = frozenset(
 )
 
 
+# States of a job Slurm requeued (after its tasks reported): it runs again under the same id
+REQUEUED = frozenset({"PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD"})
+
+
 # Pending reasons that never clear by waiting: the job can never start as submitted
 NEVER_STARTS = frozenset(
     {
@@ -127,13 +131,21 @@ def wait_for_outcomes(
     ended: tuple[float, str] | None = None  # when the job was first seen ended, and its state
     unreachable: float | None = None  # since when squeue could not be asked
     starters = _starters()
+    attempt = 0  # a requeued job's earlier attempts' outcomes are not the run's
     while True:
-        outcomes = load_task_outcomes(spec.paths, tasks, str(job.job_id))
+        outcomes = load_task_outcomes(spec.paths, tasks, str(job.job_id), attempt)
         if len(outcomes) >= tasks:
             failed = any(
                 o.get("status") not in (Status.OK, Status.SKIPPED) for o in outcomes.values()
             )
-            return None, stopped_by_scheduler(job) if harness.backend == "slurm" and failed else ""
+            if harness.backend != "slurm" or not failed:
+                return None, ""
+            state = end_state(job)
+            if state not in REQUEUED:
+                return None, scheduler_stop(state)
+            attempt = max(o.get("attempt", 0) for o in outcomes.values()) + 1
+            clock = time.time()
+            continue
         gone = [pid for pid in starters if not alive(pid)]
         if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
             raise Interrupted(f"process {gone[0]} that started this run is gone")
@@ -165,18 +177,23 @@ def wait_for_outcomes(
         time.sleep(POLL_S)
 
 
-def stopped_by_scheduler(job: submitit.Job) -> str:
-    """Why a job whose tasks all reported, some not ok, ended, where Slurm stopped it (preempted,
-    cancelled, a node lost): the tasks saw only their workloads killed by its SIGTERM. The job
-    ends seconds after its tasks wrote their outcomes: its state is asked for ENDED_GRACE_S."""
+def end_state(job: submitit.Job) -> str:
+    """The state of a job whose tasks all reported, some not ok: ended, requeued, or (asked for
+    ENDED_GRACE_S: the job ends seconds after its tasks wrote their outcomes) still running."""
     until = time.time() + ENDED_GRACE_S
     while True:
         state = slurm_state(job)[0]
-        if state in SCHEDULER_STOPS:
-            return english(Phrase.of("detail.scheduler_stopped", state=state))
-        if state in SLURM_ENDED or state == "UNKNOWN" or time.time() > until:
-            return ""
+        if state in SLURM_ENDED | REQUEUED or state == "UNKNOWN" or time.time() > until:
+            return state
         time.sleep(1.0)
+
+
+def scheduler_stop(state: str) -> str:
+    """Where Slurm stopped the job (preempted, cancelled, a node lost), that it did: its tasks saw
+    only their workloads killed by its SIGTERM, which reads as the workload's failure."""
+    if state in SCHEDULER_STOPS:
+        return english(Phrase.of("detail.scheduler_stopped", state=state))
+    return ""
 
 
 def _ended_grace_s(backend: str, state: str) -> float:
