@@ -100,3 +100,38 @@ def test_the_gpt_workload_refuses_a_model_config_as_dlperf_check_does(model_conf
     with pytest.raises(SystemExit) as err:
         mindspore_train.gpt_settings(args)
     assert str(err.value) == f"dlperf: {problem}"
+
+
+@pytest.mark.parametrize(
+    ("model", "precision", "on_gpu", "capability", "context", "want", "matmul_want"),
+    [  # MindSpore's defaults: conv_allow_tf32 true, matmul_allow_tf32 false
+        ("resnet50", "fp32", True, (9, 0), {}, "tf32", "fp32"),
+        ("bert_base", "fp32", True, (8, 0), {}, "fp32", "fp32"),
+        ("gpt", "fp32", True, (9, 0), {"matmul_allow_tf32": True}, "tf32", "tf32"),
+        ("resnet50", "fp32", True, (9, 0), {"conv_allow_tf32": False}, "fp32", "fp32"),
+        ("resnet50", "fp32", True, (7, 0), {}, "fp32", "fp32"),  # a V100 has no TF32
+        ("resnet50", "fp32", False, None, {}, "fp32", "fp32"),
+        ("resnet50", "amp", True, (9, 0), {}, "fp16", "fp16"),
+    ],
+)
+def test_an_fp32_cells_products_run_in_tf32_as_mindspores_context_allows(
+    model: str,
+    precision: str,
+    on_gpu: bool,
+    capability: tuple | None,
+    context: dict,
+    want: str,
+    matmul_want: str,
+) -> None:
+    from types import SimpleNamespace
+
+    from dlperf.workloads.mindspore_train import math_of
+
+    settings = {"conv_allow_tf32": True, "matmul_allow_tf32": False, "device_id": 0} | context
+    ms = SimpleNamespace(
+        get_context=settings.__getitem__,
+        hal=SimpleNamespace(get_device_capability=lambda device_id: capability),
+    )
+    args = SimpleNamespace(model=model, precision=precision)
+    assert math_of(args, ms, on_gpu) == want
+    assert math_of(args, ms, on_gpu, "matmul") == matmul_want
