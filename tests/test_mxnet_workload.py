@@ -252,3 +252,34 @@ def test_adapter_runs_every_layout_and_xla(monkeypatch: pytest.MonkeyPatch) -> N
 def test_mxnets_out_of_memory_is_recognised() -> None:
     assert is_oom("mxnet.base.MXNetError: Failed to allocate CPU Memory")
     assert not is_oom("MXNetError: Check failed: assign(&dattr, vec.at(i))")
+
+
+@pytest.mark.parametrize(
+    ("dtype", "device", "capability", "override", "want"),
+    [  # MXNet 1.9 on CUDA 11+: TF32 for fp32 GEMMs and convolutions, unless NVIDIA's override
+        ("float32", "gpu", 90, None, "tf32"),
+        ("float32", "gpu", 80, None, "tf32"),
+        ("float32", "gpu", 80, "0", "fp32"),
+        ("float32", "gpu", 70, None, "fp32"),  # a V100 has no TF32
+        ("float32", "cpu", None, None, "fp32"),
+        ("float16", "gpu", 90, None, "fp16"),
+        ("bfloat16", "cpu", None, None, "bf16"),
+    ],
+)
+def test_an_fp32_cells_products_run_in_tf32_as_mxnet_runs_them(
+    dtype: str,
+    device: str,
+    capability: int | None,
+    override: str | None,
+    want: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    if override is None:
+        monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+    else:
+        monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", override)
+    mx = SimpleNamespace(util=SimpleNamespace(get_cuda_compute_capability=lambda ctx: capability))
+    ctx = SimpleNamespace(device_type=device)
+    assert mxnet_train.math_of(dtype, ctx, mx) == want

@@ -128,8 +128,8 @@ def train_steps(
 def fp32_math(compute_capability: tuple[int, ...] | None, tf32_enabled: bool) -> str:
     """What an fp32 cell's matrix products run in, which its MFU's peak is taken at: TF32 on an
     NVIDIA GPU of compute capability 8.0 or later (A100, H100) where the framework allows it (its
-    default in TensorFlow, JAX and PaddlePaddle; PyTorch's and MindSpore's for cuDNN convolutions
-    only), else fp32."""
+    default in TensorFlow, JAX, PaddlePaddle and MXNet; PyTorch's and MindSpore's for cuDNN
+    convolutions only), else fp32."""
     return "tf32" if tf32_enabled and (compute_capability or (0, 0)) >= (8, 0) else "fp32"
 
 

@@ -43,6 +43,7 @@ from typing import Any
 
 from dlperf.flops import BertShape
 from dlperf.workloads.common import (
+    fp32_math,
     log,
     log_measured_peak,
     log_memory,
@@ -372,12 +373,23 @@ def train(args: argparse.Namespace, rank: int, world: int, local_rank: int) -> N
     trainer = sum_gradients = kv = None
 
 
+def math_of(dtype: str, ctx: Any, mx: Any) -> str:
+    """What the model's products run in. MXNet 1.9 (built with CUDA 11+) lets fp32 use TF32 on an
+    A100 or later, with no switch of its own: FullyConnected's GEMMs (linalg_gemm sets cuBLAS's
+    TF32 math) and cuDNN convolutions (default math) alike; NVIDIA_TF32_OVERRIDE=0 turns it off."""
+    if dtype != "float32" or ctx.device_type != "gpu":
+        return {"float16": "fp16", "bfloat16": "bf16"}.get(dtype, "fp32")
+    major, minor = divmod(mx.util.get_cuda_compute_capability(ctx), 10)
+    return fp32_math((major, minor), os.environ.get("NVIDIA_TF32_OVERRIDE") != "0")
+
+
 def log_compute(
     args: argparse.Namespace, config: dict[str, Any], ctx: Any, dtype: str, mx: Any
 ) -> None:
     """Rank 0's FLOPs per sample (dlperf.flops' formulas; GluonNLP's names: `units` is the model
-    width, `hidden_size` the feed-forward's) and this device's measured peak (mx.nd.dot)."""
-    math = {"float16": "fp16", "bfloat16": "bf16"}.get(dtype, "fp32")
+    width, `hidden_size` the feed-forward's) and this device's measured peak (mx.nd.dot, or
+    FullyConnected for tf32)."""
+    math = math_of(dtype, ctx, mx)
     if args.model == "bert_base":
         shape = BertShape(
             config["num_layers"], config["units"], config["hidden_size"], config["vocab_size"]
@@ -388,6 +400,8 @@ def log_compute(
 
     def matmul_of(n: int) -> Any:
         a, b = (mx.nd.random.normal(shape=(n, n), ctx=ctx).astype(dtype) for _ in range(2))
+        if math == "tf32":  # nd.dot's cuBLAS keeps fp32 math; FullyConnected runs a x b.T in TF32
+            return lambda: mx.nd.FullyConnected(a, b, num_hidden=n, no_bias=True)
         return lambda: mx.nd.dot(a, b)
 
     gpu = f"gpu{ctx.device_id}" if ctx.device_type == "gpu" else "none"  # no name in MXNet's API
