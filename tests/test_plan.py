@@ -127,6 +127,7 @@ def write_runs(results: Path, rows: list[dict]) -> None:
     path = results / "tables" / "runs.tsv"
     path.parent.mkdir(parents=True)
     header = ["cell_id", "status", "submitted_at", "started_at", "noticed_at", "workload_wall_s"]
+    header += ["batch_size_resolved"] if any("batch_size_resolved" in r for r in rows) else []
     lines = ["\t".join(header)] + ["\t".join(str(r.get(h, "")) for h in header) for r in rows]
     path.write_text("\n".join(lines) + "\n")
 
@@ -193,6 +194,26 @@ def test_duration_sources_measured_scaled_limit(tmp_path):
     assert [total[k] for k in ("runs", "measured", "scaled", "limit")] == [12, 3, 6, 3]
     text = plan_text(plan)
     assert "duration_source" in text and "batch per device" in text
+
+
+def test_a_max_reference_is_scaled_by_the_batch_its_runs_trained(tmp_path):
+    """Review: a `batch_size: max` reference whose search found 64 (max_batch_size says 256)
+    was scaled by 256: its b128 neighbour was planned at 20 + 100 x 128/256 = 70 s, though
+    it trains twice the reference's samples (220 s)."""
+    config = validate(
+        {"repeats": 1, "time_limit_min": 30,
+         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": ["max", 128], "layouts": ["1n1g"]}]}
+    )  # fmt: skip
+    t0, reference = 1_700_000_000.0, "pytorch.resnet50.fp32.noxla.bmax.1n1g"
+    row = {"cell_id": reference, "status": "ok", "submitted_at": t0, "workload_wall_s": 100}
+    write_runs(tmp_path, [row | {"noticed_at": t0 + 120, "batch_size_resolved": 64}])
+    cells = {c.cell_id: c for c in make_plan(config, tmp_path, nodes=1).cells}
+    scaled = cells["pytorch.resnet50.fp32.noxla.b128.1n1g"]
+    assert (scaled.duration_source, scaled.wall_s) == ("scaled", 20 + 100 * 128 / 64)
+    assert scaled.basis == f"from {reference}: 20 s + 100 s x 128/64"
+    write_runs(tmp_path / "no-column", [row | {"noticed_at": t0 + 120}])  # an older table
+    cells = {c.cell_id: c for c in make_plan(config, tmp_path / "no-column", nodes=1).cells}
+    assert cells["pytorch.resnet50.fp32.noxla.b128.1n1g"].wall_s == 20 + 100 * 128 / 256
 
 
 def test_a_failed_runs_time_is_no_reference_for_another_cell(tmp_path):

@@ -5,8 +5,9 @@ evidence there is, and which it is (`duration_source`):
 - measured: the median wall time of the cell's earlier runs in `<results>/tables/runs.tsv`
   (its ok runs; all its timed runs when none is ok, and the basis says so; runs that timed out
   sooner than the suite's time limit now are planned at it);
-- scaled: from a cell of the same framework and model with ok runs (SCALING_RULE below): a run
-  that failed, ran out of memory, timed out or was skipped did not do the work another cell's
+- scaled: from a cell of the same framework and model with ok runs (SCALING_RULE below), by the
+  batch size those runs trained (`batch_size_resolved`: what a `max` search found, not what
+  max_batch_size says; the cell's own where the table has none): a run that failed, ran out of memory, timed out or was skipped did not do the work another cell's
   run will do, so its time is no reference;
 - limit: the suite's `time_limit_min`, an upper bound.
 """
@@ -58,6 +59,7 @@ class TimedRun:
     status: str
     wall_s: float
     workload_wall_s: float | None
+    batch_size: int | None = None  # per device, as trained (batch_size_resolved)
 
 
 # a run's wall time and whose (started_at too where the table has it: a run's start on its nodes)
@@ -90,6 +92,7 @@ def read_runs(results: Path) -> list[TimedRun]:
                 str(row.get("status")),
                 noticed - started,
                 _number(row.get("workload_wall_s")),
+                _batch(row.get("batch_size_resolved")),
             )
         )
     return runs
@@ -101,6 +104,11 @@ def _number(text: str | None) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None  # inf is no duration (a hand-edited table)
+
+
+def _batch(text: str | None) -> int | None:
+    number = _number(text)
+    return int(number) if number is not None and number >= 1 else None
 
 
 def _seconds(text: str | None) -> float | None:
@@ -150,6 +158,7 @@ class _Measured:
     workload_s: float | None
     runs: int
     statuses: tuple[str, ...]  # of the runs timed: ("ok",), or every status when none is ok
+    batch: int | None  # per device, that the runs timed trained (None: the table does not say)
 
     @property
     def ok(self) -> bool:
@@ -170,11 +179,13 @@ def _measured(runs: list[TimedRun]) -> dict[str, _Measured]:
     for cell_id, group in by_cell.items():
         rows = [r for r in group if r.status == Status.OK] or group
         workload = [r.workload_wall_s for r in rows if r.workload_wall_s is not None]
+        batches = [r.batch_size for r in rows if r.batch_size is not None]
         found[cell_id] = _Measured(
             statistics.median(r.wall_s for r in rows),
             statistics.median(workload) if workload else None,
             len(rows),
             tuple(sorted({r.status for r in rows})),
+            statistics.median_low(batches) if batches else None,
         )
     return found
 
@@ -235,9 +246,10 @@ def _duration(
             return _cell_duration(spec, limit_s, "limit", basis)
         return _cell_duration(spec, m.wall_s, "measured", m.basis)
     reference = _reference(spec, peers)
-    batch, ref_batch = _per_device_batch(spec), reference and _per_device_batch(reference)
-    if reference is not None and batch and ref_batch:
-        ref = measured[reference.id]
+    batch = _per_device_batch(spec)
+    ref = measured[reference.id] if reference is not None else None
+    ref_batch = ref and reference and (ref.batch or _per_device_batch(reference))
+    if reference is not None and ref is not None and batch and ref_batch:
         work_s = ref.workload_s if ref.workload_s is not None else ref.wall_s
         startup_s = max(ref.wall_s - work_s, 0.0)
         wall_s = min(startup_s + work_s * batch / ref_batch, limit_s)
