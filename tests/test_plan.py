@@ -353,6 +353,20 @@ def test_a_layout_this_machine_cannot_run_names_the_machine_not_a_site_key(tmp_p
         )
 
 
+def test_a_plan_of_this_machines_cpus_says_cpus_throughout(tmp_path):
+    """Review: on the local backend with device cpu the first line read 'on 1 nodes x 2 GPUs'
+    and the lower bound '/ 2 GPUs', while the site line below said '2 CPUs'."""
+    text = plan_text(make_plan(suite({1: ["1n1g"]}), tmp_path, **machine_site(2, "CPUs")))
+    first, site, *_ = text.splitlines()
+    assert first.endswith("1 runs on 1 nodes x 2 CPUs (exclusive)")
+    assert site == "  site: this machine (2 CPUs, the local backend: one run at a time)"
+    (lower,) = [line for line in text.splitlines() if "lower bound:" in line]
+    assert "max(allocated CPU-hours / 2 CPUs" in lower
+    assert "GPU" not in first + site + lower
+    cluster = plan_text(make_plan(suite({1: ["1n1g"]}), tmp_path, nodes=1, gpus_per_node=8))
+    assert "on 1 nodes x 8 GPUs (shared)" in cluster and "GPU-hours / 8 GPUs" in cluster
+
+
 def test_nothing_to_run(tmp_path):
     config = suite({1: ["1n1g"]})
     config["cases"] = []

@@ -26,14 +26,22 @@ class Site:
     nodes: int
     gpus_per_node: int
     exclusive: bool
+    device_kind: str = (
+        "GPUs"  # what its devices are: the local machine's kind, else a cluster's GPUs
+    )
 
     @property
     def gpus(self) -> int:
         return self.nodes * self.gpus_per_node
 
+    @property
+    def device(self) -> str:
+        """One of its devices, as in 'GPU-hours'."""
+        return self.device_kind.removesuffix("s")
+
     def __str__(self) -> str:
         share = "exclusive" if self.exclusive else "shared"
-        return f"{self.nodes} nodes x {self.gpus_per_node} GPUs ({share})"
+        return f"{self.nodes} nodes x {self.gpus_per_node} {self.device_kind} ({share})"
 
 
 @dataclass(frozen=True)

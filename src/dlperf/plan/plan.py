@@ -51,7 +51,13 @@ def machine_site(devices: int, kind: str) -> dict[str, Any]:
     """make_plan's site arguments for the local backend: this machine (its `devices` CPUs or
     GPUs), one node, one run at a time, as the workflow runs it there."""
     machine = f"this machine ({devices} {kind}, the local backend: one run at a time)"
-    return {"nodes": 1, "gpus_per_node": max(devices, 1), "exclusive": True, "machine": machine}
+    return {
+        "nodes": 1,
+        "gpus_per_node": max(devices, 1),
+        "exclusive": True,
+        "machine": machine,
+        "device_kind": kind,
+    }
 
 
 def site_of(
@@ -61,12 +67,13 @@ def site_of(
     gpus_per_node: int | None = None,
     exclusive: bool | None = None,
     machine: str | None = None,
+    device_kind: str = "GPUs",
 ) -> tuple[Site, str]:
-    """The campaign's cluster: `machine` (machine_site), or flags, else the validated config's
-    `site`, else what the suite needs."""
+    """The campaign's cluster: `machine` (machine_site, its devices of `device_kind`), or
+    flags, else the validated config's `site`, else what the suite needs."""
     site = config["site"]
     if machine is not None and nodes and gpus_per_node and exclusive is not None:
-        return Site(nodes, gpus_per_node, exclusive), machine
+        return Site(nodes, gpus_per_node, exclusive, device_kind), machine
     origin = []
     if nodes is None:
         nodes = int(site["nodes"])
@@ -139,13 +146,14 @@ def make_plan(
     exclusive: bool | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     machine: str | None = None,
+    device_kind: str = "GPUs",
 ) -> Plan:
     """The plan of a validated suite config on its site (arguments override the site)."""
     suite = Suite(config)
     specs = suite.cell_specs()
     if not specs or suite.repeats < 1:
         raise PlanError("the suite has nothing to run: no cells (check its cases) or no repeats")
-    site, origin = site_of(config, specs, nodes, gpus_per_node, exclusive, machine)
+    site, origin = site_of(config, specs, nodes, gpus_per_node, exclusive, machine, device_kind)
     _check_site(specs, site, origin, machine)
     durations = cell_durations(
         specs, read_runs(Path(results)), float(config["time_limit_min"]) * 60
@@ -290,8 +298,8 @@ def plan_text(plan: Plan, cells: bool = True) -> str:
         f"(planned = {plan.makespan_s / bounds.sequential_s:.3f} of it)"
         if bounds.sequential_s
         else "  sequential bound: 0 h",
-        f"  lower bound: {_hours(bounds.lower_s)} = max(allocated GPU-hours / {plan.site.gpus} "
-        f"GPUs {_hours(bounds.area_s)}, longest run {_hours(bounds.longest_s)}, configuration LP "
+        f"  lower bound: {_hours(bounds.lower_s)} = max(allocated {plan.site.device}-hours / "
+        f"{plan.site.gpus} {plan.site.device_kind} {_hours(bounds.area_s)}, longest run {_hours(bounds.longest_s)}, configuration LP "
         + (_hours(bounds.configuration_lp_s) if bounds.configuration_lp_s is not None else "n/a")
         + ")",
         f"  gap: planned is {plan.gap:.1%} above the lower bound",
