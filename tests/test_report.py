@@ -590,6 +590,31 @@ def test_the_peak_memory_header_names_what_the_method_defines() -> None:
         assert words["method.memory"].startswith(header), lang
 
 
+def test_a_group_of_1n1g_cells_alone_has_no_speedup_plot(tmp_path: Path) -> None:
+    """Review: a results table with only 1n1g cells drew a speedup plot of one dot at 1.0 (the
+    baseline against itself); the report says there is no speedup to plot instead."""
+    from dlperf.report.model import Column, Group, PlotPoint
+
+    def group(*points: PlotPoint) -> Group:
+        column = Column("pytorch", "measured", "PyTorch")
+        return Group("g", "resnet50", "ResNet-50", "fp32", "FP32", False, "8", "default",
+                     (column,), (), (), (), points)  # fmt: skip
+
+    labels = plots.PlotLabels("Speedup", "devices", "speedup", "framework", "ideal")
+    alone = group(PlotPoint("PyTorch", "1n1g", 10.0, 1.0))
+    assert plots.speedup_plot(alone, labels, "en", tmp_path / "alone.png") is None
+    assert not (tmp_path / "alone.png").exists()
+    assert plots.throughput_plot(alone, labels, "en", tmp_path / "bars.png") is not None
+    unmeasured = group(
+        PlotPoint("PyTorch", "1n1g", 10.0, 1.0), PlotPoint("PyTorch", "1n2g", 19.0, float("nan"))
+    )
+    assert plots.speedup_plot(unmeasured, labels, "en", tmp_path / "unmeasured.png") is None
+    scaled = group(PlotPoint("PyTorch", "1n1g", 10.0, 1.0), PlotPoint("PyTorch", "1n2g", 19.0, 1.9))
+    assert (
+        plots.speedup_plot(scaled, labels, "en", tmp_path / "scaled.png") == tmp_path / "scaled.png"
+    )
+
+
 def test_chinese_plot_labels_have_glyphs(tmp_path: Path) -> None:
     if plots.cjk_font_family() is None:
         pytest.skip("no CJK font installed (fonts-noto-cjk)")

@@ -243,9 +243,10 @@ def throughput_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> 
 
 def speedup_plot(group: Group, labels: PlotLabels, lang: str, path: Path) -> Path | None:
     """Speedup against device count per column, the ideal line (speedup = devices) and, where
-    measured, each column's communication ceiling (dotted, in the column's colour)."""
+    measured, each column's communication ceiling (dotted, in the column's colour). None where
+    no cell beyond one device has a speedup: the 1n1g baseline's 1.0 alone is no scaling."""
     frame = _frame(group).dropna(subset=["speedup"])
-    if frame.empty:
+    if not (frame["devices"] > 1).any():
         return None
     hue_order = [name for name in _names(group) if name in set(frame["column"])]
     place, ticks = x_axis({"1n1g", *frame["layout"]}, numeric=True)
