@@ -95,8 +95,12 @@ def test_a_gpt_model_config_typo_names_the_key(framework: str, workload_runs: Wo
     run = workload_runs.run(framework, cell, adapter.tiny["gpt"] | typo)
     text = run.text()
     assert run.exit_codes[0] != 0 and not run.lines(logline.STEP), text[-3000:]
-    (line,) = [line for line in text.splitlines() if "not a field of" in line]
-    assert "model_config: num_hiden_layers: not a field of" in line and "LlamaConfig" in line
+    # each workload's own words (PaddleNLP's field check, MindSpore's model_config_problem, the
+    # rule `dlperf check` applies too): the key, and the config it is no field of
+    said = [
+        line for line in text.splitlines() if "model_config" in line and "num_hiden_layers" in line
+    ]
+    assert said and all("LlamaConfig" in line for line in said), text[-3000:]
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
