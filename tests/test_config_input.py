@@ -18,6 +18,13 @@ def suite(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def load_error(path: Path) -> str:
+    """The ConfigError loading the suite at `path` raises, in words."""
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    return str(err.value)
+
+
 @pytest.mark.parametrize(
     ("batch", "says"),
     [
@@ -38,9 +45,8 @@ def test_a_batch_size_that_is_neither_a_number_nor_max_says_what_it_may_be(
         "cases:\n  - framework: pytorch\n    model: resnet50\n"
         f"    batch_size: [{batch}]\n    layouts: [1n1g]\n",
     )
-    with pytest.raises(ConfigError) as err:
-        load(path)
-    assert f"{path}:4: cases[0].batch_size[0]: {says}" in str(err.value)
+    error = load_error(path)
+    assert f"{path}:4: cases[0].batch_size[0]: {says}" in error
 
 
 @pytest.mark.parametrize(
@@ -62,11 +68,10 @@ def test_an_extra_sbatch_option_sbatch_cannot_read_is_an_error(
     or `----mail-type=END` in every job's script (submitit writes str(value) and the key as
     given), lines sbatch cannot read as meant, found only at submission."""
     path = suite(tmp_path, f"backend: slurm\nsite:\n  extra_args:\n    {line}\n{CASE}")
-    with pytest.raises(ConfigError) as err:
-        load(path)
-    assert f"{path}:4: {says}" in str(err.value)
+    error = load_error(path)
+    assert f"{path}:4: {says}" in error
     if line.startswith("--"):
-        assert "write an sbatch option's name without its leading dashes" in str(err.value)
+        assert "write an sbatch option's name without its leading dashes" in error
 
 
 def test_extra_sbatch_options_sbatch_reads_pass(tmp_path: Path) -> None:
@@ -86,12 +91,11 @@ def test_extra_sbatch_options_sbatch_reads_pass(tmp_path: Path) -> None:
 
 def test_a_layout_that_is_not_nngg_says_how_to_write_one(tmp_path: Path) -> None:
     path = suite(tmp_path, CASE.replace("[1n1g]", "[1n8g, 1n0g]"))
-    with pytest.raises(ConfigError) as err:
-        load(path)
+    error = load_error(path)
     assert (
         f"{path}:2: cases[0].layouts[1]: '1n0g' does not match '^[1-9][0-9]*n[1-9][0-9]*g$': "
         "write a layout NnGg, N nodes x G devices each, both at least 1 (e.g. 1n8g)"
-    ) in str(err.value)
+    ) in error
 
 
 @pytest.mark.parametrize(
@@ -121,9 +125,8 @@ def test_a_case_setting_no_cell_uses_is_an_error(
         "cases:\n  - framework: pytorch\n    model: resnet50\n"
         f"    batch_size: [max]\n    layouts: [1n1g]\n{lines}",
     )
-    with pytest.raises(ConfigError) as err:
-        load(path)
-    assert str(err.value) == f"{path}:{line}: {says}"
+    error = load_error(path)
+    assert error == f"{path}:{line}: {says}"
 
 
 def test_settings_a_cell_uses_pass(tmp_path: Path) -> None:
@@ -193,9 +196,8 @@ def test_a_model_config_key_the_workload_does_not_know_is_found_at_check_time(
         f"    batch_size: [8]\n    layouts: [1n1g]\n    options:\n"
         f"      model_config: {model_config}\n",
     )
-    with pytest.raises(ConfigError) as err:
-        load(path)
-    assert str(err.value).startswith(f"{path}:8: cases[0].options.model_config: {says}")
+    error = load_error(path)
+    assert error.startswith(f"{path}:8: cases[0].options.model_config: {says}")
 
 
 def test_a_model_config_the_workload_knows_passes(tmp_path: Path) -> None:
@@ -233,6 +235,5 @@ def test_mindspore_model_config_keys_are_checked_at_check_time(
         f"cases:\n  - framework: mindspore_builtin\n    model: {model}\n    batch_size: [8]\n"
         f"    layouts: [1n1g]\n    options:\n      model_config: {model_config}\n",
     )
-    with pytest.raises(ConfigError) as err:
-        load(path)
-    assert str(err.value).startswith(f"{path}:7: cases[0].options.model_config: {says}")
+    error = load_error(path)
+    assert error.startswith(f"{path}:7: cases[0].options.model_config: {says}")

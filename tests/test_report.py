@@ -947,14 +947,16 @@ def test_plan_that_was_followed(rendered: dict[str, str], suite_dir: Path) -> No
     assert "| 合计 | 33 |" in rendered["report.zh.md"]
 
 
-def test_plots_show_spread_and_ceiling(suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _drawn_figures(suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict[str, Any]]:
+    """The golden suite's report data, and a dict that collects each figure the plots save, by
+    its first axes' title."""
     from matplotlib.figure import Figure
 
-    drawn: dict[str, Any] = {}
+    drawn: dict[str, Figure] = {}
     original = Figure.savefig
 
     def keep(fig: Figure, *args: Any, **kwargs: Any) -> None:
-        drawn[fig.axes[0].get_title()] = fig.axes[0]
+        drawn[fig.axes[0].get_title()] = fig
         original(fig, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", keep)
@@ -963,7 +965,13 @@ def test_plots_show_spread_and_ceiling(suite_dir: Path, monkeypatch: pytest.Monk
     data = load_report_data(
         config, Path("results/tables/cells.tsv"), Path("results/tables/runs.tsv"), GENERATED_AT
     )
+    return data, drawn
+
+
+def test_plots_show_spread_and_ceiling(suite_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data, figures = _drawn_figures(suite_dir, monkeypatch)
     make_plots(data, "en", suite_dir / "plots-check")
+    drawn = {title: figure.axes[0] for title, figure in figures.items()}
     title = "ResNet-50 v1.5 FP32, batch size 8 per device"
     bars = drawn[f"{title}: throughput"]
     caps = [line for c in bars.containers if hasattr(c, "lines") for line in c.lines[2]]
@@ -984,21 +992,7 @@ def test_a_figure_to_doubt_is_marked_on_the_plots(
     """Review: a figure its table footnotes as one to doubt (1n2g: an outlier run; "Read this
     first") was a plain bar and point, as sure as the others; it is hatched on the throughput
     plot, hollow on the speedup plot, and the note under the axes says why."""
-    from matplotlib.figure import Figure
-
-    drawn: dict[str, Figure] = {}
-    original = Figure.savefig
-
-    def keep(fig: Figure, *args: Any, **kwargs: Any) -> None:
-        drawn[fig.axes[0].get_title()] = fig
-        original(fig, *args, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", keep)
-    monkeypatch.chdir(suite_dir)
-    config = validate(copy.deepcopy(CONFIG))
-    data = load_report_data(
-        config, Path("results/tables/cells.tsv"), Path("results/tables/runs.tsv"), GENERATED_AT
-    )
+    data, drawn = _drawn_figures(suite_dir, monkeypatch)
     from dlperf.i18n import Translator
     from dlperf.report.render import in_words
 

@@ -65,11 +65,12 @@ def measure_of(
     code = adapter.code_digest()
     if code:
         measure["workload_code"] = code
-    measure |= site_measure(config.get("backend"), config.get("site", {}))
+    site = config.get("site", {})  # a validated suite's always; a hand-made measure's may lack it
+    measure |= site_measure(config.get("backend"), site)
     requirements = getattr(adapter, "requirements", None)
     if requirements:
         folder = workflow_dir or environments.workflow_dir()
-        settings = config["site"]["environments"]
+        settings = site["environments"]
         identity = environments.identity_now(adapter.name, folder / requirements, settings)
         if identity:
             measure["environment"] = identity
