@@ -110,6 +110,21 @@ def test_an_upstream_gpt_runs_mfu_is_against_its_gpus_nameplate_at_its_precision
     assert math.isnan(mixed["mfu_pct"])  # two models: no one nameplate
 
 
+def test_a_gpu_its_framework_cannot_name_takes_the_nodes_gpu_model(tmp_path):
+    """Review: MXNet's and MindSpore's peak lines named their GPU "gpu0" and "gpu" (their APIs
+    give no device name), which replaced the node's GPU model from nvidia-smi: no nameplate, and
+    the MFU of every such GPU run was against the calibration instead of the datasheet."""
+    flops = ("flops", {"rank": 0, "per_sample": "1e12", "math": "fp16", "method": "formula"})
+    unnamed = ("peak", {"rank": 0, "math": "fp16", "measured_tflops": 700, "gpu": "cuda"})
+    log = rank_log(tmp_path, 0, flops, unnamed)
+    row = figures([log], devices=1, hardware="NVIDIA H100 80GB HBM3")
+    assert row["peak_source"] == "H100 SXM fp16 nameplate" and row["peak_tflops"] == 989.5
+    assert row["mfu_pct"] == pytest.approx(100 * 20 / 989.5)
+    alone = figures([log], devices=1)  # no node facts: the calibration is the peak
+    assert alone["peak_source"] == "measured fp16 GEMM on this device"
+    assert alone["mfu_pct"] == pytest.approx(100 * 20 / 700)
+
+
 def test_two_ranks_share_the_flops_per_device(tmp_path):
     flops = ("flops", {"rank": 0, "per_sample": "1e12", "math": "fp32", "method": "formula"})
     peak = ("peak", {"rank": 0, "math": "fp32", "measured_tflops": 20, "gpu": "none"})

@@ -24,6 +24,9 @@ from typing import Any
 PREFIX = "dlperf-"
 STEP, CONFIG, SKIP, MEMORY, HARNESS = "step", "config", "skip", "memory", "harness"
 FLOPS, PEAK, COMM, POWER = "flops", "peak", "comm", "power"
+# a peak line's gpu= where the framework has no API for the device's name (MXNet, MindSpore): the
+# reader then takes the GPU model from the node's facts
+UNNAMED_GPU = "cuda"
 STEP_PREFIX = f"{PREFIX}{STEP} "  # a step line starts so: a cheap test before the parse
 TRAILING = {CONFIG: "model_config", SKIP: "reason", HARNESS: "note", POWER: "reason"}
 _LINE = re.compile(rf"^{PREFIX}(?P<kind>[a-z_]+) (?P<body>.*?)\s*$")

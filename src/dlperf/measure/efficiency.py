@@ -127,7 +127,8 @@ def _compute(
     if peak_line is not None:
         used.append(peak_line)
         measured = peak_line.number("measured_tflops") or NAN
-        gpu = peak_line.fields.get("gpu", "none").replace("_", " ")
+        named = peak_line.fields.get("gpu", "none").replace("_", " ")
+        gpu = gpu if named == logline.UNNAMED_GPU else named
     row["peak_measured_tflops"] = measured
     nameplate = peaks.device_peak(gpu) if gpu != "none" else None
     listed = nameplate.tflops(math_dtype) if nameplate is not None else None

@@ -208,7 +208,8 @@ def log_measured_peak(
 ) -> None:
     """The `dlperf-peak` line: this device's matrix products in `math` precision, timed with the
     framework's own product (`matmul_of(n)` returns one of n x n matrices). A precision the
-    framework cannot multiply in on this device gives no line (MFU is then n/a)."""
+    framework cannot multiply in on this device gives no line (MFU is then n/a). `gpu`: the
+    device's name, "none" on a CPU, logline.UNNAMED_GPU where the framework cannot name it."""
     if args.calibrate_s <= 0 or not args.explain:
         return
     n = 8192 if gpu != "none" else 1024

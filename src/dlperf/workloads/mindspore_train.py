@@ -51,6 +51,7 @@ import sys
 import tempfile
 from typing import Any
 
+from dlperf import logline
 from dlperf.flops import BertShape, DecoderShape
 from dlperf.workloads.common import (
     fp32_math,
@@ -405,7 +406,7 @@ def train(args: argparse.Namespace, rank: int, world: int) -> None:
             a, b = (ms.Tensor(ms.numpy.randn(n, n), dtype) for _ in range(2))
             return lambda: ops.matmul(a, b)
 
-        gpu = "gpu" if on_gpu else "none"
+        gpu = logline.UNNAMED_GPU if on_gpu else "none"
         if math_of(args, ms, on_gpu, "matmul") == math:  # else it would time another precision
             log_measured_peak(rank, args, math, matmul_of, ms.runtime.synchronize, gpu)
     train_steps(

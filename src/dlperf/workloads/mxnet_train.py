@@ -41,6 +41,7 @@ import subprocess
 import sys
 from typing import Any
 
+from dlperf import logline
 from dlperf.flops import BertShape
 from dlperf.workloads.common import (
     fp32_math,
@@ -404,7 +405,7 @@ def log_compute(
             return lambda: mx.nd.FullyConnected(a, b, num_hidden=n, no_bias=True)
         return lambda: mx.nd.dot(a, b)
 
-    gpu = f"gpu{ctx.device_id}" if ctx.device_type == "gpu" else "none"  # no name in MXNet's API
+    gpu = logline.UNNAMED_GPU if ctx.device_type == "gpu" else "none"  # no name in MXNet's API
     log_measured_peak(0, args, math, matmul_of, mx.nd.waitall, gpu)
 
 
