@@ -92,13 +92,13 @@ def test_the_gpt_workload_refuses_a_model_config_as_dlperf_check_does(model_conf
     import argparse
     import json
 
-    from dlperf.workloads import mindspore_train
+    from dlperf.workloads import mindspore_networks
 
     args = argparse.Namespace(model="gpt", model_config=model_config, seq_len=32)
-    problem = mindspore_train.model_config_problem("gpt", json.loads(model_config))
+    problem = mindspore_networks.model_config_problem("gpt", json.loads(model_config))
     assert problem
     with pytest.raises(SystemExit) as err:
-        mindspore_train.gpt_settings(args)
+        mindspore_networks.gpt_settings(args)
     assert str(err.value) == f"dlperf: {problem}"
 
 

@@ -61,7 +61,7 @@ class MindSporeBuiltin(BuiltinWorkload):
     )
 
     def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
-        from dlperf.workloads.mindspore_train import model_config_problem  # pure: no MindSpore
+        from dlperf.workloads.mindspore_networks import model_config_problem  # pure: no MindSpore
 
         return model_config_problem(model, overrides)
 
