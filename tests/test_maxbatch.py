@@ -54,9 +54,11 @@ def test_every_probe_fitting_stops_at_the_ceiling_confirmed_and_a_lower_bound():
     assert SearchResult.from_dict(result.to_dict()).at_ceiling
     probe, tried = memory(10_000, whole_run=70)
     result = search(probe, SearchSettings(start=16, ceiling=100))
-    assert tried == [16, 32, 64, 100, ("confirm", 100), ("confirm", 64)]
-    assert (result.value, result.at_ceiling) == (64, False)
-    assert result.detail == "64 fits, 100 runs out of memory"
+    # whole runs bisect between 64 (its probe fit) and 100 (its whole run did not), to 1
+    whole = [("confirm", s) for s in (100, 82, 73, 68, 70, 71)]
+    assert tried == [16, 32, 64, 100, *whole]
+    assert (result.value, result.at_ceiling) == (70, False)
+    assert result.detail == "70 fits, 71 runs out of memory"
 
 
 def test_the_first_probe_out_of_memory_makes_the_cell_oom():
@@ -79,19 +81,29 @@ def test_a_probe_that_fails_otherwise_ends_the_search_with_its_status():
     assert search(probe, SearchSettings(start=32)).status == "skipped"
 
 
-def test_a_confirmation_out_of_memory_steps_down_to_the_next_size_that_fit():
-    # probes fit up to 72, but a whole run only up to 40: 72 and 64 fail their confirmation
+def test_a_confirmation_out_of_memory_bisects_again_by_whole_runs():
+    """Review: probes fit up to 72 but a whole run only up to 40; the search stepped down from
+    each confirmation that ran out of memory to the next size whose probe fit and stopped at 32,
+    saying "32 fits, 64 runs out of memory (granularity 8)": 40 fit, and the stated granularity
+    was not reached. Whole runs now bisect between the two, to the granularity."""
     probe, tried = memory(72, whole_run=40)
     result = search(probe, SearchSettings(start=16, granularity=8))
-    assert tried == [16, 32, 64, 128, 96, 80, 72, ("confirm", 72), ("confirm", 64), ("confirm", 32)]
-    assert (result.status, result.value) == ("ok", 32)
-    assert result.detail == "32 fits, 64 runs out of memory (granularity 8)"
+    probes = [16, 32, 64, 128, 96, 80, 72]
+    whole = [("confirm", s) for s in (72, 64, 48, 40)]  # 64 to 32: 48 oom, 40 ok
+    assert tried == [*probes, *whole]
+    assert (result.status, result.value) == ("ok", 40)
+    assert result.detail == "40 fits, 48 runs out of memory (granularity 8)"
+    assert [p.full_length for p in result.probes] == [False] * 7 + [True] * 4
     probe, tried = memory(72, whole_run=8)
     result = search(probe, SearchSettings(start=16, granularity=8))
     confirmations = [t for t in tried if isinstance(t, tuple)]
-    assert confirmations == [("confirm", s) for s in (72, 64, 32, 16)]  # every size that fit
+    assert confirmations == [("confirm", s) for s in (72, 64, 48, 40, 32, 24, 16)]
     assert (result.status, result.value) == ("oom", None)
     assert "no batch size from max_batch_search.start runs a whole run (16 oom)" in result.detail
+    probe, _ = memory(72, other={48: "timeout"}, whole_run=40)
+    result = search(probe, SearchSettings(start=16, granularity=8))
+    assert (result.status, result.value) == ("timeout", None)
+    assert result.detail.startswith("the confirmation at batch size 48 ended timeout")
 
 
 def test_result_round_trips_and_a_missing_one_is_failed(tmp_path):

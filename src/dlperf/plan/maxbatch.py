@@ -18,8 +18,9 @@ The search (one per `max` cell, cached as the find_max_batch rule's output):
 - **Confirmation**: the size found is run once more for as many steps as the cell's runs. Memory
   can grow after the first steps (allocator fragmentation: on a CPU under a memory cap, glibc's
   heap), so a short probe may pass at a size a whole run cannot. A confirmation that runs out of
-  memory makes that size too big, and the largest smaller size whose probe fit is confirmed
-  next. The runs of the cell then train at a size that has run their whole length once.
+  memory makes that size too big; the largest smaller size whose probe fit is the new lower
+  bound, and whole runs bisect between the two to the same granularity. The runs of the cell
+  then train at a size that has run their whole length once.
 """
 
 from __future__ import annotations
@@ -198,18 +199,14 @@ def _confirm(
     what: str,
     key: str,
 ) -> SearchResult:
-    """Run `fits` for the whole run length; on oom step down to the largest smaller size that
-    fit its probe (see the module's rules). `too_big` None: every probe fit, up to the ceiling."""
-    while True:
+    """Run `fits` for the whole run length; on oom, bisect again by whole runs between the
+    largest smaller size whose probe fit and the size that ran out, to the same granularity (see
+    the module's rules). `too_big` None: every probe fit, up to the ceiling."""
+    confirmed = False
+    while not confirmed:
         p = run(fits, True)
-        if p.status == Status.OK and too_big is None:
-            detail = f"{fits}: every probe fit, up to the ceiling ({key}.ceiling): a lower bound"
-            return SearchResult(Status.OK, fits, detail, probes, at_ceiling=True)
         if p.status == Status.OK:
-            detail = f"{fits} fits, {too_big} runs out of memory"
-            if step > 1:
-                detail += f" (granularity {step})"
-            return SearchResult(Status.OK, fits, detail, probes)
+            break
         if p.status != Status.OOM:
             detail = f"the confirmation at {what} {fits} ended {p.status}: {p.detail}"
             return SearchResult(p.status, None, detail, probes)
@@ -219,6 +216,22 @@ def _confirm(
             detail = f"no {what} from {key}.start runs a whole run ({fits} oom)"
             return SearchResult(Status.OOM, None, detail, probes)
         fits = max(smaller)
+        while too_big - fits > step:  # a whole run ok is confirmed as it runs
+            q = run(fits + step * max(1, (too_big - fits) // step // 2), True)
+            if q.status == Status.OK:
+                fits, confirmed = q.value, True
+            elif q.status == Status.OOM:
+                too_big = q.value
+            else:
+                detail = f"the confirmation at {what} {q.value} ended {q.status}: {q.detail}"
+                return SearchResult(q.status, None, detail, probes)
+    if too_big is None:
+        detail = f"{fits}: every probe fit, up to the ceiling ({key}.ceiling): a lower bound"
+        return SearchResult(Status.OK, fits, detail, probes, at_ceiling=True)
+    detail = f"{fits} fits, {too_big} runs out of memory"
+    if step > 1:
+        detail += f" (granularity {step})"
+    return SearchResult(Status.OK, fits, detail, probes)
 
 
 def recorded_search_digest(path: Path) -> str | None:
