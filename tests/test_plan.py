@@ -10,9 +10,11 @@ import yaml
 
 from dlperf.cli import main
 from dlperf.config import validate
+from dlperf.paths import MaxBatchPaths
 from dlperf.plan import milp
 from dlperf.plan.durations import read_runs
 from dlperf.plan.jobs import Job, PlanError, Site
+from dlperf.plan.maxbatch import Probe, SearchResult
 from dlperf.plan.plan import (
     layout_rows,
     machine_site,
@@ -214,6 +216,32 @@ def test_a_max_reference_is_scaled_by_the_batch_its_runs_trained(tmp_path):
     write_runs(tmp_path / "no-column", [row | {"noticed_at": t0 + 120}])  # an older table
     cells = {c.cell_id: c for c in make_plan(config, tmp_path / "no-column", nodes=1).cells}
     assert cells["pytorch.resnet50.fp32.noxla.b128.1n1g"].wall_s == 20 + 100 * 128 / 256
+
+
+def test_an_unmeasured_max_cell_is_scaled_by_what_its_search_found(tmp_path):
+    """Review: a `max` cell whose search had found 64 but whose runs had not run yet was planned
+    by max_batch_size (256): 20 + 100 x 256/128 = 220 s for runs that train 64 a step."""
+    import json
+
+    config = validate(
+        {"repeats": 1, "time_limit_min": 30,
+         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": ["max", 128], "layouts": ["1n1g"]}]}
+    )  # fmt: skip
+    t0, searched = 1_700_000_000.0, "pytorch.resnet50.fp32.noxla.bmax.1n1g"
+    reference = "pytorch.resnet50.fp32.noxla.b128.1n1g"
+    row = {"cell_id": reference, "status": "ok", "submitted_at": t0, "workload_wall_s": 100}
+    write_runs(tmp_path, [row | {"noticed_at": t0 + 120, "batch_size_resolved": 128}])
+    planned = {c.cell_id: c for c in make_plan(config, tmp_path, nodes=1).cells}[searched]
+    assert planned.wall_s == 20 + 100 * 256 / 128  # not searched yet: max_batch_size
+    result = SearchResult(
+        "ok", 64, "64 fits, 128 runs out of memory", [Probe(64, "ok", "", "m", True)]
+    )
+    path = MaxBatchPaths(searched, tmp_path).result
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"cell": {"cell_id": searched}} | result.to_dict()))
+    planned = {c.cell_id: c for c in make_plan(config, tmp_path, nodes=1).cells}[searched]
+    assert (planned.duration_source, planned.wall_s) == ("scaled", 20 + 100 * 64 / 128)
+    assert planned.basis == f"from {reference}: 20 s + 100 s x 64/128"
 
 
 def test_a_failed_runs_time_is_no_reference_for_another_cell(tmp_path):

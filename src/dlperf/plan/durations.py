@@ -7,8 +7,10 @@ evidence there is, and which it is (`duration_source`):
   sooner than the suite's time limit now are planned at it);
 - scaled: from a cell of the same framework and model with ok runs (SCALING_RULE below), by the
   batch size those runs trained (`batch_size_resolved`: what a `max` search found, not what
-  max_batch_size says; the cell's own where the table has none): a run that failed, ran out of memory, timed out or was skipped did not do the work another cell's
-  run will do, so its time is no reference;
+  max_batch_size says; the cell's own where the table has none) and the batch the cell will
+  train (a `max` cell's: its search's result once there is one): a run that failed, ran out of
+  memory, timed out or was skipped did not do the work another cell's run will do, so its time
+  is no reference;
 - limit: the suite's `time_limit_min`, an upper bound.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +35,7 @@ SCALING_RULE = (
     "per device (communication and precision are not modelled); capped at the time limit"
 )
 SOURCES = ("measured", "scaled", "limit")
+Searched = Callable[[str], int | None]  # a `max` cell's id -> the value its search found
 
 
 @dataclass(frozen=True)
@@ -190,9 +194,13 @@ def _measured(runs: list[TimedRun]) -> dict[str, _Measured]:
     return found
 
 
-def _per_device_batch(spec: CellSpec) -> int | None:
+def _per_device_batch(spec: CellSpec, searched: Searched) -> int | None:
+    """The batch per device the cell's runs will train: a `max` cell's search result where it
+    found one, else the adapter's max_batch_size (the search's ceiling of a sort)."""
     if spec.cell.batch_size != "max":
         return int(spec.cell.batch_size)
+    if (found := searched(spec.id)) is not None:
+        return found
     try:
         from dlperf.adapters import get_adapter
 
@@ -220,9 +228,13 @@ def _reference(spec: CellSpec, measured: list[CellSpec]) -> CellSpec | None:
 
 
 def cell_durations(
-    specs: list[CellSpec], runs: list[TimedRun], limit_s: float
+    specs: list[CellSpec],
+    runs: list[TimedRun],
+    limit_s: float,
+    searched: Searched = lambda cell_id: None,
 ) -> list[CellDuration]:
-    """Each cell's planned wall time: measured, else scaled, else the time limit."""
+    """Each cell's planned wall time: measured, else scaled, else the time limit. `searched`:
+    the value a `max` cell's search found (None: not searched yet, or found none)."""
     measured = _measured(runs)
     by_model: dict[tuple[str, str], list[CellSpec]] = {}  # the references: cells with ok runs
     for spec in specs:
@@ -231,12 +243,16 @@ def cell_durations(
     durations = []
     for spec in specs:
         peers = by_model.get((spec.cell.framework, spec.cell.model), [])
-        durations.append(_duration(spec, measured, peers, limit_s))
+        durations.append(_duration(spec, measured, peers, limit_s, searched))
     return durations
 
 
 def _duration(
-    spec: CellSpec, measured: dict[str, _Measured], peers: list[CellSpec], limit_s: float
+    spec: CellSpec,
+    measured: dict[str, _Measured],
+    peers: list[CellSpec],
+    limit_s: float,
+    searched: Searched,
 ) -> CellDuration:
     if spec.id in measured:
         m = measured[spec.id]
@@ -246,9 +262,9 @@ def _duration(
             return _cell_duration(spec, limit_s, "limit", basis)
         return _cell_duration(spec, m.wall_s, "measured", m.basis)
     reference = _reference(spec, peers)
-    batch = _per_device_batch(spec)
+    batch = _per_device_batch(spec, searched)
     ref = measured[reference.id] if reference is not None else None
-    ref_batch = ref and reference and (ref.batch or _per_device_batch(reference))
+    ref_batch = ref and reference and (ref.batch or _per_device_batch(reference, searched))
     if reference is not None and ref is not None and batch and ref_batch:
         work_s = ref.workload_s if ref.workload_s is not None else ref.wall_s
         startup_s = max(ref.wall_s - work_s, 0.0)

@@ -16,10 +16,10 @@ from tabulate import tabulate
 
 from dlperf.config import Suite
 from dlperf.matrix import CellSpec
-from dlperf.paths import RESULTS
+from dlperf.paths import RESULTS, MaxBatchPaths
 from dlperf.plan.durations import SCALING_RULE, SOURCES, CellDuration, cell_durations, read_runs
 from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S, Job, PlanError, Schedule, Site
-from dlperf.plan.maxbatch import searched
+from dlperf.plan.maxbatch import found_value, searched
 from dlperf.plan.schedule import check_fits, schedule_campaign
 
 
@@ -156,7 +156,10 @@ def make_plan(
     site, origin = site_of(config, specs, nodes, gpus_per_node, exclusive, machine, device_kind)
     _check_site(specs, site, origin, machine)
     durations = cell_durations(
-        specs, read_runs(Path(results)), float(config["time_limit_min"]) * 60
+        specs,
+        read_runs(Path(results)),
+        float(config["time_limit_min"]) * 60,
+        lambda cell_id: found_value(MaxBatchPaths(cell_id, Path(results)).result, cell_id),
     )
     round_jobs = [Job((d.cell_id, 1), d.nodes, d.gpus_per_node, d.wall_s) for d in durations]
     job = check_fits(round_jobs, site)
