@@ -115,6 +115,25 @@ def test_special_tables_wide_deep_largest_num_classes_and_gpt():
     ]
 
 
+def test_wide_deep_at_a_max_batch_names_each_frameworks_batch_and_no_ratio_across_two():
+    """Review: with `batch_size: max` each framework's search found its own batch, yet the
+    table set their latencies side by side under "max" and divided their memories (0.33: OneFlow
+    at 8192 against HugeCTR at 16384) as if they had trained the same batch."""
+    rows = [
+        _cell("oneflow_wdl", "wide_deep", 3200000, "ok", 8192 / 0.0205, 500.0, batch="max"),
+        _cell("hugectr", "wide_deep", 3200000, "ok", 16384 / 0.0250, 1500.0, batch="max"),
+        _cell("oneflow_wdl", "wide_deep", 6400000, "ok", 16384 / 0.0210, 1200.0, batch="max"),
+        _cell("hugectr", "wide_deep", 6400000, "ok", 16384 / 0.0250, 1600.0, batch="max"),
+    ]
+    for row, found in zip(rows, [8192, 16384, 16384, 16384], strict=True):
+        row["batch_size_resolved"] = found
+    (wdl,) = special_tables(pd.DataFrame(rows), label)
+    assert wdl.batch_size == "max"
+    assert [v.first for v in wdl.rows[0].values] == ["20.5 (b8192)", "25.0 (b16384)"]
+    assert wdl.rows[0].ratio == "n/a"
+    assert wdl.rows[1].ratio == "0.75"  # the same batch found: a ratio
+
+
 def test_no_special_case_cells_no_section(tmp_path):
     cells = _cells()
     table = tmp_path / "cells.tsv"

@@ -107,8 +107,8 @@ def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
         table_rows = []
         for setting in settings:
             by_column = {r["_column"]: r for r in members if _setting(r) == setting}
-            values = tuple(_wide_deep_value(by_column.get(c)) for c in columns)
-            ratio = _memory_ratio(by_column, columns)
+            values = tuple(_wide_deep_value(by_column.get(c), batch_size) for c in columns)
+            ratio = _memory_ratio(by_column, columns, batch_size)
             table_rows.append(Row(_setting_label(setting), values, ratio, _swept_number(setting)))
         tables.append(
             Table(
@@ -123,7 +123,9 @@ def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
     return tables
 
 
-def _wide_deep_value(row: dict[str, Any] | None) -> Value:
+def _wide_deep_value(row: dict[str, Any] | None, batch_size: str) -> Value:
+    """Latency and memory; under a `max` batch, with the batch each framework found ("20.5 (b
+    8192)"): frameworks side by side then trained different batches."""
     if row is None:
         return Value(ABSENT, "", "")
     if row["status"] != Status.OK:
@@ -135,6 +137,8 @@ def _wide_deep_value(row: dict[str, Any] | None) -> Value:
         latency_ms = _ratio(1000 * samples_per_iteration, _number(row["throughput_median"]))
         shown = fmt.milliseconds(latency_ms)
     memory_mib = _number(row.get("peak_mem_mib"))
+    if batch_size == "max":
+        shown += f" (b{fmt.integer(_number(row.get('batch_size_resolved')))})"
     shown += _out_of_memory(row)
     return Value(Status.OK, shown, fmt.integer(memory_mib), plotted=(latency_ms, memory_mib))
 
@@ -147,13 +151,18 @@ def _out_of_memory(row: dict[str, Any]) -> str:
     return f" ({oom}/{sum(counts.values())} OOM)" if oom else ""
 
 
-def _memory_ratio(by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ...]) -> str:
+def _memory_ratio(
+    by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ...], batch_size: str
+) -> str:
     """The first column's memory over the second's, as DLPerf's table compares OneFlow's with
-    HugeCTR's."""
+    HugeCTR's; none between two `max` batches that differ (memory at two batches)."""
     if len(columns) < 2:
         return ""
     first, second = (by_column.get(c) for c in columns[:2])
     if not (first and second and first["status"] == second["status"] == Status.OK):
+        return fmt.NA
+    found = [_number(r.get("batch_size_resolved")) for r in (first, second)]
+    if batch_size == "max" and found[0] != found[1]:
         return fmt.NA
     return fmt.speedup(
         _ratio(_number(first.get("peak_mem_mib")), _number(second.get("peak_mem_mib")))
