@@ -106,6 +106,33 @@ REAL_LOGS = [
             + (4.18238 - 1.25386)
         ),
     ),
+    # ---- hugectr (release dlperf_v1: parse_hugectr, the `[..][HUGECTR][INFO]..: Iter:` line of
+    # v2.2 to 3.x) HugeCTR 3.2's multi-modal notebook, batch 2048, display 100, evaluation every
+    # 200 (the evaluation after iteration i is in the interval ending at i + 100). The first line
+    # is iteration 100 (100 iterations). Window = iterations 101..1100 = lines 200..1100, each
+    # less the `Eval Time` printed before it: 300, 500, 700, 900 and 1100
+    RealLog(
+        "hugectr",
+        "hugectr_real/hugectr_multimodal_3.2.log",
+        RunFacts(2048, 1, 1),
+        Window(100, 1000),
+        (100, 100, 2048 * 100),
+        12,
+        1000
+        * 2048
+        / (
+            2.274680
+            + (2.332273 - 0.054157)
+            + 2.277900
+            + (2.434429 - 0.054009)
+            + 2.279014
+            + (2.335757 - 0.054287)
+            + 2.278661
+            + (2.447136 - 0.167787)
+            + 2.376035
+            + (2.334735 - 0.054224)
+        ),
+    ),
     # ---- oneflow_gpt (release current: LiBai's CommonMetricPrinter; `iteration: k` 0-based,
     # `time` the running mean of iterations 3.. (1-based), total_throughput = batch / time)
     # MagicPrompt (2023-04), log_period 1, global batch 4: iterations 1 and 2 (k 0, 1) carry no
@@ -208,6 +235,19 @@ def test_hugectr_current_takes_an_evaluation_off_the_interval_that_holds_it():
     assert durations[1200] == pytest.approx(3.2728 - 2.5486)
     assert durations[1400] == pytest.approx(0.720984)
     assert any("1 evaluation(s), 2.5486s in all" in n for n in result.notes)
+
+
+def test_hugectr_v1_takes_an_evaluation_off_the_interval_that_holds_it():
+    """HugeCTR restarted its training timer before evaluating from v2.2 on (main.cpp), not only
+    in Model::fit: 3.2's `Iter: 300 Time(100 iters): 2.332273s` holds the 0.054157 s evaluation
+    after iteration 200 (its neighbours 2.27-2.28 s); parse_hugectr read it whole."""
+    log = FIX / "hugectr_real" / "hugectr_multimodal_3.2.log"
+    result = PARSERS["hugectr"]([log], RunFacts(2048, 1, 1))
+    durations = {r.step: r.duration_s for r in result.records}
+    assert durations[300] == pytest.approx(2.332273 - 0.054157)
+    assert durations[900] == pytest.approx(2.447136 - 0.167787)
+    assert durations[1000] == pytest.approx(2.376035)
+    assert any("5 evaluation(s), 0.384464s in all" in n for n in result.notes)
 
 
 # ------------------------------------------------------------------------------------ libai
