@@ -15,6 +15,7 @@ import pytest
 
 from dlperf.adapters import upstream_parsers
 from dlperf.measure.stats import Window, run_throughput, window_records
+from dlperf.parse.records import ParseError
 from dlperf.parse.upstream import RunFacts
 
 FIX = Path(__file__).parent / "fixtures" / "logs"
@@ -296,3 +297,16 @@ def test_paddleclas_keeps_its_ips_beside_dlperfs_figure():
     log = FIX / "paddleclas_real" / "workerlog.0"
     result = PARSERS["paddleclas"]([log], RunFacts(512, 1, 1))
     assert result.reported == {"ips": {(str(log), 10): 444.43222, (str(log), 11): 661.17681}}
+
+
+# ------------------------------------------------------------------------ mindspore_benchmark
+
+
+def test_mindspore_benchmark_refuses_the_readmes_older_line_at_its_line():
+    """The models repo's own README (at the pinned eab643f) shows gpu_resnet_benchmark.py's
+    output from before per_step_time, whose `epoch: [0/1]` is the real epoch and `step: [20/5004]`
+    the step in it, not the sink count release current reads: refused at its file:line, never
+    read with another meaning."""
+    log = FIX / "mindspore_benchmark_real" / "resnet_readme_eab643f.log"
+    with pytest.raises(ParseError, match=r"resnet_readme_eab643f\.log:4: unreadable progress line"):
+        PARSERS["mindspore_benchmark"]([log], RunFacts(256, 1, 1))
