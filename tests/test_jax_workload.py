@@ -18,7 +18,7 @@ from dlperf import flops, logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, Layout
-from dlperf.workloads import keras_models
+from dlperf.workloads import keras_config
 
 if TYPE_CHECKING:
     from conftest import WorkloadRuns
@@ -84,7 +84,7 @@ def test_gpt_trains_with_the_decoder_flops(family: str, workload_runs: WorkloadR
 def test_gpt_model_config_typo_is_refused() -> None:
     """The check the workload makes before it trains (the contract runs a BERT typo end to end)."""
     with pytest.raises(SystemExit, match=r"unknown gpt \(gpt2\) model_config key 'n_layers'"):
-        keras_models.model_hyperparameters("gpt", {"n_layers": 2})
+        keras_config.model_hyperparameters("gpt", {"n_layers": 2})
 
 
 def cell(xla: bool = True, precision: str = "fp32") -> Cell:

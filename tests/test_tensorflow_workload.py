@@ -17,7 +17,7 @@ from dlperf import flops, logline
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.launch.oom import is_oom
 from dlperf.matrix import Cell, Layout
-from dlperf.workloads import keras_models, tf_train
+from dlperf.workloads import keras_config, tf_train
 
 if TYPE_CHECKING:
     from conftest import WorkloadRuns
@@ -85,7 +85,7 @@ def test_gpt_trains_with_the_decoder_flops(family: str, workload_runs: WorkloadR
 def test_gpt_model_config_typo_is_refused() -> None:
     """The check the workload makes before it trains (the contract runs a BERT typo end to end)."""
     with pytest.raises(SystemExit, match=r"unknown gpt \(llama\) model_config key 'num_heads'"):
-        keras_models.model_hyperparameters("gpt", {"model_type": "llama", "num_heads": 4})
+        keras_config.model_hyperparameters("gpt", {"model_type": "llama", "num_heads": 4})
 
 
 @pytest.mark.integration

@@ -22,7 +22,7 @@ _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py
               "logline.py", "matrix.py", "paths.py", "status.py", "util.py", "vocabulary.py",
               "flops.py", "peaks.py", "workloads/__init__.py", "workloads/options.py",
               # the workloads' own model_config rules the adapters check a suite with
-              "workloads/common.py", "workloads/keras_models.py", "workloads/keras_special.py",
+              "workloads/common.py", "workloads/keras_config.py",
               "workloads/mxnet_train.py", "workloads/mindspore_networks.py",
               "plan/__init__.py", "plan/maxbatch.py", "i18n")  # fmt: skip
 RULE_CODE = {

@@ -77,7 +77,7 @@ KERAS_LACKS: dict[str, Phrase] = {}
 
 def keras_model_config_problem(model: str, overrides: dict[str, Any]) -> str | None:
     """The Keras workloads' own check of a model_config (pure: no Keras imported)."""
-    from dlperf.workloads.keras_models import model_config_problem
+    from dlperf.workloads.keras_config import model_config_problem
 
     return model_config_problem(model, overrides)
 
