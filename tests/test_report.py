@@ -943,7 +943,7 @@ def test_plan_that_was_followed(rendered: dict[str, str], suite_dir: Path) -> No
         ["2n2g", "6", "0", "0", "6"],
         ["total", "33", "0", "0", "33"],
     ]
-    assert "2 node(s) x 2 devices" in section
+    assert "2 node(s) x 2 GPUs" in section
     assert "| 合计 | 33 |" in rendered["report.zh.md"]
 
 

@@ -41,6 +41,7 @@ class PlanInfo:
     gap: str  # planned over the lower bound, minus one
     solver: Text  # method and status
     layouts: tuple[PlanLayout, ...]
+    device_kind: str = "GPUs"  # the site's (dlperf.plan.jobs.Site): GPUs, or a CPU site's CPUs
 
 
 def solver_text(method: str, status: str) -> Text:
@@ -83,4 +84,5 @@ def plan_info(plan: Mapping[str, Any]) -> PlanInfo:
             )
             for row in plan["layouts"]
         ),
+        device_kind=str(site.get("device_kind", "GPUs")),  # a plan written before it was recorded
     )

@@ -1,0 +1,90 @@
+"""The report's section on the campaign plan: the plan the workflow recorded (plan.json), in the
+words of the site it was made for."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from dlperf.config import validate
+from dlperf.i18n import Translator
+from dlperf.plan.plan import machine_site
+from dlperf.plan.rule import write_plan
+from dlperf.report.build import build_report
+from dlperf.report.load import REPORT_CELL_COLUMNS
+from dlperf.report.planinfo import plan_info
+from dlperf.report.render import render_text
+
+SUITE: dict[str, Any] = {
+    "name": "plan",
+    "repeats": 2,
+    "time_limit_min": 30,
+    "cases": [
+        {
+            "framework": "pytorch",
+            "model": "resnet50",
+            "precision": ["fp32"],
+            "batch_size": [8],
+            "layouts": ["1n1g", "1n2g"],
+        }
+    ],
+}
+
+
+def _plan_section(tmp_path: Path, site: dict[str, Any], lang: str) -> str:
+    config = validate(copy.deepcopy(SUITE))
+    path = tmp_path / "plan.json"
+    write_plan(config, tmp_path / "results", site, path, 1.0)
+    plan = plan_info(json.loads(path.read_text()))
+    cells = pd.DataFrame(columns=REPORT_CELL_COLUMNS)
+    runs = pd.DataFrame(columns=["cell_id", "repeat", "status", "status_detail", "manifest"])
+    data = build_report(config, cells, runs, {}, "2024-01-02 03:04 UTC", plan=plan)
+    text = render_text(data, lang, "md", {}, tmp_path)
+    start = text.index(f"## {Translator(lang)('section.plan')}\n")
+    return text[start : text.index("\n## ", start)]
+
+
+@pytest.mark.parametrize(
+    "lang, site_words, hours",
+    [
+        ("en", "Site: 1 node(s) x 4 CPUs,", "| Layout | Runs | Duration measured | "
+         "Duration scaled | Duration = time limit | CPU-hours |"),
+        ("zh", "集群：1 个节点，每节点 4 个 CPU，", "| 规模 | 运行次数 | 时长来自实测 | "
+         "时长按比例估算 | 时长取时间上限 | CPU 小时 |"),
+    ],
+)  # fmt: skip
+def test_a_cpu_site_plan_counts_cpu_hours(tmp_path, lang, site_words, hours):
+    """Review: the local backend on a machine without GPUs plans its runs on its CPUs (plan.json's
+    site says device_kind CPUs), yet the report called them devices and their hours GPU-hours."""
+    section = _plan_section(tmp_path, machine_site(4, "CPUs"), lang)
+    assert site_words in section
+    assert hours in section
+    assert "GPU" not in section
+    # 2 repeats of 1n1g (1 CPU) and 1n2g (2 CPUs), each planned at the 30-minute limit
+    assert "| 1n1g | 2 | 0 | 0 | 2 | 1.000 |" in section
+    assert "| 1n2g | 2 | 0 | 0 | 2 | 2.000 |" in section
+
+
+def test_a_gpu_site_plan_counts_gpu_hours(tmp_path):
+    section = _plan_section(tmp_path, {"nodes": 2, "gpus_per_node": 2, "exclusive": True}, "en")
+    assert "Site: 2 node(s) x 2 GPUs," in section and "| GPU-hours |" in section
+    assert "CPU" not in section
+
+
+def test_a_plan_recorded_before_its_device_kind_reads_as_gpus():
+    plan = {
+        "runs": 1,
+        "repeats": 1,
+        "site": {"nodes": 1, "gpus_per_node": 8, "exclusive": True, "origin": "site.nodes"},
+        "makespan_s": 3600.0,
+        "bounds": {"sequential_s": 3600.0, "lower_s": 3600.0},
+        "gap": 0.0,
+        "solver": {"method": "greedy", "status": "done"},
+        "layouts": [],
+    }
+    assert plan_info(plan).device_kind == "GPUs"
