@@ -889,18 +889,19 @@ def test_read_this_first_lists_what_weakens_the_numbers(rendered: dict[str, str]
     assert rows("Outlier runs") == [
         ["`pytorch.resnet50.fp32.noxla.b8.1n2g`", "ok", "r3", "MAD z = 4.2 (below the median)"]
     ]
+    # each cell's own status (it has a figure), its 1n1g cell's beside the 1n1g cell
     assert rows("Speedups without a baseline") == [
         [
             "`pytorch.bert_base.fp32.noxla.b8.1n2g`",
-            "missing",
+            "ok",
             "-",
-            "pytorch.bert_base.fp32.noxla.b8.1n1g",
+            "pytorch.bert_base.fp32.noxla.b8.1n1g (missing)",
         ],
         [
             "`pytorch.resnet50.amp.noxla.b8.1n2g`",
-            "failed",
+            "ok",
             "-",
-            "pytorch.resnet50.amp.noxla.b8.1n1g",
+            "pytorch.resnet50.amp.noxla.b8.1n1g (failed)",
         ],
     ]
     runs = _table_after(rendered["report.en.md"], "Appendix: every run")

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from dlperf import logline
+from dlperf.i18n import english
 from dlperf.matrix import Cell, CellSpec
 from dlperf.measure import runs as runs_module
 from dlperf.measure.runs import read_run, runs_table
@@ -870,8 +871,11 @@ def test_a_published_speedup_needs_an_ok_1n1g_cell():
     assert out.loc[f"{base}.1n8g", "speedup_baseline_cell"] == ""
     from dlperf.report.caveats import caveats
 
-    said = [(c.kind, c.cell_id, c.detail) for c in caveats(out.reset_index(), pd.DataFrame())]
-    assert ("no_speedup_baseline", f"{base}.1n8g", f"{base}.1n1g") in said
+    said = [
+        (c.kind, c.cell_id, c.status, english(c.detail))
+        for c in caveats(out.reset_index(), pd.DataFrame())
+    ]
+    assert ("no_speedup_baseline", f"{base}.1n8g", "ok", f"{base}.1n1g (failed)") in said
 
 
 def test_a_tables_row_is_one_line_whatever_its_texts_say(tmp_path):

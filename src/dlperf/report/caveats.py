@@ -59,7 +59,7 @@ class Caveat:
     source: str
     status: str  # the runs' or the cell's status
     repeats: tuple[str, ...]  # "r2", ... (empty when the table has no runs)
-    detail: Text  # the reason, flags, or the missing baseline cell (dlperf.report.reasons)
+    detail: Text  # the reason, flags, or the 1n1g cell without a figure (dlperf.report.reasons)
     values: dict[str, str] = field(default_factory=dict)  # shared_cores: the sentence's numbers
 
 
@@ -156,9 +156,11 @@ def _from_cells(cells: pd.DataFrame, runs_of: CellRuns, limits: Limits) -> list[
             and Cell.parse(cell_id).model not in NO_SPEEDUP_MODELS
         ):
             base = Cell.parse(cell_id).baseline.id
-            base_status = statuses.get((base, source)) or Status.MISSING
             if (base, source) not in ok_figures:
-                out.append(Caveat("no_speedup_baseline", cell_id, source, base_status, (), base))
+                # the Status column is this cell's (it has a figure); the 1n1g cell's is beside it
+                base_status = Phrase.of(f"status.{statuses.get((base, source)) or Status.MISSING}")
+                said = Phrase.of("caveats.text_no_speedup_baseline", cell=base, status=base_status)
+                out.append(Caveat("no_speedup_baseline", cell_id, source, status, (), said))
             elif other_work(record, rows[base, source]):
                 work = f"{base}: {_work(rows[base, source])} ≠ {_work(record)}"
                 out.append(Caveat("no_speedup_other_work", cell_id, source, status, (), work))
