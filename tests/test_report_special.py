@@ -361,6 +361,29 @@ def test_wide_deep_tables_come_in_layout_order():
     assert [t.layout for t in special_tables(cells, label)] == ["1n1g", "1n8g", "1n16g", "4n8g"]
 
 
+def test_special_tables_come_in_layout_and_precision_order():
+    """Review: DLPerf's W&D tables (16384 samples per iteration in total: b16384 at 1n1g, b2048 at
+    1n8g, b512 at 4n8g) came 4n8g, 1n8g, 1n1g, sorted by batch size before layout; GPT and
+    InsightFace tables sorted precision and batch size as text (AMP before FP32, b128 before
+    b64), unlike every other table of the report."""
+    wdl = [_cell("oneflow_wdl", "wide_deep", 3200000, "ok", 800.0, 1000.0, batch=b, layout=lay)
+           for b, lay in ((512, (4, 8)), (16384, (1, 1)), (2048, (1, 8)))]  # fmt: skip
+    gpt = [_cell("pytorch", "gpt", None, "ok", 10.0, 3000.0, batch=8) | {"precision": p}
+           for p in ("amp", "fp32")]  # fmt: skip
+    face = [_largest("oneflow_face", (1, 1), "ok", 2000000) | {"batch_size": b} for b in (128, 64)]
+    cells = pd.DataFrame([*wdl, *gpt, *face]).reindex(columns=CELL_TABLE_COLUMNS)
+    tables = special_tables(cells, label)
+    assert [(t.model, t.layout, t.batch_size, t.precision) for t in tables] == [
+        ("wide_deep", "1n1g", "16384", "FP32"),
+        ("wide_deep", "1n8g", "2048", "FP32"),
+        ("wide_deep", "4n8g", "512", "FP32"),
+        ("insightface", "", "64", "AMP"),
+        ("insightface", "", "128", "AMP"),
+        ("gpt", "", "", "FP32"),
+        ("gpt", "", "", "AMP"),
+    ]
+
+
 def test_the_wide_deep_plot_lists_its_columns_in_the_tables_order(tmp_path, monkeypatch):
     """Review: a column with no point at the smallest vocabulary (not run there) came second in
     the legend, after the table's second column: lines were listed as they were first met."""

@@ -97,9 +97,9 @@ def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["precision"], str(r["batch_size"]), r["layout"]), []).append(r)
-    ordered = sorted(
+    ordered = sorted(  # by layout, as DLPerf's tables (its batch per device falls as it grows)
         groups.items(),
-        key=lambda kv: (precision_key(kv[0][0]), batch_size_key(kv[0][1]), layout_key(kv[0][2])),
+        key=lambda kv: (precision_key(kv[0][0]), layout_key(kv[0][2]), batch_size_key(kv[0][1])),
     )
     for (precision, batch_size, layout), members in ordered:
         columns = tuple(dict.fromkeys(r["_column"] for r in members))
@@ -178,7 +178,8 @@ def _largest(rows: list[dict[str, Any]]) -> list[Table]:
     """Cells whose variant searched an option (`<option>_max`): per layout, the value found."""
     tables = []
     searched = [r for r in rows if _searched(r)]
-    for key in sorted({(r["precision"], str(r["batch_size"]), _searched(r)) for r in searched}):
+    keys = {(r["precision"], str(r["batch_size"]), _searched(r)) for r in searched}
+    for key in sorted(keys, key=lambda k: (precision_key(k[0]), batch_size_key(k[1]), k[2])):
         precision, batch_size, option = key
         members = [
             r for r in searched if (r["precision"], str(r["batch_size"]), _searched(r)) == key
@@ -222,7 +223,7 @@ def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
 
 def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
     tables = []
-    for precision in sorted({r["precision"] for r in rows}):
+    for precision in sorted({r["precision"] for r in rows}, key=precision_key):
         members = [r for r in rows if r["precision"] == precision]
         columns = tuple(dict.fromkeys(r["_column"] for r in members))
         configurations = sorted(
