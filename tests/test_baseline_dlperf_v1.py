@@ -97,6 +97,18 @@ def test_dimensions_from_ids(baseline: pd.DataFrame) -> None:
     assert baseline.set_index("cell_id").loc["ngc_tensorflow.bert_base.amp.xla.b64.1n1g", "xla"]
 
 
+def test_batch_size_used_is_the_ids_or_the_remarks(baseline: pd.DataFrame) -> None:
+    """Review: a published cell of a numeric batch size read "Batch size used: n/a" in the spread
+    tables (OneFlow's b256 AMP cells beside NGC TensorFlow's bsz=224 reading 224), a batch its
+    table's title states; only the remarks' bsz= was read."""
+    used = baseline.set_index("cell_id")["batch_size_resolved"]
+    assert used["oneflow.resnet50.amp.noxla.b256.4n8g"] == 256
+    assert used["ngc_tensorflow.resnet50.amp.noxla.b224.1n1g"] == 224
+    assert used["ngc_tensorflow.resnet50.amp.noxla.b256.1n1g"] == 256  # its OOM cell
+    assert used["oneflow.bert_base.amp.noxla.bmax.4n8g"] == 160  # a `max` as its remark says
+    assert used["ngc_tensorflow.bert_base.amp.xla.bmax.4n8g"] == 96
+
+
 @pytest.mark.parametrize(("cell_id", "printed"), PUBLISHED_SPEEDUP.items())
 def test_speedup_from_baseline_alone(
     baseline: pd.DataFrame, cell_id: str, printed: tuple[float, int]

@@ -114,6 +114,14 @@ def cell_figures(
     }
 
 
+def stated_batch(batch_size: Any, resolved: Any) -> Any:
+    """A cell's batch per device: what its runs (or a published table's remark) say it trained
+    with, else the number its id names (a `max` names none: left as it is)."""
+    if is_number(resolved) or not str(batch_size).isdigit():
+        return resolved
+    return int(batch_size)
+
+
 def _cell_batch_size(group: pd.DataFrame) -> tuple[Any, str]:
     """The batch size the cell's runs (its ok ones, where it has any: its figures') trained
     with, and a note when they disagree."""
@@ -148,8 +156,9 @@ def cells_table(
         group = by_cell.get(cell["cell_id"], runs.iloc[0:0])
         planned_runs = repeats if isinstance(repeats, int) else repeats[cell["cell_id"]]
         figures = cell_figures(group, planned_runs, variance, ci_level)
-        if figures["batch_size_resolved"] is None and str(cell["batch_size"]).isdigit():
-            figures["batch_size_resolved"] = int(cell["batch_size"])
+        figures["batch_size_resolved"] = stated_batch(
+            cell["batch_size"], figures["batch_size_resolved"]
+        )
         rows.append(
             cell
             | {"setting": _resolved_setting(cell.get("setting"), group)}

@@ -15,7 +15,13 @@ import pandas as pd
 
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell, names_slug, sweep_slug
-from dlperf.measure.tables import CELL_COLUMNS, CELL_TABLE_COLUMNS, add_speedup, cell_figures
+from dlperf.measure.tables import (
+    CELL_COLUMNS,
+    CELL_TABLE_COLUMNS,
+    add_speedup,
+    cell_figures,
+    stated_batch,
+)
 from dlperf.report import fmt
 from dlperf.report.tablecheck import (
     FLAG_COLUMNS,
@@ -247,6 +253,10 @@ def load_baseline(name: str, path: Path, index: int = 0, where: str = "") -> pd.
             )
     if "note" in frame.columns and "batch_size_resolved" not in frame.columns:
         frame["batch_size_resolved"] = [_noted_batch(n) for n in frame["note"]]
+    given = frame.get("batch_size_resolved", pd.Series(float("nan"), index=frame.index))
+    frame["batch_size_resolved"] = [
+        stated_batch(b, r) for b, r in zip(frame["batch_size"], given, strict=True)
+    ]
     frame["source"] = name
     log.info("baseline %r: %d cells from %s", name, len(frame), path)
     return with_speedup(frame)
