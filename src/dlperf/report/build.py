@@ -86,7 +86,7 @@ def build_report(
         latency=tuple(latency),
         plan=plan,
         explained=explained(measured, runs),
-        special=tuple(special_tables(cells, special_label)),
+        special=tuple(special_tables(cells, special_label, doubted(found))),
     )
 
 

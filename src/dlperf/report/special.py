@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from dlperf.status import Status, status_counts
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
 
 ABSENT = "absent"  # no such cell: not planned for this column and row (shown as -)
+DOUBT_MARK = " †"  # after a figure with a caveat in "Read this first", as the summary marks it
 
 NAN = float("nan")
 
@@ -63,12 +65,24 @@ class Table:
     option: str = ""  # InsightFace: the option searched
 
 
-def special_tables(cells: pd.DataFrame, label: Callable[[dict[str, Any]], Text]) -> list[Table]:
+def special_tables(
+    cells: pd.DataFrame,
+    label: Callable[[dict[str, Any]], Text],
+    doubted: AbstractSet[tuple[str, str]] = frozenset(),
+) -> list[Table]:
     """The W&D and GPT tables of the cells (measured and baselines); `label(row)` names a cell's
-    column (framework, and the baseline it comes from)."""
+    column (framework, and the baseline it comes from); `doubted`: (cell id, source) of the
+    figures to doubt (caveats.doubted), marked."""
     if not len(cells):
         return []
-    rows = [dict(r) | {"_column": _column(dict(r), label)} for r in cells.to_dict("records")]
+    rows = [
+        dict(r)
+        | {
+            "_column": _column(dict(r), label),
+            "_mark": DOUBT_MARK if (r["cell_id"], r["source"]) in doubted else "",
+        }
+        for r in cells.to_dict("records")
+    ]
     of = {model: [r for r in rows if r["model"] == model] for model in MODELS}
     return _wide_deep(of["wide_deep"]) + _largest(of["insightface"]) + _gpt(of["gpt"])
 
@@ -139,7 +153,7 @@ def _wide_deep_value(row: dict[str, Any] | None, batch_size: str) -> Value:
     memory_mib = _number(row.get("peak_mem_mib"))
     if batch_size == "max":
         shown += f" (b{fmt.integer(_number(row.get('batch_size_resolved')))})"
-    shown += _out_of_memory(row)
+    shown = _marked(shown + _out_of_memory(row), row.get("_mark", ""))
     return Value(Status.OK, shown, fmt.integer(memory_mib), plotted=(latency_ms, memory_mib))
 
 
@@ -218,7 +232,7 @@ def _largest_value(row: dict[str, Any] | None, option: str) -> Value:
     if not isinstance(value, int) or isinstance(value, bool):
         return Value(Status.PARSE_ERROR, "", "")  # an ok search without a whole largest value
     bound = "≥ " if fmt.is_number(row.get("search_ceiling")) else ""  # its search's ceiling
-    return Value(Status.OK, f"{bound}{value:,}{_out_of_memory(row)}", "")
+    return Value(Status.OK, f"{bound}{value:,}{_out_of_memory(row)}{row.get('_mark', '')}", "")
 
 
 def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
@@ -255,17 +269,22 @@ def _gpt_value(row: dict[str, Any] | None) -> Value:
         return Value(ABSENT, "", "")
     if row["status"] != Status.OK:
         return Value(str(row["status"]), "", "")
-    mfu = row.get("mfu_pct")
+    mfu, mark = row.get("mfu_pct"), row.get("_mark", "")
     return Value(
         Status.OK,
-        fmt.throughput(row.get("achieved_tflops")),
+        _marked(fmt.throughput(row.get("achieved_tflops")), mark),
         f"{_number(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
-        fmt.throughput(row.get("throughput_median")),
+        _marked(fmt.throughput(row.get("throughput_median")), mark),
         fmt.throughput(
             _number(row.get("throughput_median")) * _number(row.get("tokens_per_sample"))
         ),
         plotted=(_number(row.get("achieved_tflops")), _number(mfu)),
     )
+
+
+def _marked(shown: str, mark: str) -> str:
+    """A figure with its doubt mark; n/a has none to doubt."""
+    return shown if shown == fmt.NA else shown + mark
 
 
 def _setting(row: dict[str, Any]) -> str:
