@@ -96,9 +96,9 @@ def test_special_tables_wide_deep_largest_num_classes_and_gpt():
     assert [r.label for r in wdl.rows] == ["vocab_size=3,200,000", "vocab_size=6,400,000"]
     first = wdl.rows[0]
     assert [(v.first, v.second) for v in first.values] == [("20.5", "1000"), ("25.0", "1500")]
-    assert first.ratio == "0.67"  # OneFlow's memory over HugeCTR's, as DLPerf prints it
+    assert first.ratios == ("0.67",)  # OneFlow's memory over HugeCTR's, as DLPerf prints it
     assert [v.status for v in wdl.rows[1].values] == ["ok", "oom"]
-    assert wdl.rows[1].ratio == "n/a"  # one side ran out of memory: no ratio
+    assert wdl.rows[1].ratios == ("n/a",)  # one side ran out of memory: no ratio
     assert (face.option, face.batch_size, face.columns) == (
         "num_classes",
         "64",
@@ -130,8 +130,8 @@ def test_wide_deep_at_a_max_batch_names_each_frameworks_batch_and_no_ratio_acros
     (wdl,) = special_tables(pd.DataFrame(rows), label)
     assert wdl.batch_size == "max"
     assert [v.first for v in wdl.rows[0].values] == ["20.5 (b8192)", "25.0 (b16384)"]
-    assert wdl.rows[0].ratio == "n/a"
-    assert wdl.rows[1].ratio == "0.75"  # the same batch found: a ratio
+    assert wdl.rows[0].ratios == ("n/a",)
+    assert wdl.rows[1].ratios == ("0.75",)  # the same batch found: a ratio
 
 
 def test_no_special_case_cells_no_section(tmp_path):
@@ -286,7 +286,7 @@ def test_a_zero_in_a_wide_deep_table_is_no_figure_and_no_crash(tmp_path):
     cells["peak_mem_mib"] = 0.0
     cells["throughput_median"] = 0.0
     (wdl, *_) = special_tables(cells, label)
-    assert wdl.rows[0].ratio == "n/a" and wdl.rows[0].values[0].first == "n/a"
+    assert wdl.rows[0].ratios == ("n/a",) and wdl.rows[0].values[0].first == "n/a"
 
 
 @pytest.mark.parametrize(
@@ -404,9 +404,9 @@ def test_the_wide_deep_plot_lists_its_columns_in_the_tables_order(tmp_path, monk
     monkeypatch.setattr(Figure, "savefig", keep)
     absent = Value("absent", "", "")
     rows = (
-        Row("3.2M", (absent, Value("ok", "13", "800", plotted=(13.0, 800.0))), "n/a", 3.2e6),
+        Row("3.2M", (absent, Value("ok", "13", "800", plotted=(13.0, 800.0))), ("n/a",), 3.2e6),
         Row("6.4M", (Value("ok", "12", "2000", plotted=(12.0, 2000.0)),
-                     Value("ok", "15", "1600", plotted=(15.0, 1600.0))), "1.25", 6.4e6),
+                     Value("ok", "15", "1600", plotted=(15.0, 1600.0))), ("1.25",), 6.4e6),
     )  # fmt: skip
     table = Table("wide_deep", "FP32", "1n1g", "16384", ("OneFlow", "HugeCTR"), rows)
     labels = plots.PlotLabels("W&D", "vocabulary", "ms", "framework", y2="MiB")

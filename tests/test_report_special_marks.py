@@ -26,7 +26,7 @@ def test_a_special_figure_to_doubt_is_marked():
         ("20.5 †", "1000"),
         ("25.0", "1500"),
     ]
-    assert tables["wide_deep"].rows[0].ratio == "0.67"
+    assert tables["wide_deep"].rows[0].ratios == ("0.67",)
     assert tables["insightface"].rows[0].values[0].first == "2,000,000 †"
     (value,) = tables["gpt"].rows[0].values
     assert (value.third, value.first, value.second) == ("10.00 †", "1.23 †", "n/a")

@@ -15,6 +15,7 @@ samples/s. Memory is the cell's median peak of its largest rank
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
@@ -50,7 +51,7 @@ class Value:
 class Row:
     label: str  # W&D: the swept values (vocab_size=3200000); GPT: layout, batch, variant
     values: tuple[Value, ...]  # one per column
-    ratio: str = ""  # W&D: memory of the first column over the second's (n/a without both)
+    ratios: tuple[str, ...] = ()  # W&D: per Table.ratios pair, its memory ratio (n/a: not both)
     x: float = NAN  # W&D: the swept value, where it is one number (the plot's x)
 
 
@@ -63,6 +64,7 @@ class Table:
     columns: tuple[Text, ...]  # framework labels (dlperf.report.names)
     rows: tuple[Row, ...]
     option: str = ""  # InsightFace: the option searched
+    ratios: tuple[tuple[int, int], ...] = ()  # W&D: (column, column) whose memory is compared
 
 
 def special_tables(
@@ -117,23 +119,19 @@ def _wide_deep(rows: list[dict[str, Any]]) -> list[Table]:
     )
     for (precision, batch_size, layout), members in ordered:
         columns = tuple(dict.fromkeys(r["_column"] for r in members))
+        pairs = _ratio_pairs(members, columns)
         settings = sorted({_setting(r) for r in members}, key=_setting_order)
         table_rows = []
         for setting in settings:
             by_column = {r["_column"]: r for r in members if _setting(r) == setting}
             values = tuple(_wide_deep_value(by_column.get(c), batch_size) for c in columns)
-            ratio = _memory_ratio(by_column, columns, batch_size)
-            table_rows.append(Row(_setting_label(setting), values, ratio, _swept_number(setting)))
-        tables.append(
-            Table(
-                "wide_deep",
-                PRECISION_NAMES.get(precision, precision),
-                layout,
-                batch_size,
-                columns,
-                tuple(table_rows),
+            ratios = tuple(
+                _memory_ratio(by_column, columns[i], columns[j], batch_size) for i, j in pairs
             )
-        )
+            table_rows.append(Row(_setting_label(setting), values, ratios, _swept_number(setting)))
+        name = PRECISION_NAMES.get(precision, precision)
+        table = Table("wide_deep", name, layout, batch_size, columns, tuple(table_rows))
+        tables.append(dataclasses.replace(table, ratios=pairs))
     return tables
 
 
@@ -165,14 +163,26 @@ def _out_of_memory(row: dict[str, Any]) -> str:
     return f" ({oom}/{sum(counts.values())} OOM)" if oom else ""
 
 
+def _ratio_pairs(
+    members: list[dict[str, Any]], columns: tuple[Text, ...]
+) -> tuple[tuple[int, int], ...]:
+    """The columns whose memory a W&D table compares, as DLPerf's compares OneFlow's with
+    HugeCTR's: the first two of each source (what was measured, each baseline), else, where no
+    source has two (one framework per table given), the first two columns."""
+    source = {r["_column"]: r["source"] for r in members}
+    by_source: dict[str, list[int]] = {}
+    for index, column in enumerate(columns):
+        by_source.setdefault(source[column], []).append(index)
+    pairs = tuple((found[0], found[1]) for found in by_source.values() if len(found) > 1)
+    return pairs or (((0, 1),) if len(columns) > 1 else ())
+
+
 def _memory_ratio(
-    by_column: dict[Text, dict[str, Any]], columns: tuple[Text, ...], batch_size: str
+    by_column: dict[Text, dict[str, Any]], one: Text, other: Text, batch_size: str
 ) -> str:
-    """The first column's memory over the second's, as DLPerf's table compares OneFlow's with
-    HugeCTR's; none between two `max` batches that differ (memory at two batches)."""
-    if len(columns) < 2:
-        return ""
-    first, second = (by_column.get(c) for c in columns[:2])
+    """Column `one`'s memory over column `other`'s in one row (n/a without both, and between two
+    `max` batches that differ: memory at two batches)."""
+    first, second = by_column.get(one), by_column.get(other)
     if not (first and second and first["status"] == second["status"] == Status.OK):
         return fmt.NA
     found = [_number(r.get("batch_size_resolved")) for r in (first, second)]
