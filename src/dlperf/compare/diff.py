@@ -22,6 +22,8 @@ from dlperf.compare.inputs import (
     results_folder,
 )
 from dlperf.compare.significance import compare_samples
+from dlperf.i18n import Phrase, Series, english
+from dlperf.measure.runflags import run_flags
 from dlperf.status import Status
 from dlperf.util import is_number
 
@@ -45,8 +47,9 @@ def diff_runs(a: Path, b: Path) -> tuple[pd.DataFrame, list[str]]:
 
 def run_json_notes(ja: dict[str, Any], jb: dict[str, Any]) -> list[str]:
     """Why two runs' figures do not measure the same thing (another cell or window, another batch
-    size or value a `max` search found), and a side that is no ok run (its figures are empty):
-    one line each, none where they are alike."""
+    size or value a `max` search found), a side that is no ok run (its figures are empty), and a
+    side whose window steps logged a loss of nan or inf: one line each, none where they are
+    alike."""
     notes = []
     differs = [
         f"{key} A {_json_text(ja.get(key))}, B {_json_text(jb.get(key))}"
@@ -60,6 +63,12 @@ def run_json_notes(ja: dict[str, Any], jb: dict[str, Any]) -> list[str]:
         if status is not None and status != Status.OK:
             detail = str(data.get("status_detail") or "")
             notes.append(f"{side} is a {status} run" + (f": {detail}" if detail else ""))
+        steps = data.get("nonfinite_loss_steps")  # the cells table flags it (measure.runflags)
+        if isinstance(steps, int | float) and steps > 0:  # a number or null (read_run_json)
+            repeat = data.get("repeat")
+            run = Series((f"r{repeat}" if isinstance(repeat, int) else "?",))
+            flag = Phrase.of("flags.nonfinite_loss", steps=f"{int(steps)}", runs=run)
+            notes.append(f"{side}: {english(flag)}")
     return notes
 
 
@@ -233,6 +242,12 @@ def diff_runs_tables(
                 reason = "not comparable: " + "; ".join(differs)
             elif broke:  # trains less often: worse than slower, whatever its ok runs say
                 regression, reason = True, f"{broke}; ok runs: {reason}"
+        flagged = [
+            f"{side}: {said}"
+            for side, said in (("A", _flags(ra, cell_id)), ("B", _flags(rb, cell_id)))
+            if said
+        ]
+        reason = "; ".join([reason, *flagged])
         rows.append(
             [cell_id, c.n_a, c.n_b, c.median_a, c.median_b, c.ratio, c.ci_low, c.ci_high]
             + [c.p_value, verdict, regression, reason]
@@ -254,6 +269,13 @@ def _broke_more(a: dict[str, int], b: dict[str, int]) -> str:
         f"B broke in {broken_b} of {sum(b.values())} runs ({said}); "
         f"A in {broken_a} of {sum(a.values())}"
     )
+
+
+def _flags(runs: pd.DataFrame, cell_id: str) -> str:
+    """What the cells table flags about a cell's ok runs (dlperf.measure.runflags: a stalled run,
+    a loss of nan or inf in the window, other hardware), so a verdict on them is not read bare."""
+    ok = runs[(runs["cell_id"].astype(str) == cell_id) & (runs["status"] == Status.OK)]
+    return "; ".join(english(phrase) for phrase in run_flags(ok))
 
 
 def _status_counts(runs: pd.DataFrame, cell_id: str) -> dict[str, int]:

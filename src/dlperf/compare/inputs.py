@@ -131,9 +131,9 @@ def read_run_json(path: Path) -> dict[str, Any]:
         raise DiffInputError(f"{path}: has no {' and '.join(RUN_JSON_KEYS)}; {expected}")
     if not isinstance(data["percentiles_ms"], dict):
         raise DiffInputError(f"{path}: percentiles_ms is not an object (p50_ms: ...); {expected}")
-    figures = {"throughput_samples_per_s": data["throughput_samples_per_s"]} | {
-        f"percentiles_ms.{q}": data["percentiles_ms"].get(q) for q in PERCENTILES
-    }
+    figures = {
+        key: data.get(key) for key in ("throughput_samples_per_s", "nonfinite_loss_steps")
+    } | {f"percentiles_ms.{q}": data["percentiles_ms"].get(q) for q in PERCENTILES}
     for key, value in figures.items():
         if value is not None and not _amount(value):
             raise DiffInputError(

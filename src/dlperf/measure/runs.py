@@ -336,6 +336,7 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
         "method": row.get("method"),
         "trace": row.get("trace"),
         "throughput_samples_per_s": _finite(row.get("throughput_samples_per_s")),
+        "nonfinite_loss_steps": _finite(row.get("nonfinite_loss_steps")),  # null: no loss logged
         "step_time_ms": run.result.step_time_ms if run.result else [],
         # two definitions, named: the slowest rank's steps (the runs table's p50_ms...), and
         # every rank's steps pooled, as the PyTorch DDP benchmark computes them

@@ -1,0 +1,64 @@
+"""What the cells table flags about a cell's runs is said by `dlperf diff` too: a verdict or a
+ratio is never read bare of it."""
+
+from __future__ import annotations
+
+import pandas as pd
+from test_compare import BASE, CELL
+from test_tables import CELL as RUN_CELL
+from test_tables import WINDOW, rank_log, write_run
+
+from dlperf.compare.diff import diff_runs, diff_runs_tables
+from dlperf.measure.runs import runs_table
+
+
+def _runs(values: list[float], **columns) -> pd.DataFrame:
+    rows = [
+        {"cell_id": CELL, "repeat": k, "status": "ok", "throughput_samples_per_s": v} | columns
+        for k, v in enumerate(values, 1)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_a_faster_b_whose_losses_were_nan_says_so_beside_its_verdict():
+    """Review: B's runs, every window step's loss nan (fp16 steps a grad scaler skipped: faster
+    because they did not train), read 'faster, p=0.000583 < 0.05' and nothing else, though the
+    cells table flags them."""
+    a = _runs(BASE, nonfinite_loss_steps=0.0)
+    b = _runs([v * 1.3 for v in BASE], nonfinite_loss_steps=100.0)
+    row = diff_runs_tables(a, b).iloc[0]
+    assert row["verdict"] == "faster"
+    assert row["reason"] == (
+        "p=0.000583 < 0.05; B: loss nan or inf in 700 window steps (r1, r2, r3, r4, r5, r6, r7): "
+        "steps that may not have trained"
+    )
+    assert diff_runs_tables(a, a).iloc[0]["reason"] == "p=1 >= 0.05"
+
+
+def test_a_stalled_run_of_a_is_said_beside_the_verdict():
+    """A's third run held one 15 s step among 6 ms ones: its figure is the cells table's stalled
+    run, and the diff that compares it says so."""
+    stall = {"longest_step_ms": 6.0, "p50_ms": 6.0, "window_time_s": 0.6}
+    a = _runs(BASE, **stall)
+    a.loc[2, ["longest_step_ms", "window_time_s"]] = [15000.0, 15.6]
+    row = diff_runs_tables(a, _runs(BASE, **stall)).iloc[0]
+    assert row["reason"] == (
+        "p=1 >= 0.05; A: r3 stalled: one window step took 15.0 s (its median 6.0 ms), 96% of the "
+        "window"
+    )
+
+
+def test_two_run_jsons_say_which_side_logged_nan_losses(tmp_path):
+    """Review: a run's JSON did not record its window's nan or inf losses, so the diff of a fine
+    run and a diverged one showed their ratios with no note."""
+    nan = dict.fromkeys(range(1, 10), "nan")
+    manifests = [
+        write_run(tmp_path, {"rank0.log": rank_log(0), "rank1.log": rank_log(1)}, 1),
+        write_run(tmp_path, {"rank0.log": rank_log(0, losses=nan), "rank1.log": rank_log(1)}, 2),
+    ]
+    runs_table(manifests, WINDOW, tmp_path / "json")
+    a, b = (tmp_path / "json" / RUN_CELL.id / f"r{k}.json" for k in (1, 2))
+    assert diff_runs(a, b)[1] == [
+        f"B: loss nan or inf in {WINDOW.measure} window steps (r2): steps that may not have trained"
+    ]
+    assert diff_runs(a, a)[1] == []
