@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from dlperf.report.fmt import setting_percent
+
 EXACT_MAX_N = 50
 MIN_RUNS = 2
 DEFAULT_N_BOOT = 2000
@@ -176,7 +178,7 @@ def _reason(
         text = f"p={test.p_value:.3g} < {alpha:g}"
         if verdict == "slower":
             beyond = "beyond" if regression else "within"
-            text += f"; slower {beyond} the {threshold:.1%} threshold"
+            text += f"; slower {beyond} the {setting_percent(threshold)} threshold"
         return text
     floor = smallest_p_value(m, n)
     if floor >= alpha:

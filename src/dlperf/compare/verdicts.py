@@ -7,6 +7,8 @@ import math
 
 import pandas as pd
 
+from dlperf.report.fmt import setting_percent
+
 
 def format_results_diff(table: pd.DataFrame, alpha: float, threshold: float) -> list[str]:
     """The per-cell table and a summary line."""
@@ -18,7 +20,7 @@ def format_results_diff(table: pd.DataFrame, alpha: float, threshold: float) -> 
             "median_a": table.median_a.map(_num),
             "median_b": table.median_b.map(_num),
             "b/a": table.b_over_a.map(_num),
-            f"ci{1 - alpha:.0%}": [
+            f"ci{setting_percent(1 - alpha)}": [
                 f"[{_num(lo)}, {_num(hi)}]" if math.isfinite(lo) else "n/a"
                 for lo, hi in zip(table.ci_low, table.ci_high, strict=True)
             ],
@@ -36,7 +38,7 @@ def format_results_diff(table: pd.DataFrame, alpha: float, threshold: float) -> 
     lines = shown.to_string(index=False).splitlines() if len(shown) else ["(no cells)"]
     lines.append(
         f"{len(table)} cells: {summary}; Mann-Whitney U at alpha {alpha:g}, "
-        f"regression = significantly slower by more than {threshold:.1%}"
+        f"regression = significantly slower by more than {setting_percent(threshold)}"
     )
     if regressions:
         lines.append(f"regressions: {', '.join(regressions)}")

@@ -31,6 +31,12 @@ def percent(value: Any, digits: int = 1) -> str:
     return f"{float(value) * 100:.{digits}f}%" if is_number(value) else NA
 
 
+def setting_percent(value: float) -> str:
+    """A fraction a user set (a test's level, a threshold) as the percentage it is, never rounded
+    to another: 0.999 -> '99.9%' (not '100%'), 0.0025 -> '0.25%', 0.05 -> '5%'."""
+    return f"{round(value * 100, 10):g}%"
+
+
 def milliseconds(value: Any) -> str:
     return f"{float(value):.1f}" if is_number(value) else NA
 
