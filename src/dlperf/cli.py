@@ -326,7 +326,7 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
         frame = compare.diff_cells(a, b)
         if not frame["reason"].astype(bool).any():
             frame = frame.drop(columns="reason")
-    print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print("\n".join(verdicts.format_figures_diff(frame)))
     print("\n".join(notes))
     return 0
 
