@@ -1,5 +1,5 @@
-"""What the cells table flags about a cell's runs is said by `dlperf diff` too: a verdict or a
-ratio is never read bare of it."""
+"""What `dlperf diff` says beside a verdict or a ratio, never read bare: what the cells table
+flags about a cell's runs, and a cell one side lacks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from test_compare import BASE, CELL
 from test_tables import CELL as RUN_CELL
 from test_tables import WINDOW, rank_log, write_run
 
-from dlperf.compare.diff import diff_runs, diff_runs_tables
+from dlperf.compare.diff import diff_cells, diff_runs, diff_runs_tables
 from dlperf.measure.runs import runs_table
 
 
@@ -62,3 +62,20 @@ def test_two_run_jsons_say_which_side_logged_nan_losses(tmp_path):
         f"B: loss nan or inf in {WINDOW.measure} window steps (r2): steps that may not have trained"
     ]
     assert diff_runs(a, a)[1] == []
+
+
+def test_a_cells_diff_names_the_side_a_cell_is_missing_from(tmp_path):
+    """Review: a cell of one cells table only had n/a beside it and no reason (the column was
+    left out where no cell had one); a results diff says 'only in A'."""
+    cols = ["cell_id", "throughput_median", "status"]
+    for name, rows in (
+        ("a", [[CELL, 100.0, "ok"], ["x.1n1g", 5.0, "ok"]]),
+        ("b", [[CELL, 98.0, "ok"]]),
+    ):
+        pd.DataFrame(rows, columns=cols).to_csv(tmp_path / f"{name}.tsv", sep="\t", index=False)
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    assert diff_cells(a, b).set_index("cell_id")["reason"].to_dict() == {
+        CELL: "",
+        "x.1n1g": "only in A",
+    }
+    assert diff_cells(b, a).set_index("cell_id").loc["x.1n1g", "reason"] == "only in B"

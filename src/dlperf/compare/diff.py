@@ -79,7 +79,9 @@ def _json_text(value: object) -> str:
 
 
 def diff_cells(a: Path, b: Path) -> pd.DataFrame:
-    """Two cells tables (or results folders): median throughput per common cell, B vs A."""
+    """Two cells tables (or results folders): median throughput per cell of either side, B vs A,
+    and why a ratio is missing or no like for like (a cell only in A or B, other settings, B's
+    median from a smaller share of its runs)."""
     ta, tb = (_cells(p) for p in (a, b))
     merged = ta.merge(tb, on="cell_id", how="outer", suffixes=("_a", "_b"), indicator=True)
     out = pd.DataFrame(
@@ -104,7 +106,10 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
             and _setting(row[f"{column}_b"])
             and _setting(row[f"{column}_a"]) != _setting(row[f"{column}_b"])
         ]
-        reasons.append("not comparable: " + "; ".join(differs) if differs else _fewer_ok(row))
+        if row["_merge"] != "both":
+            reasons.append(f"only in {'A' if row['_merge'] == 'left_only' else 'B'}")
+        else:
+            reasons.append("not comparable: " + "; ".join(differs) if differs else _fewer_ok(row))
     out["reason"] = reasons
     return out.sort_values("cell_id").reset_index(drop=True)
 
