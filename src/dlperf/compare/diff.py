@@ -46,14 +46,14 @@ def diff_runs(a: Path, b: Path) -> tuple[pd.DataFrame, list[str]]:
 
 
 def run_json_notes(ja: dict[str, Any], jb: dict[str, Any]) -> list[str]:
-    """Why two runs' figures do not measure the same thing (another cell or window, another batch
-    size or value a `max` search found), a side that is no ok run (its figures are empty), and a
+    """Why two runs' figures do not measure the same thing (another cell, window or timing method,
+    another batch size or value a `max` search found), a side that is no ok run (its figures are empty), and a
     side whose window steps logged a loss of nan or inf: one line each, none where they are
     alike."""
     notes = []
     differs = [
         f"{key} A {_json_text(ja.get(key))}, B {_json_text(jb.get(key))}"
-        for key in ("cell", "batch_size_resolved", "options_resolved", "window")
+        for key in ("cell", "batch_size_resolved", "options_resolved", "window", "method")
         if key in ja and key in jb and _json_text(ja[key]) != _json_text(jb[key])
     ]
     if differs:
@@ -116,7 +116,7 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
 
 # What a cells table states its cell measured with, beside its id: two tables that differ in
 # one measured another thing.
-CELL_SETTING_COLUMNS = ("window", "batch_size_resolved", "setting")
+CELL_SETTING_COLUMNS = ("window", "batch_size_resolved", "setting", "method")
 # How many of a cell's runs gave its median, where a cells table states it
 CELL_RUN_COLUMNS = ("runs_ok", "runs_done", "statuses")
 
@@ -177,6 +177,9 @@ SETTING_COLUMNS = {
     "batch_size_resolved": "batch_size_resolved",
     "options_resolved": "options_resolved",
     "window": "window_first_step",  # with window_last_step: the measured iterations
+    # how the logs gave time (dlperf.parse.records.Method): a sum of printed step times leaves
+    # out what a wall clock between steps counts (PaddleNLP's, where no timestamp prefix is on)
+    "method": "method",
 }
 Settings = dict[str, dict[str, set[str]]]  # cell id -> setting -> the values its ok runs had
 
@@ -186,7 +189,7 @@ def diff_results(
 ) -> pd.DataFrame:
     """Per cell of either side: B's ok-run throughputs against A's (dlperf.compare.significance);
     a cell whose sides trained or measured with other settings (the runs tables' resolved batch
-    size, options and window; the manifests' steps and device) gets no verdict."""
+    size, options, window and timing method; the manifests' steps and device) gets no verdict."""
     ra, rb = read_runs_table(a.runs_table), read_runs_table(b.runs_table)
     return diff_runs_tables(ra, rb, alpha, threshold, manifest_settings(a), manifest_settings(b))
 
@@ -222,7 +225,8 @@ def diff_runs_tables(
 ) -> pd.DataFrame:
     """The per-cell comparison of two runs tables (columns cell_id, status, throughput). A cell
     whose two sides' ok runs trained at another resolved batch size or options, or measured
-    another window (or, given `settings_*`, other steps or device), has verdict n/a, the reason
+    another window or by another timing method (or, given `settings_*`, other steps or device),
+    has verdict n/a, the reason
     naming what differs, and is no regression."""
     oka, okb = _ok_throughputs(ra), _ok_throughputs(rb)
     sa = _merge(_table_settings(ra), settings_a or {})

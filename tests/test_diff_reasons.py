@@ -1,9 +1,12 @@
 """What `dlperf diff` says beside a verdict or a ratio, never read bare: what the cells table
-flags about a cell's runs, and a cell one side lacks."""
+flags about a cell's runs, a cell one side lacks, two sides timed by other methods."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
+import pytest
 from test_compare import BASE, CELL
 from test_tables import CELL as RUN_CELL
 from test_tables import WINDOW, rank_log, write_run
@@ -79,3 +82,30 @@ def test_a_cells_diff_names_the_side_a_cell_is_missing_from(tmp_path):
         "x.1n1g": "only in A",
     }
     assert diff_cells(b, a).set_index("cell_id").loc["x.1n1g", "reason"] == "only in B"
+
+
+@pytest.mark.parametrize("kind", ["runs", "cells", "run_json"])
+def test_two_sides_timed_by_other_methods_are_not_comparable(tmp_path, kind):
+    """Review: PaddleNLP's runs are timed by the log prefix's timestamps, or without the prefix by
+    the printed avg_batch_cost, which leaves out the wait for the GPU: B's 10 % 'faster' (p <
+    0.05) was that change of method."""
+    methods = {"a": "timestamps", "b": "step_times"}
+    if kind == "runs":
+        a = _runs(BASE, method=methods["a"])
+        row = diff_runs_tables(a, _runs([v * 1.1 for v in BASE], method=methods["b"])).iloc[0]
+        assert (row["verdict"], row["regression"]) == ("n/a", False)
+        assert row["reason"] == "not comparable: method A timestamps, B step_times"
+        assert diff_runs_tables(a, a).iloc[0]["verdict"] == "same"
+    elif kind == "cells":
+        cols = ["cell_id", "throughput_median", "status", "method"]
+        for name, value in (("a", 100.0), ("b", 110.0)):
+            table = pd.DataFrame([[CELL, value, "ok", methods[name]]], columns=cols)
+            table.to_csv(tmp_path / f"{name}.tsv", sep="\t", index=False)
+        row = diff_cells(tmp_path / "a.tsv", tmp_path / "b.tsv").iloc[0]
+        assert row["reason"] == "not comparable: method A timestamps, B step_times"
+    else:
+        for name, value in (("a", 100.0), ("b", 110.0)):
+            run = {"throughput_samples_per_s": value, "percentiles_ms": {}, "method": methods[name]}
+            (tmp_path / f"{name}.json").write_text(json.dumps(run))
+        notes = diff_runs(tmp_path / "a.json", tmp_path / "b.json")[1]
+        assert notes == ['not comparable: method A "timestamps", B "step_times"']
