@@ -109,3 +109,16 @@ def test_two_sides_timed_by_other_methods_are_not_comparable(tmp_path, kind):
             (tmp_path / f"{name}.json").write_text(json.dumps(run))
         notes = diff_runs(tmp_path / "a.json", tmp_path / "b.json")[1]
         assert notes == ['not comparable: method A "timestamps", B "step_times"']
+
+
+def test_a_cells_diff_says_what_either_table_flags_the_cell_with(tmp_path):
+    """Review: B's cell, flagged in its cells table for a nan loss in every window step, read
+    '1.3' and no reason in a diff of the two cells tables."""
+    nan = "loss nan or inf in 700 window steps (r1, r2, r3, r4, r5, r6, r7): steps that may not"
+    cols = ["cell_id", "throughput_median", "status", "flags"]
+    for name, value, flags in (("a", 100.0, ""), ("b", 130.0, nan)):
+        table = pd.DataFrame([[CELL, value, "ok", flags]], columns=cols)
+        table.to_csv(tmp_path / f"{name}.tsv", sep="\t", index=False)
+    row = diff_cells(tmp_path / "a.tsv", tmp_path / "b.tsv").iloc[0]
+    assert (row["b_over_a"], row["reason"]) == (1.3, f"B: {nan}")
+    assert diff_cells(tmp_path / "a.tsv", tmp_path / "a.tsv").iloc[0]["reason"] == ""

@@ -81,7 +81,7 @@ def _json_text(value: object) -> str:
 def diff_cells(a: Path, b: Path) -> pd.DataFrame:
     """Two cells tables (or results folders): median throughput per cell of either side, B vs A,
     and why a ratio is missing or no like for like (a cell only in A or B, other settings, B's
-    median from a smaller share of its runs)."""
+    median from a smaller share of its runs), and what either table flags the cell with."""
     ta, tb = (_cells(p) for p in (a, b))
     merged = ta.merge(tb, on="cell_id", how="outer", suffixes=("_a", "_b"), indicator=True)
     out = pd.DataFrame(
@@ -107,9 +107,11 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
             and _setting(row[f"{column}_a"]) != _setting(row[f"{column}_b"])
         ]
         if row["_merge"] != "both":
-            reasons.append(f"only in {'A' if row['_merge'] == 'left_only' else 'B'}")
+            reason = f"only in {'A' if row['_merge'] == 'left_only' else 'B'}"
         else:
-            reasons.append("not comparable: " + "; ".join(differs) if differs else _fewer_ok(row))
+            reason = "not comparable: " + "; ".join(differs) if differs else _fewer_ok(row)
+        flagged = [f"{side.upper()}: {row[f'flags_{side}']}" for side in "ab" if _said(row, side)]
+        reasons.append("; ".join(filter(None, [reason, *flagged])))
     out["reason"] = reasons
     return out.sort_values("cell_id").reset_index(drop=True)
 
@@ -117,8 +119,9 @@ def diff_cells(a: Path, b: Path) -> pd.DataFrame:
 # What a cells table states its cell measured with, beside its id: two tables that differ in
 # one measured another thing.
 CELL_SETTING_COLUMNS = ("window", "batch_size_resolved", "setting", "method")
-# How many of a cell's runs gave its median, where a cells table states it
-CELL_RUN_COLUMNS = ("runs_ok", "runs_done", "statuses")
+# How many of a cell's runs gave its median, and what its runs are flagged with (stalls, nan or
+# inf losses, instability, outliers), where a cells table states it
+CELL_RUN_COLUMNS = ("runs_ok", "runs_done", "statuses", "flags")
 
 
 def _cells(path: Path) -> pd.DataFrame:
@@ -129,6 +132,12 @@ def _cells(path: Path) -> pd.DataFrame:
     optional = (*CELL_SETTING_COLUMNS, *CELL_RUN_COLUMNS)
     keep = [*CELLS_COLUMNS, *(c for c in optional if c in frame.columns)]
     return frame[keep].reindex(columns=[*CELLS_COLUMNS, *optional])
+
+
+def _said(row: dict[str, Any], side: str) -> bool:
+    """Whether a side's cells table flags the cell."""
+    flags = row[f"flags_{side}"]
+    return isinstance(flags, str) and bool(flags.strip())
 
 
 def _fewer_ok(row: dict[str, Any]) -> str:
