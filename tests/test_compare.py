@@ -214,6 +214,7 @@ def test_diff_results_without_runs_tables_falls_back_to_cell_medians(tmp_path, c
     assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "no run manifests in A" in out and "cell medians only, no test" in out
+    assert f"no {tmp_path / 'a/tables/runs.tsv'} nor {tmp_path / 'b/tables/runs.tsv'}:" in out
     assert "0.8" in out
 
 

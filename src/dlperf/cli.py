@@ -308,7 +308,8 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
         if not (fa.runs_table.is_file() and fb.runs_table.is_file()) and (
             fa.cells_table.is_file() and fb.cells_table.is_file()
         ):
-            print("no tables/runs.tsv on both sides: cell medians only, no test")
+            lacking = [str(f.runs_table) for f in (fa, fb) if not f.runs_table.is_file()]
+            print(f"no {' nor '.join(lacking)}: cell medians only, no test")
             kind_a, a, b = "cells_table", fa.cells_table, fb.cells_table
         else:
             table = compare.diff_results(fa, fb, alpha, threshold)
