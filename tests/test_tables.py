@@ -795,6 +795,22 @@ def test_runs_or_a_baseline_on_other_hardware_are_flagged_not_pooled_silently(tm
     assert cells.loc[CELL.id, "baseline_hardware"] == epyc
 
 
+def test_runs_timed_by_other_methods_are_flagged():
+    """Review: a cell whose ok runs were timed by timestamps and by a sum of printed step times
+    (an upstream log with and without its timestamp prefix) pooled them in one median, unflagged:
+    the second leaves out the time between steps."""
+    from dlperf.i18n import english
+    from dlperf.measure.runflags import run_flags
+
+    ok = pd.DataFrame(
+        {"repeat": [1, 2, 3], "status": "ok", "method": ["timestamps", "step_times", "timestamps"]}
+    )
+    assert [english(f) for f in run_flags(ok)] == [
+        "runs timed by other methods: step_times (r2), timestamps (r1, r3)"
+    ]
+    assert run_flags(ok.assign(method="timestamps")) == []
+
+
 def test_the_hardware_of_a_gpu_run_is_its_nodes_gpus(tmp_path):
     from dlperf.launch.record import RunRecord
 

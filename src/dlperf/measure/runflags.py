@@ -9,6 +9,9 @@ cells table writes in English (its `flags`) and the report says in its language:
   steps a grad scaler skipped): steps that may not have trained.
 - **Other hardware**: ok runs on other GPUs or another CPU model, or with other cores per rank
   (a campaign resumed elsewhere, a partition changed): pooled in one median, so said.
+- **Other timing methods**: ok runs timed by per-step timestamps and others by a sum of printed
+  step times (an upstream log with and without its timestamp prefix): the second leaves out the
+  time between steps, so their figures are not of one kind.
 - **Its 1n1g cell on other hardware**: a speedup divides figures of two machines (the cells
   table's `baseline_hardware`).
 """
@@ -34,6 +37,7 @@ def run_flags(ok_runs: pd.DataFrame) -> list[Phrase]:
     flags += _nonfinite_losses(ok_runs)
     flags += _mixed(ok_runs, "hardware", "flags.mixed_hardware", str)
     flags += _mixed(ok_runs, "cores_per_rank", "flags.mixed_cores", lambda v: f"{float(v):g}")
+    flags += _mixed(ok_runs, "method", "flags.mixed_method", str)
     return flags
 
 
