@@ -39,7 +39,7 @@ from dlperf.plan.maxbatch import (
 )
 from dlperf.plan.plan import machine_site, make_plan, plan_text, run_priorities
 from dlperf.rulecode import rule_code
-from dlperf.util import json_digest, marker_time_ns, stamp_inputs
+from dlperf.util import json_digest, marker_time_ns, modified_ns, stamp_inputs
 
 T = TypeVar("T")
 # processes the tables rule reads runs with at most: a Slurm login node, where it runs, is shared
@@ -374,29 +374,35 @@ class Campaign:
         }
         return self.once("rule_params", rule, makers[rule])
 
-    def _rule_output(self, rule: str) -> Path:
+    def _rule_files(self, rule: str) -> list[Path]:
+        """The files the rule writes (its folders aside), its stamp's output first."""
         return {
-            "tables": self.results.cells,
-            "report": Path(self.report_outputs()[0]),
-            "plan": self.results.tables / "plan.json",
+            "tables": [self.results.cells, self.results.runs, self.results.steps],
+            "report": [Path(p) for p in self.report_outputs()],
+            "plan": [self.results.tables / "plan.json"],
         }[rule]
+
+    def _rule_output(self, rule: str) -> Path:
+        return self._rule_files(rule)[0]
 
     def made_marker(self, rule: str) -> str:
         """A `touch` output of the rule named by its params' digest: what its output was made
         with, kept beside the results (Snakemake keeps it in .snakemake/, which a fresh clone of a
         results folder, a new machine or `rm -rf .snakemake` loses: then a changed window or
         report setting left the tables and reports of the old ones, shown as ok). A marker older
-        than the rule's output was made before the output's last remake, with other params (a
-        setting changed and changed back): removed."""
+        than a file of the rule's output was made before that file's last change: a remake with
+        other params (a setting changed and changed back), or an edit by hand: removed."""
         marker = self.results.made(rule, json_digest(self.rule_params(rule)))
-        output = self._rule_output(rule)
-        # The tables also go when a run's manifest or log changed in any way since they were
-        # made: its ctime (which `cp -p`, `touch -r` or `rsync -a` cannot set back; the scan is
-        # the edited logs' param's) is newer than the marker.
-        changed = self._newest_change_ns if rule == "tables" else 0
+        # Any file of the output modified since (a runs table edited by hand: the report would
+        # show its figures). Not by its ctime: a copied results folder would remake its plan,
+        # which states the plan its runs followed. The tables also go when a run's manifest or
+        # log changed in any way (its ctime, which `cp -p`, `touch -r` or `rsync -a` cannot set
+        # back; the scan is the edited logs' param's).
+        changed = max(map(modified_ns, self._rule_files(rule)))
+        if rule == "tables":
+            changed = max(changed, self._newest_change_ns)
         try:
-            made = marker_time_ns(marker)
-            if made < output.stat().st_mtime_ns or made < changed:
+            if marker_time_ns(marker) < changed:
                 marker.unlink()
         except FileNotFoundError:
             pass

@@ -80,6 +80,14 @@ def remove_reports(results: ResultPaths) -> None:
 CONSUMED = "consumed: an input of its output's last remake\n"  # a stamp's first line, once
 
 
+def modified_ns(path: Path) -> int:
+    """A file's modification time; 0 for a missing one."""
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
 def marker_time_ns(marker: Path) -> int:
     """When a marker was written, as far as it can vouch that nothing changed after it: 0 for a
     time in the future (a clock stepped back, files copied from a host whose clock runs ahead),
