@@ -21,6 +21,9 @@ from dlperf.parse.records import ParseResult
 from dlperf.vocabulary import LANGUAGE_MODELS
 
 _OPTION_VALIDATOR = strict_integers(jsonschema.Draft202012Validator)
+# Options no run reads: max_batch_size sizes the plan's estimate of a `max` cell before its search
+# ran (dlperf.plan.durations); every run, a `max` cell's too, trains at a number (its search's).
+PLAN_ONLY_OPTIONS = ("max_batch_size",)
 # The type an option's default implies (bool before int: True is an int in Python).
 _DEFAULT_TYPES: tuple[tuple[type | tuple[type, ...], dict[str, Any]], ...] = (
     (bool, {"type": "boolean"}),
@@ -177,8 +180,13 @@ class Adapter(ABC):
     def measured_options(self, cell: Cell, options: dict[str, Any]) -> dict[str, Any]:
         """The options a cell's measure states (dlperf.launch.measured.measure_of): the resolved
         ones, less any an adapter keeps out so cells stay fresh across a new option, or that
-        this cell's command does not pass (a change of it must not rerun the cell)."""
-        return self.resolved_options(options)
+        this cell's command does not pass (a change of it must not rerun the cell). The
+        PLAN_ONLY_OPTIONS are measured at their defaults: a change of one reruns no cell."""
+        measured = self.resolved_options(options)
+        for key in PLAN_ONLY_OPTIONS:
+            if key in measured:
+                measured[key] = self.options[key]
+        return measured
 
     def variant_options(self, variant: str) -> dict[str, Any]:
         """The options a case's `variant` sets (the suite applies them to each of its cells, a
