@@ -230,6 +230,17 @@ def test_the_plan_orders_every_run_and_its_param_states_its_limit(tmp_path, monk
     assert json.loads(c.plan_params())["time_limit_s"] == WORKFLOW_TIME_LIMIT_S
 
 
+def test_a_renamed_suite_remakes_its_plan(tmp_path, monkeypatch):
+    """Review: plan.json states its suite's name (plan_dict), but the name was no param of the
+    plan rule: renamed, the suite kept a plan.json naming the old suite."""
+    monkeypatch.chdir(tmp_path)
+    from dlperf.plan.plan import make_plan, plan_dict
+
+    renamed = campaign(tmp_path, SUITE | {"name": "renamed"})
+    assert plan_dict(make_plan(renamed.config, renamed.results.root))["suite"] == "renamed"
+    assert renamed.plan_params() != campaign(tmp_path).plan_params()
+
+
 def test_a_missing_baseline_stops_before_anything_runs_naming_its_key(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     suite = SUITE | {"baselines": [{"name": "old", "path": "nowhere.tsv"}]}

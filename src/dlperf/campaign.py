@@ -49,7 +49,7 @@ TABLES_READERS = 4
 TABLES_KEYS = ("cases", "window", "repeats", "variance", "adaptive_repeats")
 REPORT_KEYS = ("name", "report", "baselines", "repeats", "window", "backend", "device",
                "time_limit_min", "cases")  # fmt: skip
-PLAN_KEYS = ("cases", "repeats", "site", "time_limit_min", "backend", "device")
+PLAN_KEYS = ("name", "cases", "repeats", "site", "time_limit_min", "backend", "device")
 
 
 @dataclass(frozen=True)
