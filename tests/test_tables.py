@@ -594,6 +594,11 @@ def test_run_json_gives_both_percentile_definitions_when_one_rank_hiccups(tmp_pa
     assert data["percentiles_ms_pooled_ranks"]["p90_ms"] == pytest.approx(140, abs=1e-3)  # of 10
     assert data["percentiles_ms_pooled_ranks"]["p50_ms"] == pytest.approx(100, abs=1e-3)
     assert runs.loc[0, "p90_ms"] == pytest.approx(340, abs=1e-3)
+    # what the window measured, beside the configured window: steps 3-7, 2 ranks x 5 x 4
+    # samples, over the slowest rank's 0.9 s
+    measured = data["window_measured"]
+    assert (measured["first_step"], measured["last_step"], measured["samples"]) == (3, 7, 40)
+    assert measured["time_s"] == pytest.approx(0.9, abs=1e-6)
 
 
 def _corrupt(kind: str, rng, run_dir: Path, other: Path) -> None:

@@ -333,6 +333,16 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
         "world_size": record.planned_cell.layout.devices,
         "nodes": record.nodes,
         "window": {"warmup": window.warmup, "measure": window.measure},
+        # what the window measured: its iterations (an upstream log's are its own, counted from
+        # 1), samples and seconds (the slowest rank's); null where no figure was measured
+        "window_measured": {
+            "first_step": run.result.window_first_step,
+            "last_step": run.result.window_last_step,
+            "samples": run.result.window_samples,
+            "time_s": run.result.window_time_s,
+        }
+        if run.result
+        else None,
         "method": row.get("method"),
         "trace": row.get("trace"),
         "throughput_samples_per_s": _finite(row.get("throughput_samples_per_s")),
