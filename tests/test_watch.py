@@ -178,6 +178,43 @@ def test_a_job_that_can_never_start_is_cancelled_naming_the_reason(monkeypatch, 
     assert status == "failed" and "reason PartitionTimeLimit" in detail and job.cancelled
 
 
+@pytest.mark.parametrize(
+    ("reason", "never"),
+    [
+        ("QOSMaxGRESPerJob", True),  # 4n8g asks 32 GPUs of a QOS with MaxTRESPerJob=gres/gpu=16
+        ("AssocMaxNodePerJobLimit", True),  # Slurm's spelling (the list had AssocMaxNodes...)
+        ("AssocMaxGRESPerNode", True),
+        ("QOSMaxMemoryPerJob", True),
+        ("QOSMinGRES", True),
+        ("AccountNotAllowed", True),
+        ("QOSMaxGRESPerUser", False),  # clears as the user's other jobs end
+        ("AssocGrpGRES", False),
+        ("Resources", False),
+    ],
+)
+def test_a_request_over_a_per_job_limit_never_starts(monkeypatch, tmp_path, reason, never):
+    """Review: a job pending on a QOS's or association's per-job (or per-node, or minimum) limit
+    never starts, whatever else ends, and Slurm's default (no DenyOnLimit) queues it: the
+    submitter waited on it for ever. Limits over the user's or group's jobs clear by waiting."""
+
+    def answer(t: float) -> tuple[str, str]:
+        if t < 2.0:
+            return "PENDING", reason
+        report(tmp_path)
+        return "RUNNING", "None"
+
+    spec, harness = waiting(monkeypatch, tmp_path, answer)
+    job = ScriptedJob()
+    status, detail = watch.wait_for_outcomes(job, spec, ONE_TASK, harness)
+    if never:
+        assert (status, job.cancelled) == ("failed", 1)
+        assert detail == (
+            f"the job can never start as submitted (pending, reason {reason}); cancelled"
+        )
+    else:
+        assert (status, detail, job.cancelled) == (None, "", 0)
+
+
 def test_slurms_time_limit_signal_comes_after_the_runs_own_limit(tmp_path):
     """submitit asks Slurm for SIGUSR2 `signal_delay_s` before --time, and Slurm may send it up
     to 60 s earlier still; the run's own limit counts from the workload's start, after setup

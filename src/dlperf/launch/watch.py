@@ -4,6 +4,7 @@ deadline, and the signals (Ctrl-C, scancel, a killed Snakemake) that cancel it."
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -56,7 +57,9 @@ SCHEDULER_STOPS = frozenset(
 REQUEUED = frozenset({"PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD"})
 
 
-# Pending reasons that never clear by waiting: the job can never start as submitted
+# Pending reasons that never clear by waiting: the job can never start as submitted (Slurm's
+# job_reason_string names). Besides these, every per-job or per-node maximum and every minimum of a
+# QOS or association (never_starts): the job's own request is over it, whatever else runs.
 NEVER_STARTS = frozenset(
     {
         "PartitionTimeLimit",
@@ -65,13 +68,20 @@ NEVER_STARTS = frozenset(
         "BadConstraints",
         "InvalidAccount",
         "InvalidQOS",
+        "AccountNotAllowed",
+        "QOSNotAllowed",
         "DependencyNeverSatisfied",
-        "AssocMaxWallDurationPerJobLimit",
-        "QOSMaxWallDurationPerJobLimit",
-        "AssocMaxNodesPerJobLimit",
-        "QOSMaxNodePerJobLimit",
+        "ReservationDeleted",
     }
 )
+# QOSMaxGRESPerJob, AssocMaxNodePerJobLimit, QOSMaxMemoryPerNode, QOSMinGRES...; not the per-user
+# and group limits (QOSMaxGRESPerUser, AssocGrpGRES), which clear as other jobs end
+REQUEST_OVER_A_LIMIT = re.compile(r"(QOS|Assoc)Max\w*Per(Job|Node)(Limit)?|QOSMin\w+")
+
+
+def never_starts(reason: str) -> bool:
+    """Whether a pending job's reason (squeue %r) never clears by waiting."""
+    return reason in NEVER_STARTS or REQUEST_OVER_A_LIMIT.fullmatch(reason) is not None
 
 
 class Interrupted(Exception):
@@ -155,7 +165,7 @@ def wait_for_outcomes(
         if harness.backend == "slurm" and now - checked > STATE_CHECK_S:
             checked = now  # squeue, not submitit's sacct: it works without accounting too
             state, reason = slurm_state(job)
-            if state == "PENDING" and reason in NEVER_STARTS:
+            if state == "PENDING" and never_starts(reason):
                 job.cancel(check=False)
                 return Status.FAILED, english(Phrase.of("detail.never_starts", reason=reason))
             unreachable = (unreachable or now) if state == "UNKNOWN" else None
