@@ -139,3 +139,27 @@ def test_a_run_slurm_stopped_says_so_before_its_first_failed_task(tmp_path):
     record = record_outcome(spec, allocation, harness, measure, job, None, stopped, 0.0, 1900.0)
     assert record.status == "failed"
     assert record.status_detail.startswith(stopped + "; task 3 ended first: exit code 1; last line")
+
+
+def test_a_run_cancelled_while_its_ranks_hung_on_one_that_failed_names_that_one(tmp_path):
+    """The watch cancelled a 1n4g run whose rank 3 ran out of memory while ranks 0-2 hung on it,
+    and they never reported: the run is `oom` (rank 3's), and its detail says why the job was
+    cancelled and which task, of several, ended first and how (it said neither)."""
+    spec, allocation = crashed_and_hung(tmp_path)
+    for task in range(3):
+        spec.paths.task_outcome(task).unlink()
+    crashed = json.loads(spec.paths.task_outcome(3).read_text())
+    crashed |= {"status": "oom", "detail": "out of memory (see log)"}
+    spec.paths.task_outcome(3).write_text(json.dumps(crashed))
+    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
+    measure = measure_of(
+        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    job = SimpleNamespace(job_id="42", state="CANCELLED")
+    hung = (
+        "task 3 ended oom and tasks [0, 1, 2] still ran 60 s later, waiting on it: "
+        "dlperf cancelled the job"
+    )
+    record = record_outcome(spec, allocation, harness, measure, job, "failed", hung, 0.0, 160.0)
+    assert record.status == "oom"
+    assert record.status_detail == hung + "; task 3 ended first: out of memory (see log)"

@@ -406,3 +406,86 @@ def test_a_job_requeued_after_every_task_reported_is_waited_for_again(monkeypatc
     assert watch.wait_for_outcomes(ScriptedJob(), spec, TWO_TASKS, harness) == (None, "")
     outcomes = load_task_outcomes(spec.paths, 2, ScriptedJob.job_id)
     assert [o["attempt"] for o in outcomes.values()] == [1, 1]
+
+
+class CancelledJob(ScriptedJob):
+    """A job whose cancel Slurm carries out: SIGTERM kills task 0's hung workload, whose task
+    reports it (when `reports`), and the job ends CANCELLED."""
+
+    def __init__(self, tmp_path: Path, reports: bool) -> None:
+        super().__init__()
+        self.tmp_path, self.reports = tmp_path, reports
+
+    def cancel(self, check: bool = True) -> None:
+        super().cancel(check)
+        if self.reports:
+            attempt_of(self.tmp_path, 0, 0, "failed")
+
+
+def hung_on_rank_1(monkeypatch, tmp_path: Path, job: CancelledJob) -> tuple[tuple, float]:
+    """A 2n1g run on the real harness's limits (30 min, grace 120 s) whose task 1 fails at once
+    (status `failed` or, with job.reports False, `oom`) while task 0 hangs in a collective:
+    what the watch returns, and the seconds it took."""
+    clock = FakeClock()
+    monkeypatch.setattr(watch, "time", clock)
+    monkeypatch.setattr(watch, "_starters", lambda: [])
+    started = clock.now
+    outcome = {"task": 1, "status": "failed" if job.reports else "oom", "job_id": job.job_id,
+               "ended_at": started, "detail": "exit code 1; last line: RuntimeError: boom"}  # fmt: skip
+    run_paths(tmp_path).task_outcome(1).write_text(json.dumps(outcome))
+    monkeypatch.setattr(
+        watch,
+        "slurm_state",
+        lambda j: ("CANCELLED", "None") if j.cancelled else ("RUNNING", "None"),
+    )
+    spec = SimpleNamespace(paths=run_paths(tmp_path))
+    harness = Harness(backend="slurm", site={}, time_limit_min=30, wait_grace_s=120)
+    found = watch.wait_for_outcomes(job, spec, TWO_TASKS, harness)
+    return found, clock.now - started
+
+
+def test_tasks_that_hang_on_a_failed_task_are_cancelled_not_waited_for_to_the_limit(
+    monkeypatch, tmp_path
+):
+    """Review: rank 1 of a multi-node run failed (a CUDA error, an OOM, a lost NIC) and rank 0
+    waited in NCCL's all-reduce for it: the submitter waited for every task's outcome, so the
+    job held its nodes to the run's time limit (30 min by default, 37 min with the job's
+    start-up margin and grace) and nothing said why. The job is cancelled a minute after."""
+    job = CancelledJob(tmp_path, reports=True)
+    (status, detail), waited_s = hung_on_rank_1(monkeypatch, tmp_path, job)
+    assert (status, job.cancelled) == (None, 1)
+    assert detail == (
+        "task 1 ended failed and tasks [0] still ran 60 s later, waiting on it: "
+        "dlperf cancelled the job"
+    )
+    assert watch.HUNG_AFTER_FAILURE_S <= waited_s < watch.HUNG_AFTER_FAILURE_S + 10
+
+
+def test_a_cancelled_hung_task_that_never_reports_leaves_the_failed_tasks_status(
+    monkeypatch, tmp_path
+):
+    job = CancelledJob(tmp_path, reports=False)
+    (status, detail), waited_s = hung_on_rank_1(monkeypatch, tmp_path, job)
+    assert (status, job.cancelled) == ("failed", 1)
+    assert detail.startswith("task 1 ended oom and tasks [0] still ran 60 s later")
+    assert waited_s < watch.HUNG_AFTER_FAILURE_S + watch.ENDED_GRACE_S + 10
+
+
+def test_a_requeued_jobs_earlier_failure_does_not_cancel_its_next_attempt(monkeypatch, tmp_path):
+    """A site with `requeue`: attempt 0's task 1 failed (its node lost) and the job was requeued;
+    attempt 1 runs longer than the hang's grace and reports ok."""
+    attempt_of(tmp_path, 1, 0, "failed")
+
+    def answer(t: float) -> tuple[str, str]:
+        if t < 1.0:
+            return "PENDING", "BeginTime"
+        if t > 3 * watch.HUNG_AFTER_FAILURE_S:
+            attempt_of(tmp_path, 0, 1, "ok")
+            attempt_of(tmp_path, 1, 1, "ok")
+        return "RUNNING", "None"
+
+    spec, harness = waiting(monkeypatch, tmp_path, answer)
+    monkeypatch.setattr(Harness, "job_time_min", 30)
+    job = ScriptedJob()
+    assert watch.wait_for_outcomes(job, spec, TWO_TASKS, harness) == (None, "")
+    assert job.cancelled == 0

@@ -63,8 +63,9 @@ def record_outcome(
         missing = sorted(set(range(tasks)) - set(outcomes))
         detail = detail or english(Phrase.of("detail.never_reported", tasks=str(missing)))
     status = run_status(ends)
-    if len(outcomes) >= tasks:  # why the job ended (the scheduler stopped it), then the tasks'
-        detail = "; ".join(filter(None, (detail, first_cause(outcomes, status))))
+    # why the job ended (the scheduler stopped it, dlperf cancelled it), then the first task's
+    # that ended so (a rank that failed while the others hung, which never reported)
+    detail = "; ".join(filter(None, (detail, first_cause(outcomes, status, tasks))))
     starts = [o["started_at"] for o in outcomes.values()]
     ends = [o["ended_at"] for o in outcomes.values()]
     facts = {
@@ -164,9 +165,10 @@ def _task_entry(spec: RunSpec, outcome: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def first_cause(outcomes: dict[int, dict[str, Any]], status: str) -> str:
+def first_cause(outcomes: dict[int, dict[str, Any]], status: str, tasks: int = 0) -> str:
     """The detail of the task that ended first with the run's status: when one rank is killed,
-    the others die after it of the broken connection, and the killed one is the cause."""
+    the others die after it of the broken connection, and the killed one is the cause. It names
+    the task where the run has several (`tasks` launched, or outcomes)."""
     ended = sorted(
         (o.get("ended_at", math.inf), task, o.get("detail", ""))
         for task, o in outcomes.items()
@@ -175,6 +177,6 @@ def first_cause(outcomes: dict[int, dict[str, Any]], status: str) -> str:
     if not ended:
         return ""
     _, task, detail = ended[0]
-    if len(outcomes) > 1 and detail:
+    if max(tasks, len(outcomes)) > 1 and detail:
         return english(Phrase.of("detail.first_cause", task=str(task), detail=detail))
     return detail

@@ -3,6 +3,7 @@ deadline, and the signals (Ctrl-C, scancel, a killed Snakemake) that cancel it."
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -26,7 +27,8 @@ ENDED_GRACE_S = 10.0  # after the job ended, outcome files may still be on their
 # every task of a COMPLETED job wrote its outcome, which NFS's attribute caches (30-60 s) may
 # hide from this host for a while: no reason to give up on it soon
 COMPLETED_GRACE_S = 90.0
-UNREACHABLE_S = 1800.0  # a controller that cannot be asked for this long: the run is given up
+UNREACHABLE_S = 1800.0
+HUNG_AFTER_FAILURE_S = 60.0  # a task failed and others still run: then they are cancelled (Hang)  # a controller that cannot be asked for this long: the run is given up
 # Slurm job states after which nothing of the job runs any more (squeue --states=all)
 SLURM_ENDED = frozenset(
     {
@@ -142,9 +144,13 @@ def wait_for_outcomes(
     unreachable: float | None = None  # since when squeue could not be asked
     starters = _starters()
     attempt = 0  # a requeued job's earlier attempts' outcomes are not the run's
+    hang = Hang(tasks)
+    running = False  # the job runs (squeue's RUNNING, or a local job not done)
     while True:
         outcomes = load_task_outcomes(spec.paths, tasks, str(job.job_id), attempt)
         if len(outcomes) >= tasks:
+            if hang.detail:  # dlperf cancelled it: no scheduler's stop, nor the workload's alone
+                return None, hang.detail
             failed = any(
                 o.get("status") not in (Status.OK, Status.SKIPPED) for o in outcomes.values()
             )
@@ -160,14 +166,19 @@ def wait_for_outcomes(
         if gone:  # Snakemake (or the rule's shell) was killed: nobody will record this run
             raise Interrupted(f"process {gone[0]} that started this run is gone")
         now = time.time()
-        if harness.backend != "slurm" and ended is None and job.done():
-            ended = (now, str(job.state))
+        if harness.backend != "slurm":
+            if ended is None and job.done():
+                ended = (now, str(job.state))
+            running = ended is None
         if harness.backend == "slurm" and now - checked > STATE_CHECK_S:
             checked = now  # squeue, not submitit's sacct: it works without accounting too
             state, reason = slurm_state(job)
             if state == "PENDING" and never_starts(reason):
                 job.cancel(check=False)
                 return Status.FAILED, english(Phrase.of("detail.never_starts", reason=reason))
+            running = state == "RUNNING"
+            if state in REQUEUED and outcomes:  # requeued: what its tasks reported is history
+                attempt = max(o.get("attempt", 0) for o in outcomes.values()) + 1
             unreachable = (unreachable or now) if state == "UNKNOWN" else None
             if state == "PENDING" or (unreachable and now - unreachable < UNREACHABLE_S):
                 # pending, or a controller that cannot be asked (an outage is no sign of a lost
@@ -175,7 +186,10 @@ def wait_for_outcomes(
                 clock = now
             if ended is None and state in SLURM_ENDED:
                 ended = (now, state)
+        hang.check(job, outcomes, running, now)
         if ended is not None and now - ended[0] > _ended_grace_s(harness.backend, ended[1]):
+            if hang.detail:
+                return Status.FAILED, hang.detail
             detail = english(Phrase.of("detail.job_ended", state=ended[1]))
             if ended[1] in SCHEDULER_STOPS:
                 detail += "; " + english(Phrase.of("detail.scheduler_stopped", state=ended[1]))
@@ -185,6 +199,42 @@ def wait_for_outcomes(
             lost = Phrase.of("detail.job_lost", seconds=f"{deadline_s:.0f}")
             return Status.TIMEOUT, english(lost)
         time.sleep(POLL_S)
+
+
+class Hang:
+    """Tasks still running long after another task of the run failed or ran out of memory: they
+    wait in a collective for the rank that is gone (NCCL, Horovod and most launchers wait 10 to
+    30 minutes, or for ever), holding every node of the job to the time limit. They are given
+    HUNG_AFTER_FAILURE_S to fail of the broken connection and say so themselves; then the job is
+    cancelled, and its tasks report their workloads killed."""
+
+    def __init__(self, tasks: int) -> None:
+        self.tasks = tasks
+        self.since: float | None = None  # when a broken task was first seen, the others running
+        self.detail = ""  # why dlperf cancelled the job ('' while it has not)
+
+    def check(
+        self, job: submitit.Job, outcomes: dict[int, dict[str, Any]], running: bool, now: float
+    ) -> None:
+        if self.detail:
+            return
+        broken = [t for t, o in outcomes.items() if o.get("status") in (Status.FAILED, Status.OOM)]
+        if not broken or not running:
+            self.since = None
+            return
+        self.since = self.since or now
+        if now - self.since < HUNG_AFTER_FAILURE_S:
+            return
+        job.cancel(check=False)
+        first = min(broken, key=lambda t: (outcomes[t].get("ended_at") or math.inf, t))
+        hung = Phrase.of(
+            "detail.hung_on_failure",
+            task=str(first),
+            status=str(outcomes[first]["status"]),
+            tasks=str(sorted(set(range(self.tasks)) - set(outcomes))),
+            seconds=f"{HUNG_AFTER_FAILURE_S:.0f}",
+        )
+        self.detail = english(hung)
 
 
 def end_state(job: submitit.Job) -> str:
