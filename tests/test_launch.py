@@ -163,3 +163,36 @@ def test_a_run_cancelled_while_its_ranks_hung_on_one_that_failed_names_that_one(
     record = record_outcome(spec, allocation, harness, measure, job, "failed", hung, 0.0, 160.0)
     assert record.status == "oom"
     assert record.status_detail == hung + "; task 3 ended first: out of memory (see log)"
+
+
+def test_a_task_sigkilled_in_a_job_slurm_ended_out_of_memory_is_oom(tmp_path):
+    """The watch found the job OUT_OF_MEMORY: rank 3's workload, SIGKILLed (-9 or a wrapper's
+    137), ran out of memory; ranks that failed otherwise keep their status, and the record reads
+    back (its status is its tasks')."""
+    spec, allocation = crashed_and_hung(tmp_path)
+    for task, (code, detail) in enumerate(
+        [(-15, "killed by SIGTERM (exit code -15)"), (1, "exit code 1; last line: Connection reset"),
+         (137, "killed by SIGKILL (exit code 137); last line: step 3"),
+         (-9, "killed by SIGKILL (exit code -9); last line: step 3")]
+    ):  # fmt: skip
+        outcome = json.loads(spec.paths.task_outcome(task).read_text())
+        outcome |= {
+            "status": "failed",
+            "exit_code": code,
+            "detail": detail,
+            "ended_at": 95.0 + task,
+        }
+        spec.paths.task_outcome(task).write_text(json.dumps(outcome))
+    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
+    measure = measure_of(
+        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    job = SimpleNamespace(job_id="42", state="OUT_OF_MEMORY")
+    ended = "Slurm ended the job as OUT_OF_MEMORY: a process of it went over the job's memory"
+    record = record_outcome(spec, allocation, harness, measure, job, "oom", ended, 0.0, 160.0)
+    assert record.status == "oom"
+    assert [t["status"] for t in record.tasks] == ["failed", "failed", "oom", "oom"]
+    assert record.status_detail == (
+        ended + "; task 2 ended first: killed by SIGKILL (exit code 137); last line: step 3"
+    )
+    assert RunRecord.read(record.write(spec.paths.manifest).path).status == "oom"

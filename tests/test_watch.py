@@ -489,3 +489,24 @@ def test_a_requeued_jobs_earlier_failure_does_not_cancel_its_next_attempt(monkey
     job = ScriptedJob()
     assert watch.wait_for_outcomes(job, spec, TWO_TASKS, harness) == (None, "")
     assert job.cancelled == 0
+
+
+def test_a_job_slurm_ended_out_of_memory_is_oom_though_its_task_saw_only_sigkill(
+    monkeypatch, tmp_path
+):
+    """Review: Slurm's cgroup OOM killer (or its OverMemoryKill) SIGKILLed the workload, and its
+    task could read no OOM kill count (cgroup v1 before kernel 4.13, a container's view): the
+    task reported `killed by SIGKILL`, and once every task had reported the job's end state
+    OUT_OF_MEMORY was asked for a scheduler stop only: the run was `failed`, its `max` search
+    reading it as a crash instead of a batch that does not fit."""
+    outcome = {"task": 0, "status": "failed", "job_id": ScriptedJob.job_id, "exit_code": -9,
+               "detail": "killed by SIGKILL (exit code -9); last line: step 40"}  # fmt: skip
+    run_paths(tmp_path).task_outcome(0).write_text(json.dumps(outcome))
+    answers = iter([("COMPLETING", "None")])
+    spec, harness = waiting(
+        monkeypatch, tmp_path, lambda t: next(answers, ("OUT_OF_MEMORY", "OutOfMemory"))
+    )
+    assert watch.wait_for_outcomes(ScriptedJob(), spec, ONE_TASK, harness) == (
+        "oom",
+        "Slurm ended the job as OUT_OF_MEMORY: a process of it went over the job's memory",
+    )

@@ -4,6 +4,7 @@ or why it was never submitted; every task's log, even one that never started."""
 from __future__ import annotations
 
 import math
+import signal
 import sys
 import time
 from pathlib import Path
@@ -57,6 +58,8 @@ def record_outcome(
 ) -> RunRecord:
     tasks = allocation.nodes * allocation.tasks_per_node
     outcomes = load_task_outcomes(spec.paths, tasks, str(job.job_id))
+    if job_status == Status.OOM:
+        outcomes = {task: memory_killed(o) for task, o in outcomes.items()}
     ends = [(o.get("status", Status.FAILED), o.get("ended_at")) for o in outcomes.values()]
     if len(outcomes) < tasks:
         ends.append((job_status or Status.FAILED, None))
@@ -89,6 +92,20 @@ def record_outcome(
         ended_at=max(ends) if ends else None,
         noticed_at=noticed,
     )
+
+
+# A workload's exit when SIGKILL ended it: its own (-9), or a shell's or launcher's (128 + 9)
+SIGKILLED = (-signal.SIGKILL, 128 + signal.SIGKILL)
+
+
+def memory_killed(outcome: dict[str, Any]) -> dict[str, Any]:
+    """A task's outcome in a job Slurm ended OUT_OF_MEMORY: a workload SIGKILL ended ran out of
+    memory (the kernel's OOM killer in the job's cgroup, or Slurm's own memory enforcement),
+    though its task could not tell: no OOM kill count in the cgroup it sees (a kernel before
+    4.13, a container's view of it) or no kernel kill at all (JobAcctGatherParams=OverMemoryKill)."""
+    if outcome.get("status") == Status.FAILED and outcome.get("exit_code") in SIGKILLED:
+        return outcome | {"status": Status.OOM}
+    return outcome
 
 
 def _run_record(

@@ -158,7 +158,7 @@ def wait_for_outcomes(
                 return None, ""
             state = end_state(job)
             if state not in REQUEUED:
-                return None, scheduler_stop(state)
+                return ended_as(state)
             attempt = max(o.get("attempt", 0) for o in outcomes.values()) + 1
             clock = time.time()
             continue
@@ -246,6 +246,16 @@ def end_state(job: submitit.Job) -> str:
         if state in SLURM_ENDED | REQUEUED or state == "UNKNOWN" or time.time() > until:
             return state
         time.sleep(1.0)
+
+
+def ended_as(state: str) -> tuple[str | None, str]:
+    """What the end state of a job whose tasks all reported, some not ok, adds to theirs: Slurm
+    killed a process of it for memory (OUT_OF_MEMORY: `oom`, which a task whose workload got
+    SIGKILL could not always tell, dlperf.launch.outcome.memory_killed), Slurm stopped it
+    (scheduler_stop), or nothing (None, '': the tasks' statuses are the run's)."""
+    if job_state(state) == Status.OOM:
+        return Status.OOM, english(Phrase.of("detail.slurm_oom", state=state))
+    return None, scheduler_stop(state)
 
 
 def scheduler_stop(state: str) -> str:
