@@ -510,3 +510,21 @@ def test_a_job_slurm_ended_out_of_memory_is_oom_though_its_task_saw_only_sigkill
         "oom",
         "Slurm ended the job as OUT_OF_MEMORY: a process of it went over the job's memory",
     )
+
+
+def test_a_redo_cancels_the_job_its_killed_attempt_left_running(monkeypatch, tmp_path):
+    """Review (seen on the test cluster): Snakemake's process group SIGKILLed while a run
+    trained, then `--unlock` and a re-run: the redo submitted a second job while the first,
+    which no submitter was left to cancel, trained on beside it on the same node. The redo asks
+    Slurm to cancel the earlier attempt's jobs of this run's name, by the ids its submitit
+    folder names."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(submit.subprocess, "run", lambda args, **kw: calls.append(args))
+    paths = run_paths(tmp_path)
+    spec = SimpleNamespace(paths=paths, cell=SimpleNamespace(id=paths.cell_id), repeat=1)
+    assert submit.cancel_earlier_jobs(spec) == [] and calls == []  # a first attempt
+    paths.submitit.mkdir()
+    for name in ("6_submitted.pkl", "6_0_log.out", "6_0_result.pkl", "8_submitted.pkl"):
+        (paths.submitit / name).touch()
+    assert submit.cancel_earlier_jobs(spec) == ["6", "8"]
+    assert calls == [["scancel", f"--name=dlperf.{paths.cell_id}.r1", "6", "8"]]

@@ -99,6 +99,39 @@ def test_interrupt_cancels_every_job_and_restart_redoes_only_the_rest(
     assert not cluster.wait_queue_empty(60)
 
 
+def test_a_redo_cancels_the_job_a_killed_snakemake_left_running(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """SIGKILL to Snakemake's whole process group (its submitters too: nobody cancels) while a
+    run trains, then `--unlock` and a re-run: the redo's job is the run's only one, the earlier
+    job no longer trains beside it on the nodes it measures."""
+    config = suite(repeats=1, time_limit_min=3, cases=[slow_case(["1n1g"])])
+    workdir = make_workdir(tmp_path, config)
+    proc = start_snakemake(workdir, env=cluster.env)
+    try:
+        first = wait_for(lambda: _running(cluster, ".b128."), 90, "the slow run running")[0]
+        stop_group(proc, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert [job["id"] for job in _running(cluster, ".b128.")] == [first["id"]]  # orphaned
+    run_snakemake(workdir, "--unlock", env=cluster.env)
+    redo = start_snakemake(workdir, env=cluster.env)
+    try:
+        again = wait_for(
+            lambda: [j for j in cluster.jobs() if ".b128." in j["name"] and j["id"] != first["id"]],
+            90,
+            "the redo's job",
+        )
+        wait_for(
+            lambda: first["id"] not in {job["id"] for job in cluster.jobs()}, 60, "the first gone"
+        )
+        assert [job["id"] for job in cluster.jobs()] == [again[0]["id"]]
+    finally:
+        stop_group(redo, signal.SIGINT)
+    assert not cluster.wait_queue_empty(60)
+
+
 def test_run_over_its_time_limit_is_a_timeout_and_the_workflow_goes_on(
     cluster: Cluster, tmp_path: Path
 ) -> None:

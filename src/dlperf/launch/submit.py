@@ -10,6 +10,7 @@ import logging
 import os
 import shutil
 import socket
+import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -73,7 +74,7 @@ def executor_for(spec: RunSpec, allocation: Allocation, harness: Harness) -> sub
     site = harness.site
     executor = submitit.AutoExecutor(folder=spec.paths.submitit, cluster=harness.backend)
     params: dict[str, Any] = {
-        "name": f"dlperf.{spec.cell.id}.r{spec.repeat}",
+        "name": job_name(spec),
         # the task enforces the limit itself; the scheduler's kill is the backstop for a hung node
         # and starts its clock only once setup lines, container and imports are done: Slurm's
         # --time leaves room for those, and its SIGUSR2 (submitit's timeout signal, sent up to
@@ -88,6 +89,35 @@ def executor_for(spec: RunSpec, allocation: Allocation, harness: Harness) -> sub
         params |= _slurm_params(site) | {"slurm_signal_delay_s": 60}
     executor.update_parameters(**params)
     return executor
+
+
+def job_name(spec: RunSpec) -> str:
+    return f"dlperf.{spec.cell.id}.r{spec.repeat}"
+
+
+def cancel_earlier_jobs(spec: RunSpec) -> list[str]:
+    """Cancel the Slurm jobs an earlier attempt at this run submitted (their ids name the pickles
+    in its submitit folder), if Slurm still holds them: a submitter killed with SIGKILL (with its
+    whole process group, or its login node lost) cancelled nothing, and its job would train on
+    beside the redo's, contending for the nodes and network it measures. Only jobs of this run's
+    name are cancelled; the ids asked about."""
+    ids = sorted({p.name.split("_")[0] for p in spec.paths.submitit.glob("*_submitted.pkl")})
+    if not ids:
+        return []
+    try:
+        subprocess.run(
+            ["scancel", f"--name={job_name(spec)}", *ids],
+            capture_output=True,
+            timeout=60,
+            check=False,  # an id Slurm forgot, or a job already ended: nothing to cancel
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        log.warning(
+            "%s r%d: earlier jobs %s not cancelled: %s", spec.cell.id, spec.repeat, ids, err
+        )
+        return ids
+    log.info("%s r%d: earlier attempt's jobs %s cancelled if held", spec.cell.id, spec.repeat, ids)
+    return ids
 
 
 def _slurm_params(site: dict[str, Any]) -> dict[str, Any]:
@@ -127,9 +157,11 @@ def run_cell(
         raise ValueError(
             f"manifest path {manifest_path} does not belong to {spec.cell.id} r{repeat}"
         )
-    # An earlier attempt's files go, whatever wrote them: its logs and outcomes, and what an
-    # upstream trainer left in its output folder (a checkpoint a TF1 Estimator would restore
-    # from, training no step of this run). Its manifest is gone: Snakemake removed the output.
+    # An earlier attempt's job goes, and its files, whatever wrote them: its logs and outcomes,
+    # and what an upstream trainer left in its output folder (a checkpoint a TF1 Estimator would
+    # restore from, training no step of this run). Its manifest is gone: Snakemake removed it.
+    if harness.backend == "slurm":
+        cancel_earlier_jobs(spec)
     try:
         shutil.rmtree(spec.paths.dir, ignore_errors=False)
     except FileNotFoundError:
