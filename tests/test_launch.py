@@ -196,3 +196,38 @@ def test_a_task_sigkilled_in_a_job_slurm_ended_out_of_memory_is_oom(tmp_path):
         ended + "; task 2 ended first: killed by SIGKILL (exit code 137); last line: step 3"
     )
     assert RunRecord.read(record.write(spec.paths.manifest).path).status == "oom"
+
+
+def test_a_run_whose_tasks_never_reported_names_what_their_stderr_says(tmp_path, monkeypatch):
+    """Review (on the test cluster, a setup line `ulimit -v 20000`): the task's Python died on
+    the node before it could report, and the record said only 'job ended as FAILED before every
+    task reported', its rank logs the same; the cause was in submitit's stderr file of the task,
+    which nothing named. The detail now quotes its last line that is not srun's or submitit's
+    own, and says which file."""
+    spec, allocation = crashed_and_hung(tmp_path)
+    for task in range(4):
+        spec.paths.task_outcome(task).unlink()
+    monkeypatch.chdir(tmp_path)  # the workflow's results root is relative: results/
+    spec = dataclasses.replace(spec, results_root=".")
+    spec.paths.submitit.mkdir()
+    (spec.paths.submitit / "42_0_log.err").write_text(
+        '  File "/usr/lib/python3.11/enum.py", line 837, in __setattr__\n'
+        "    super().__setattr__(name, value)\n"
+        "MemoryError: Out of memory interning an attribute name\n"
+        "srun: error: node1: tasks 0-3: Exited with exit code 1\n"
+    )
+    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
+    measure = measure_of(
+        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    job = SimpleNamespace(job_id="42", state="FAILED")
+    ended = "job ended as FAILED before every task reported"
+    record = record_outcome(spec, allocation, harness, measure, job, "failed", ended, 0.0, 9.0)
+    assert (record.status, record.status_detail) == (
+        "failed",
+        ended + "; task 0's stderr (submitit/42_0_log.err) ends: MemoryError: Out of memory "
+        "interning an attribute name",
+    )
+    (spec.paths.submitit / "42_0_log.err").write_text("")  # says nothing: nothing added
+    record = record_outcome(spec, allocation, harness, measure, job, "failed", ended, 0.0, 9.0)
+    assert record.status_detail == ended

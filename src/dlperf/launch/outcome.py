@@ -4,6 +4,7 @@ or why it was never submitted; every task's log, even one that never started."""
 from __future__ import annotations
 
 import math
+import re
 import signal
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import submitit
+from submitit.core.utils import JobPaths
 
 from dlperf import logline
 from dlperf.adapters import Launcher, get_adapter
@@ -19,7 +21,7 @@ from dlperf.i18n import Phrase, english
 from dlperf.launch.allocation import Allocation
 from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness, RunSpec
-from dlperf.launch.task import load_task_outcomes
+from dlperf.launch.task import load_task_outcomes, log_tail
 from dlperf.launch.taskoutcome import log_fingerprint
 from dlperf.status import Status, run_status
 from dlperf.util import atomic_write_text
@@ -65,6 +67,7 @@ def record_outcome(
         ends.append((job_status or Status.FAILED, None))
         missing = sorted(set(range(tasks)) - set(outcomes))
         detail = detail or english(Phrase.of("detail.never_reported", tasks=str(missing)))
+        detail = "; ".join(filter(None, (detail, unreported_cause(spec, str(job.job_id), missing))))
     status = run_status(ends)
     # why the job ended (the scheduler stopped it, dlperf cancelled it), then the first task's
     # that ended so (a rank that failed while the others hung, which never reported)
@@ -170,6 +173,33 @@ def mark_silent_tasks(
             atomic_write_text(
                 path, logline.format_line(logline.HARNESS, task=task, note=note) + "\n"
             )
+
+
+# Lines of a task's stderr that say what srun or submitit did, not why the task ended ("srun:
+# error: node1: tasks 0-1: Exited with exit code 1", "submitit WARNING ... Bypassing signal")
+NOT_A_CAUSE = re.compile(r"srun: |submitit (INFO|WARNING) ")
+
+
+def unreported_cause(spec: RunSpec, job_id: str, missing: list[int]) -> str:
+    """Why a task that never reported ended, as its stderr (submitit's file: the task's Python,
+    the batch script's setup lines for task 0, srun's and slurmstepd's messages) last says it:
+    a traceback's error, `execve(): ...: No such file or directory`, Slurm's `*** JOB ...
+    CANCELLED ... DUE TO TIME LIMIT ***`; '' where no such file says anything."""
+    for task in missing:
+        stderr = JobPaths(spec.paths.submitit, job_id=job_id, task_id=task).stderr
+        try:
+            lines = [line.strip() for line in log_tail(stderr).splitlines() if line.strip()]
+        except OSError:
+            continue
+        telling = [line for line in lines if not NOT_A_CAUSE.match(line)] or lines
+        if telling:
+            where = (spec.paths.submitit / stderr.name).relative_to(spec.paths.dir)
+            return english(
+                Phrase.of(
+                    "detail.task_stderr", task=str(task), file=str(where), line=telling[-1][:300]
+                )
+            )
+    return ""
 
 
 def _task_entry(spec: RunSpec, outcome: dict[str, Any]) -> dict[str, Any]:

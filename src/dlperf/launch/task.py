@@ -178,7 +178,7 @@ def run_workload(
                 "workload_wall_s": time.monotonic() - start,
             }
     wall = time.monotonic() - start
-    tail = _tail(log_path)
+    tail = log_tail(log_path)
     if code == 0:
         skipped = _skip_reason(tail)
         status, detail = (Status.SKIPPED, skipped) if skipped is not None else (Status.OK, "")
@@ -308,7 +308,8 @@ def _kill(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def _tail(path: Path, size: int = 20000) -> str:
+def log_tail(path: Path, size: int = 20000) -> str:
+    """A log's last `size` bytes as text."""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
         f.seek(max(0, f.tell() - size))
