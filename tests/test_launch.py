@@ -231,3 +231,21 @@ def test_a_run_whose_tasks_never_reported_names_what_their_stderr_says(tmp_path,
     (spec.paths.submitit / "42_0_log.err").write_text("")  # says nothing: nothing added
     record = record_outcome(spec, allocation, harness, measure, job, "failed", ended, 0.0, 9.0)
     assert record.status_detail == ended
+
+
+def test_a_run_records_the_state_its_job_ended_in_as_squeue_says_it(tmp_path, monkeypatch):
+    """Review (on the test cluster, no accounting): the watch saw the job FAILED, and the record
+    said job_state UNKNOWN, read from submitit's sacct (which also warned 'Bypassing sacct
+    error' into the rule's log)."""
+    from dlperf.launch import outcome
+
+    spec, allocation = crashed_and_hung(tmp_path)
+    spec.paths.task_outcome(0).unlink()
+    monkeypatch.setattr(outcome, "slurm_state", lambda job: ("NODE_FAIL", "None"))
+    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
+    measure = measure_of(
+        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    job = SimpleNamespace(job_id="42", state="UNKNOWN")
+    record = record_outcome(spec, allocation, harness, measure, job, "failed", "", 0.0, 9.0)
+    assert record.job_state == "NODE_FAIL"

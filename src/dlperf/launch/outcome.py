@@ -23,6 +23,7 @@ from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness, RunSpec
 from dlperf.launch.task import load_task_outcomes, log_tail
 from dlperf.launch.taskoutcome import log_fingerprint
+from dlperf.launch.watch import slurm_state
 from dlperf.status import Status, run_status
 from dlperf.util import atomic_write_text
 
@@ -85,7 +86,7 @@ def record_outcome(
         status,
         detail,
         job_id=job.job_id,
-        job_state=str(job.state) if job_status else "TASKS_REPORTED",
+        job_state=ended_state(job, harness.backend) if job_status else "TASKS_REPORTED",
         tasks=[_task_entry(spec, outcomes[i]) for i in sorted(outcomes)],
         nodes=facts,
         hosts=sorted({o["host"] for o in outcomes.values()}),
@@ -109,6 +110,13 @@ def memory_killed(outcome: dict[str, Any]) -> dict[str, Any]:
     if outcome.get("status") == Status.FAILED and outcome.get("exit_code") in SIGKILLED:
         return outcome | {"status": Status.OOM}
     return outcome
+
+
+def ended_state(job: submitit.Job, backend: str) -> str:
+    """The scheduler's state of a job that ended: on Slurm squeue's, as the watch read it
+    (submitit's `state` asks sacct, which a cluster without accounting does not answer: UNKNOWN,
+    and a warning in the rule's log)."""
+    return slurm_state(job)[0] if backend == "slurm" else str(job.state)
 
 
 def _run_record(
