@@ -290,6 +290,44 @@ def test_sbatch_failing_is_tried_again_then_a_clear_error_not_a_traceback(monkey
             submit.submit_patiently(FlakySbatch(failures=3), spec, interrupts)
 
 
+class RefusingSbatch(FlakySbatch):
+    """sbatch refusing the job as asked, as Slurm 22.05 said it on the test cluster."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(failures=99)
+        self.message = message
+
+    def submit(self, function, *args):
+        self.calls += 1
+        raise FailedJobError(self.message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "sbatch: error: invalid partition specified: nosuch\n"
+        "sbatch: error: Batch job submission failed: Invalid partition name specified",
+        "sbatch: error: Memory specification can not be satisfied\n"
+        "sbatch: error: Batch job submission failed: Requested node configuration is not available",
+        "sbatch: error: Batch job submission failed: Invalid feature specification",
+        "sbatch: error: Batch job submission failed: Invalid account or account/partition "
+        "combination specified",
+    ],
+)
+def test_sbatch_refusing_the_job_as_asked_is_not_tried_again(monkeypatch, message):
+    """Review: a misspelt partition (or account, feature, too much memory) was submitted four
+    times over 100 s by every run, so a campaign of 2,000 runs at 64 at a time spent 50 minutes
+    failing; it fails at the first try, with sbatch's words."""
+    slept: list[float] = []
+    monkeypatch.setattr(submit.time, "sleep", slept.append)
+    spec = SimpleNamespace(cell=SimpleNamespace(id="c"), repeat=2, to_dict=dict)
+    sbatch = RefusingSbatch(message)
+    with Interrupts() as interrupts, pytest.raises(SystemExit) as refused:
+        submit.submit_patiently(sbatch, spec, interrupts)
+    assert str(refused.value) == f"dlperf: c r2 not submitted: {message}"
+    assert (sbatch.calls, slept) == (1, [])
+
+
 def test_slurms_time_limit_signal_in_a_task_is_a_timeout_not_a_harness_failure(
     tmp_path, monkeypatch
 ):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -211,6 +212,14 @@ def run_cell(
 
 SUBMIT_RETRY_S = (10.0, 30.0, 60.0)  # waits before submitting again after sbatch failed
 SUBMIT_ERRORS = (FailedJobError, FailedSubmissionError)  # submitit's: sbatch's exit or output
+# sbatch's refusals of the job as asked, which no wait clears (Slurm's slurm_errtab: "Invalid
+# partition name specified", "Invalid account or account/partition combination specified",
+# "Requested node configuration is not available", "Invalid feature specification", "Memory
+# specification can not be satisfied", "Access/permission denied"...), unlike a controller out of
+# reach or busy ("Unable to contact slurm controller", "Socket timed out", a submit limit)
+REFUSED = re.compile(
+    r"invalid|not available|can not be satisfied|not permitted|permission denied", re.IGNORECASE
+)
 
 
 def submit_patiently(
@@ -218,18 +227,20 @@ def submit_patiently(
 ) -> submitit.Job:
     """The run submitted; sbatch failing (a controller restarting, a brief outage) is tried
     again after each of SUBMIT_RETRY_S, then ends the rule with its message, not a traceback
-    (no manifest is written: the next invocation submits the run again)."""
-    for wait_s in SUBMIT_RETRY_S:
+    (no manifest is written: the next invocation submits the run again). sbatch refusing the
+    job as asked (REFUSED: an invalid partition...) ends it at the first try."""
+    for wait_s in (*SUBMIT_RETRY_S, None):
         try:
             return executor.submit(run_task, spec.to_dict())
         except SUBMIT_ERRORS as err:
+            # the last try, or the site's settings or the layout refused: no retry helps those
+            if wait_s is None or REFUSED.search(str(err)):
+                message = f"dlperf: {spec.cell.id} r{spec.repeat} not submitted: {err}"
+                raise SystemExit(message) from None
             log.warning("submitting %s failed (%s); again in %.0f s", spec.cell.id, err, wait_s)
             time.sleep(wait_s)
             interrupts.check()
-    try:
-        return executor.submit(run_task, spec.to_dict())
-    except SUBMIT_ERRORS as err:
-        raise SystemExit(f"dlperf: {spec.cell.id} r{spec.repeat} not submitted: {err}") from None
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 def retract_figures(results: ResultPaths, cell_id: str, repeat: int) -> None:
