@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -714,6 +715,33 @@ def test_mpirun_exports_the_workload_environment(tmp_path: Path, slurm_nodes: No
     assert has(cmd, "-x", "NCCL_IB_DISABLE")
     assert "-p 2222 -q -o StrictHostKeyChecking=no" in cmd
     assert "--tag-output" in cmd
+
+
+def test_mpirun_passes_the_sites_rank_variables_on_to_the_other_nodes(
+    tmp_path: Path, slurm_nodes: None, monkeypatch: pytest.MonkeyPatch
+):
+    """Review: site.env (NCCL_SOCKET_IFNAME, NCCL_IB_HCA: every rank's variables) reached the
+    task's process on node 0, hence mpirun and node 0's ranks, but mpirun exported only the
+    case's own `env` option: its ranks on the other nodes, started over ssh, ran without them
+    (NCCL on another interface there, or IB off on half the job)."""
+    from dlperf.launch import task
+    from dlperf.launch.spec import RunSpec
+
+    mx = get_adapter("mxnet_gluoncv")
+    job = SimpleNamespace(job_id="31", hostnames=["gpu01", "gpu02"], node=0, num_nodes=2,
+                          global_rank=0, num_tasks=2, local_rank=0)  # fmt: skip
+    spec = RunSpec(
+        Cell.parse("mxnet_gluoncv.resnet50.amp.noxla.b64.2n8g"), 1, mx.name,
+        mx.resolved_options({"data_dir": "/d"}), 120, "cpu", 30.0, "slurm",
+        {"gpus_per_node": 0, "devices_per_node": 8}, results_root=str(tmp_path),
+        env={"NCCL_SOCKET_IFNAME": "ib0", "NCCL_IB_HCA": "mlx5"},
+    )  # fmt: skip
+    spec.paths.dir.mkdir(parents=True)
+    ran: list[list[str]] = []
+    monkeypatch.setattr(task, "run_workload", lambda command, *a, **k: ran.append(command) or {})
+    task._launch(spec, mx, job, 0, spec.paths.task_log(0, per_node=True))
+    assert has(ran[0], "-x", "NCCL_SOCKET_IFNAME") and has(ran[0], "-x", "NCCL_IB_HCA")
+    assert ran[0].count("PATH") == 1
 
 
 def test_hugectr_config_is_written_from_the_template(tmp_path: Path):

@@ -57,6 +57,9 @@ class TaskContext:
     run_dir: Path
     hosts: tuple[str, ...] = ()  # every node of the job, node rank order (mpirun/horovodrun -H)
     python: str = sys.executable  # the interpreter of the cell's environment (dlperf.environments)
+    # names of the variables the task sets for every rank (site.env, an environment's
+    # PYTHONPATH): a launcher that starts ranks on other nodes over ssh passes them on
+    site_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

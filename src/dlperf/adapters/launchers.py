@@ -129,7 +129,11 @@ def _mpirun(ctx: TaskContext, env: Mapping[str, str], slots: int) -> list[str]:
     port = int(ctx.options.get("ssh_port") or 0)
     ssh = ["-mca", "plm_rsh_args", f"-p {port} -q -o StrictHostKeyChecking=no"] if port else []
     extra = [str(a) for a in ctx.options.get("mpi_args", [])]
-    exported = [a for key in ["LD_LIBRARY_PATH", "PATH", *sorted(env)] for a in ("-x", key)]
+    # mpirun's ranks on other nodes get no variable it does not name: the workload's own, and
+    # the site's (NCCL_SOCKET_IFNAME on node 0's ranks only would set them apart)
+    always = ["LD_LIBRARY_PATH", "PATH"]
+    names = [*always, *sorted((set(env) | set(ctx.site_env)) - set(always))]
+    exported = [a for key in names for a in ("-x", key)]
     return [
         "mpirun",
         "--allow-run-as-root",

@@ -118,6 +118,7 @@ def _launch(spec: RunSpec, adapter: Any, job: Any, task: int, log_path: Path) ->
         run_dir=spec.paths.dir,
         hosts=tuple(job.hostnames),
         python=spec.python or sys.executable,
+        site_env=tuple(sorted(spec.env)),
     )
     command = in_container(adapter.command(ctx), spec.container)
     env = (
