@@ -249,3 +249,17 @@ def test_a_run_records_the_state_its_job_ended_in_as_squeue_says_it(tmp_path, mo
     job = SimpleNamespace(job_id="42", state="UNKNOWN")
     record = record_outcome(spec, allocation, harness, measure, job, "failed", "", 0.0, 9.0)
     assert record.job_state == "NODE_FAIL"
+
+
+def test_a_slurm_jobs_rendezvous_ports_are_its_own_block_below_the_ephemeral_range():
+    """Review: ports were 20000 + job id % 40000, 70% of them in Linux's ephemeral range
+    (32768-60999), where another process's outgoing connection may hold the port; and Paddle's
+    launcher takes the port plus each local rank's index, so consecutive jobs on one node
+    overlapped (job 7 used 20007-20014, job 8 20008-20015)."""
+    from dlperf.launch.task import PORT_BLOCK, rendezvous_port
+
+    ports = [rendezvous_port(str(job), None) for job in range(100_000)]
+    assert min(ports) == 20000 and max(ports) + PORT_BLOCK - 1 < 32768
+    assert rendezvous_port("8", None) - rendezvous_port("7", None) == PORT_BLOCK == 16
+    assert rendezvous_port("12345_3", None) == rendezvous_port("12345", None) == 20000 + 16 * 345
+    assert rendezvous_port("7", 29500) == 29500  # the local submitter's free port

@@ -36,12 +36,19 @@ PR_SET_PDEATHSIG = 1  # prctl(2)
 WATCH_S = 0.5  # how often a local task checks that its submitter still lives
 
 
+# Slurm jobs' rendezvous ports: below Linux's ephemeral range (32768-60999), where an outgoing
+# connection of another process (NCCL's, gloo's) may hold the port; each job a block of its own
+# (Paddle's launcher takes its started_port plus each local rank's index)
+PORT_BASE, PORT_BLOCK, PORT_BLOCKS = 20000, 16, 750  # 20000-31999
+
+
 def rendezvous_port(job_id: str, fixed: int | None) -> int:
-    """A port no concurrent job shares: fixed by the submitter (local) or derived from the job id."""
+    """A port no concurrent job shares: fixed by the submitter (local) or derived from the job id
+    (the first of its block; jobs 750 ids apart share one)."""
     if fixed:
         return fixed
     digits = re.sub(r"\D", "", job_id.split("_")[0]) or "0"
-    return 20000 + int(digits) % 40000
+    return PORT_BASE + PORT_BLOCK * (int(digits) % PORT_BLOCKS)
 
 
 def master_address(first_node: str) -> str:
