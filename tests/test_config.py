@@ -100,6 +100,25 @@ def test_duplicate_cell_names_both_cases():
     ]
 
 
+def test_a_release_beside_the_v1_pin_is_named_by_its_variant():
+    """What the duplicate-cell error (and the README) advise for an upstream source, whose
+    releases are the reason to measure one cell twice: the v1.0 pin's case, and `variant: current`
+    beside `options: {release: current}`. A variant naming no release the case runs stays refused."""
+    pinned = {"framework": "ngc_pytorch", "model": "bert_base", "batch_size": [96]}
+    pinned["layouts"] = ["1n8g"]
+    current = pinned | {"variant": "current", "options": {"release": "current"}}
+    config = {"backend": "slurm", "cases": [pinned, current]}
+    with pytest.raises(ConfigError, match=r"cases\[0\] and cases\[1\]: .* `variant: current`"):
+        validate({"backend": "slurm", "cases": [pinned, pinned | {"options": current["options"]}]})
+    ids = [spec.id for spec in Suite(validate(config)).cell_specs()]
+    assert ids == [
+        "ngc_pytorch.bert_base.fp32.noxla.b96.1n8g",
+        "ngc_pytorch.bert_base.fp32.noxla.b96-current.1n8g",
+    ]
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.variant: .* not 'current'"):
+        validate({"backend": "slurm", "cases": [pinned | {"variant": "current"}]})
+
+
 def test_schema_framework_enum_matches_registry(root):
     from dlperf.adapters import REGISTRY
     from dlperf.config import schema

@@ -182,10 +182,14 @@ class UpstreamAdapter(Adapter):
                     f".precision: {self.name} runs {model} in {', '.join(allowed)} only, not {precision}"
                 )
         variant = case_setting(case, "variant")
-        variants = self.allowed_variants(model)
+        # a case may also be named after the release it runs, beside the v1.0 pin's cells
+        releases = {self.release_name(options) for options in blocks} - {DEFAULT_RELEASE}
+        variants = self.allowed_variants(model) | releases
         if variant not in variants:
             raise ConfigError(
-                f".variant: {self.name} runs {model} as variant {' or '.join(sorted(variants))}, not {variant!r}"
+                f".variant: {self.name} runs {model} as variant {' or '.join(sorted(variants))}, "
+                f"not {variant!r} (or as the release it runs: `variant: current` beside "
+                "`options: {release: current}`)"
             )
         for precision in case_setting(case, "precision"):
             options = self.resolved_options(
