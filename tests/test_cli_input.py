@@ -127,6 +127,25 @@ def test_gpu_proof_refuses_bad_options_with_exit_2_naming_them(tmp_path, capsys,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("inside", [False, True])
+def test_gpu_proof_out_that_is_a_file_is_refused_before_any_case(tmp_path, capsys, inside):
+    """Review: `gpu-proof --out FILE` ran its cases (112 s for one tiny case here, minutes of a
+    GPU session), then ended in a FileExistsError traceback at the first packing. --out is now
+    made (or refused, naming it) before any case runs; the file is left as it was."""
+    taken = tmp_path / "taken.txt"
+    taken.write_text("mine\n")
+    out = taken / "proof" if inside else taken
+    work = tmp_path / "w"
+    argv = ["gpu-proof", "--out", str(out), "--work", str(work), "--tiny", "--budget-s", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    where = f"is inside {taken}, a file" if inside else "is a file"
+    assert f"dlperf gpu-proof: --out {out}: {where}; give a folder" in err
+    assert "Traceback" not in err
+    assert taken.read_text() == "mine\n"
+    assert not list(work.glob("*/results/runs"))
+
+
 def test_sources_into_a_file_is_an_error_naming_the_path(tmp_path, capsys):
     """Review: `dlperf sources SUITE --into /dev/null` (or any file) ended in a FileExistsError
     traceback; an OSError while placing is now exit 2 naming --into and the path."""

@@ -335,6 +335,7 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
 def _report(tables: list[Path], out: Path, name: str | None) -> int:
     from dlperf.report.load import table_in
     from dlperf.report.render import report_from_tables
+    from dlperf.util import folder_problem
 
     for path in tables:
         if path.is_dir():
@@ -349,12 +350,9 @@ def _report(tables: list[Path], out: Path, name: str | None) -> int:
             f"dlperf report: --out {out}: {where} the workflow's results folder (it holds "
             "runs/ and tables/cells.tsv; its report is the workflow's); give another folder"
         )
-    for folder in (out, *out.parents):  # the first that exists must be a folder
-        if folder.exists():
-            if not folder.is_dir():
-                where = "is a file" if folder == out else f"is inside {folder}, a file"
-                raise ConfigError(f"dlperf report: --out {out}: {where}; give a folder")
-            break
+    problem = folder_problem(out)
+    if problem:
+        raise ConfigError(f"dlperf report: --out {out}: {problem}; give a folder")
     try:
         written = report_from_tables(tables, out, name)
     except OSError as err:  # a folder that cannot be written, a table that cannot be read

@@ -69,6 +69,17 @@ def atomic_write_json(path: Path, data: Any, indent: int | None = 2) -> None:
     atomic_write_text(path, json.dumps(data, indent=indent, sort_keys=True, default=str) + "\n")
 
 
+def folder_problem(out: Path) -> str | None:
+    """Why `out` cannot be a folder to write files into: it, or the first of its parents there
+    is, is a file ('is a file', 'is inside F, a file'); None where it is (or can be made) one."""
+    for folder in (out, *out.parents):  # the first that exists must be a folder
+        if folder.exists():
+            if not folder.is_dir():
+                return "is a file" if folder == out else f"is inside {folder}, a file"
+            return None
+    return None
+
+
 def remove_reports(results: ResultPaths) -> None:
     """Take the reports and plots down: the figures they show are gone (a run being redone,
     tables that failed to build); the next invocation remakes them."""

@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         Stage(n, base["cases"][n - 1], [s.id for s in expand_case(validated["cases"][n - 1])])
         for n in _numbers(args.cases, len(base["cases"]))
     ]
+    pack.prepare(args.out)  # before any case: its runs are packed there
     clock.say(f"gpu-proof: {len(stages)} cases of {args.suite}, budget {args.budget_s:.0f}s")
     clock.say(f"GPUs: {', '.join(facts['gpus']) or 'none'}; work folder {work}")
 

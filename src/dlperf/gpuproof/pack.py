@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+import os
 import tarfile
 from pathlib import Path
 
+from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS, RUNS, ResultPaths
+from dlperf.util import folder_problem
 
 PACKED_REPORTS = (("en", "html"), ("zh", "html"), ("en", "md"))  # (language, format)
+
+
+def prepare(out: Path) -> None:
+    """--out made before any case runs, or a ConfigError naming it: found at the first packing,
+    after a case's minutes of runs, it ended the command in a traceback."""
+    problem = folder_problem(out)
+    if problem:
+        raise ConfigError(f"--out {out}: {problem}; give a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(
+            f"--out {out}: cannot be made ({err.strerror or err}); give a folder "
+            "this user can write"
+        ) from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"--out {out}: cannot be written (read-only); give a folder this user can write"
+        )
 
 
 def pack(work: Path, out: Path) -> list[Path]:
