@@ -237,3 +237,32 @@ def test_mindspore_model_config_keys_are_checked_at_check_time(
     )
     error = load_error(path)
     assert error.startswith(f"{path}:7: cases[0].options.model_config: {says}")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "where"),
+    [
+        ("site: &s\n  partition: *s\n", 2, "site.partition"),
+        ("name: x\nreport: &r\n  footnotes: [1, *r]\n", 3, "report.footnotes[1]"),
+        ("cases:\n  - &c {framework: pytorch, options: {model_config: *c}}\n", 2,
+         "cases[0].options.model_config"),
+    ],
+)  # fmt: skip
+def test_an_alias_of_a_node_that_holds_it_names_its_line(
+    tmp_path: Path, text: str, line: int, where: str
+) -> None:
+    """Was a RecursionError traceback (config._check_finite followed the value into itself)."""
+    path = suite(tmp_path, text)
+    assert load_error(path) == (
+        f"{path}:{line}: {where}: an alias of a mapping or list that holds it (its value would "
+        "never end): write the value out, or alias another node"
+    )
+
+
+def test_an_alias_repeated_beside_itself_is_no_loop(tmp_path: Path) -> None:
+    case = "{framework: pytorch, model: resnet50, batch_size: [8], layouts: [1n1g]}"
+    path = suite(tmp_path, f"site: {{env: &e {{A: b}}}}\ncases:\n  - {case}\nx: *e\n")
+    assert "x" in load_error(path)  # the schema's unknown key, not a loop
+    site = "site: {setup: &s [echo], container: {image: x, mounts: *s}}"
+    path = suite(tmp_path, f"{site}\ncases:\n  - {case}\n")
+    assert load(path)["site"]["container"]["mounts"] == ["echo"]

@@ -93,6 +93,13 @@ def load_yaml(text: str, label: str) -> tuple[Any, yaml.Node | None]:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         if node is None:
             return None, None
+        loop = _alias_loop(node)
+        if loop:
+            line, where = loop
+            raise ConfigError(
+                f"{label}:{line}: {where}: an alias of a mapping or list that holds it (its value "
+                "would never end): write the value out, or alias another node"
+            )
         duplicates = _duplicate_keys(node)
         if duplicates:
             lines = [
@@ -116,6 +123,44 @@ def load_yaml(text: str, label: str) -> tuple[Any, yaml.Node | None]:
         problem = getattr(err, "problem", None) or str(err)
         raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     return data, node
+
+
+def _alias_loop(root: yaml.Node) -> tuple[int, str] | None:
+    """(line, key path) of the first value that is an alias of a node holding it (`site: &s`
+    then `partition: *s` under it): YAML builds a value that contains itself, which every walk
+    over the config would follow for ever. None if there is none."""
+    done: set[int] = set()  # nodes whose subtrees hold no loop (an alias may repeat them)
+
+    def walk(
+        node: yaml.Node, holding: set[int], parts: list[Any], line: int
+    ) -> tuple[int, str] | None:
+        if id(node) in holding:
+            return line, key_path(parts)
+        if id(node) in done:
+            return None
+        if isinstance(node, yaml.MappingNode):
+            children = [(getattr(k, "value", "?"), v, k.start_mark.line + 1) for k, v in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(i, v, _item_line(v, node)) for i, v in enumerate(node.value)]
+        else:
+            children = []
+        holding.add(id(node))
+        for part, child, child_line in children:
+            found = walk(child, holding, [*parts, part], child_line)
+            if found:
+                return found
+        holding.discard(id(node))
+        done.add(id(node))
+        return None
+
+    return walk(root, set(), [], root.start_mark.line + 1)
+
+
+def _item_line(item: yaml.Node, sequence: yaml.SequenceNode) -> int:
+    """The line of a list's item; an alias has its anchor's place, so the list's where that is
+    outside the list."""
+    inside = sequence.start_mark.index <= item.start_mark.index <= sequence.end_mark.index
+    return (item if inside else sequence).start_mark.line + 1
 
 
 def _duplicate_keys(root: yaml.Node) -> list[tuple[int, int, Any, str]]:
