@@ -464,3 +464,29 @@ def test_a_repeat_decision_edited_by_hand_is_made_again(tmp_path, monkeypatch):
         "adaptive_repeats": {"max": 5, "ci_width_pct": 5}
     }  # made with other settings: as before
     assert campaign(tmp_path, other).decision_inputs(cell_id, 2)["remake"] == [stamp]
+
+
+def test_a_results_folder_it_cannot_write_stops_the_start_up_naming_it(tmp_path, monkeypatch):
+    """Review: `snakemake -n` in a checkout whose results/ was read-only (an archive mounted
+    read-only) ended in "OSError in file rules/tables.smk, line 12: [Errno 30] Read-only file
+    system: 'results/.redo/rules/tables'" and a traceback, from a stamp a dry run writes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    monkeypatch.setattr(
+        "dlperf.util.os.access", lambda path, mode: Path(path) != tmp_path / "results"
+    )
+    with pytest.raises(ConfigError) as err:
+        campaign(tmp_path)
+    assert str(err.value).startswith(
+        "results: cannot be written (this user may not write it); the workflow, a dry run too, "
+        "writes its runs and stamps there: run it where results/ can be written (a copy), or "
+        "read these results with `dlperf plan --results results`"
+    )
+
+
+def test_a_results_that_is_a_file_stops_the_start_up_naming_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").write_text("not a folder\n")
+    with pytest.raises(ConfigError, match=r"^results: is a file; the workflow"):
+        campaign(tmp_path)
+    assert (tmp_path / "results").read_text() == "not a folder\n"

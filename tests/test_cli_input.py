@@ -140,7 +140,7 @@ def test_gpu_proof_out_that_is_a_file_is_refused_before_any_case(tmp_path, capsy
     assert main(argv) == 2
     err = capsys.readouterr().err
     where = f"is inside {taken}, a file" if inside else "is a file"
-    assert f"dlperf gpu-proof: --out {out}: {where}; give a folder" in err
+    assert f"dlperf gpu-proof: --out {out}: {where}; give a folder this user can write" in err
     assert "Traceback" not in err
     assert taken.read_text() == "mine\n"
     assert not list(work.glob("*/results/runs"))

@@ -21,12 +21,13 @@ from typing import Any, TypeVar, cast
 from dlperf import environments
 from dlperf.adapters import Launcher, get_adapter
 from dlperf.config import Suite, resolve_baselines, snakemake_config
+from dlperf.errors import ConfigError
 from dlperf.launch.allocation import Allocation, LocalMachine, allocate, check_extra_args
 from dlperf.launch.measured import measure_digest, measure_of, redo_inputs
 from dlperf.launch.spec import harness_json
 from dlperf.matrix import CellSpec
 from dlperf.measure.decision import DECISION_KEYS, made_otherwise
-from dlperf.paths import RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
+from dlperf.paths import RESULTS, RUN_MANIFEST_PATTERN, ResultPaths, RunPaths
 from dlperf.plan.jobs import WORKFLOW_TIME_LIMIT_S, PlanError
 from dlperf.plan.maxbatch import (
     found_value,
@@ -39,7 +40,7 @@ from dlperf.plan.maxbatch import (
 )
 from dlperf.plan.plan import machine_site, make_plan, plan_text, run_priorities
 from dlperf.rulecode import rule_code
-from dlperf.util import json_digest, marker_time_ns, modified_ns, stamp_inputs
+from dlperf.util import folder_problem, json_digest, marker_time_ns, modified_ns, stamp_inputs
 
 T = TypeVar("T")
 # processes the tables rule reads runs with at most: a Slurm login node, where it runs, is shared
@@ -101,6 +102,13 @@ class Campaign:
         this machine. Raises ConfigError or ValueError."""
         cwd = cwd or Path.cwd()
         config = snakemake_config(loaded, configfiles, cli, search=[cwd, basedir])
+        problem = folder_problem(cwd / RESULTS)
+        if problem:  # a dry run writes there too: the stamps of what to redo
+            raise ConfigError(
+                f"{RESULTS}: {problem}; the workflow, a dry run too, writes its runs and stamps "
+                f"there: run it where {RESULTS}/ can be written (a copy), or read these results "
+                f"with `dlperf plan --results {RESULTS}` and `dlperf report {RESULTS}/tables/cells.tsv`"
+            )
         return cls.of(config, basedir, cwd)
 
     @classmethod

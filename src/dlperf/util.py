@@ -70,12 +70,21 @@ def atomic_write_json(path: Path, data: Any, indent: int | None = 2) -> None:
 
 
 def folder_problem(out: Path) -> str | None:
-    """Why `out` cannot be a folder to write files into: it, or the first of its parents there
-    is, is a file ('is a file', 'is inside F, a file'); None where it is (or can be made) one."""
+    """Why files cannot be written into the folder `out`: it, or the first of its parents there
+    is, is a file ('is a file', 'is inside F, a file') or is not writable (a read-only file
+    system, another user's); None where they can (it is, or can be made, a writable folder)."""
     for folder in (out, *out.parents):  # the first that exists must be a folder
         if folder.exists():
             if not folder.is_dir():
                 return "is a file" if folder == out else f"is inside {folder}, a file"
+            if not os.access(folder, os.W_OK | os.X_OK):
+                read_only = os.statvfs(folder).f_flag & os.ST_RDONLY
+                why = "on a read-only file system" if read_only else "this user may not write it"
+                return (
+                    f"cannot be written ({why})"
+                    if folder == out
+                    else (f"cannot be made: {folder} cannot be written ({why})")
+                )
             return None
     return None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tarfile
 from pathlib import Path
 
@@ -18,18 +17,8 @@ def prepare(out: Path) -> None:
     after a case's minutes of runs, it ended the command in a traceback."""
     problem = folder_problem(out)
     if problem:
-        raise ConfigError(f"--out {out}: {problem}; give a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ConfigError(
-            f"--out {out}: cannot be made ({err.strerror or err}); give a folder "
-            "this user can write"
-        ) from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise ConfigError(
-            f"--out {out}: cannot be written (read-only); give a folder this user can write"
-        )
+        raise ConfigError(f"--out {out}: {problem}; give a folder this user can write")
+    out.mkdir(parents=True, exist_ok=True)
 
 
 def pack(work: Path, out: Path) -> list[Path]:
