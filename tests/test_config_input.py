@@ -266,3 +266,27 @@ def test_an_alias_repeated_beside_itself_is_no_loop(tmp_path: Path) -> None:
     site = "site: {setup: &s [echo], container: {image: x, mounts: *s}}"
     path = suite(tmp_path, f"{site}\ncases:\n  - {case}\n")
     assert load(path)["site"]["container"]["mounts"] == ["echo"]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            f"name: 'my suite!'\n{CASE}",
+            ":1: name: 'my suite!' does not match '^[A-Za-z0-9_. -]+$': write letters, digits, "
+            "spaces and _ . - only (e.g. dlperf-embedded)",
+        ),
+        (
+            CASE.replace("}", ", variant: No-Clip}"),
+            ":2: cases[0].variant: 'No-Clip' does not match '^[a-z0-9_]+$': write lower-case "
+            "letters, digits and _ only (e.g. noclip); it is part of the cell id",
+        ),
+    ],
+)
+def test_a_name_or_variant_with_other_characters_says_which_it_may_have(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    """Was "write Short name of the suite, shown in the report title." and "write A named
+    variation that changes what is measured (...)": the key's description, not what to write."""
+    path = suite(tmp_path, text)
+    assert f"{path}{says}" in load_error(path)
