@@ -110,3 +110,24 @@ def test_the_tables_take_a_cells_adaptive_runs_only_as_every_run_from_r1(
         return
     with pytest.raises(ValueError, match=f"{path}: not every run of {CELL_ID} from r1"):
         adaptive_manifests([path])
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('{"cell_id": "x", "runs": 3, "manif', "JSONDecodeError('Unterminated string"),
+        ("[1, 2]", "TypeError("),
+        ('{"runs": 3}', "KeyError('manifests')"),
+    ],
+)
+def test_an_unreadable_list_of_adaptive_runs_names_its_file(tmp_path, text, error):
+    """Review: a truncated runs.json ended the tables rule in a JSONDecodeError traceback,
+    "Unterminated string starting at: line 1 column 31", naming no file."""
+    path = tmp_path / "repeats" / CELL_ID / "runs.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        adaptive_manifests([path])
+    assert str(err.value).startswith(f"{path}: unreadable list of the cell's runs ({error}")
+    assert str(err.value).endswith("delete it and the workflow lists them again")
+    assert path.read_text() == text

@@ -442,5 +442,5 @@ class Campaign:
             try:
                 found += [str(m) for m in json.loads(path.read_text())["manifests"]]
             except (OSError, ValueError, KeyError, TypeError):
-                continue  # none yet, or unreadable: its rule remakes it
+                continue  # none yet, or unreadable: the tables rule names it
         return found

@@ -94,9 +94,15 @@ def adaptive_manifests(lists: Iterable[Path]) -> tuple[list[Path], dict[str, int
     manifests: list[Path] = []
     planned: dict[str, int] = {}
     for path in map(Path, lists):
-        data = json.loads(path.read_text())
-        cell_id, listed = path.parent.name, [Path(p) for p in data["manifests"]]
-        runs = [RunPaths.of_manifest(m) for m in listed]
+        try:
+            data = json.loads(path.read_text())
+            cell_id, listed = path.parent.name, [Path(p) for p in data["manifests"]]
+            runs = [RunPaths.of_manifest(m) for m in listed]
+        except (OSError, ValueError, KeyError, TypeError) as err:  # truncated, or edited by hand
+            raise ValueError(
+                f"{path}: unreadable list of the cell's runs ({err!r}); delete it and the "
+                "workflow lists them again"
+            ) from None
         every_run = [(cell_id, k) for k in range(1, len(listed) + 1)]
         if [(r.cell_id, r.repeat) for r in runs] != every_run or data["runs"] != len(listed):
             raise ValueError(
