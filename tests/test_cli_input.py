@@ -178,3 +178,16 @@ def test_gpu_proof_help_says_its_whole_first_paragraph(capsys):
         main(["gpu-proof", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "beside it, and pack the report, tables and logs into at most eight files." in out
+
+
+@pytest.mark.parametrize("command", ["check", "plan"])
+def test_a_missing_suite_names_only_the_suite_as_required(capsys, command):
+    """Was "the following arguments are required: config, more": the files merged over the
+    suite (a site file) are optional, and `dlperf check suite.yaml` runs without them."""
+    with pytest.raises(SystemExit) as exit_:
+        main([command])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith(
+        f"dlperf {command}: error: the following arguments are required: config"
+    )

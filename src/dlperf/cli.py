@@ -47,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     check = sub.add_parser("check", help="validate a suite config and print its plan")
     check.add_argument("config", type=Path, help="the suite file")
     check.add_argument(
-        "more", type=Path, nargs="*", help="files merged over it, in order (e.g. slurm/site.yaml)"
+        "more",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="files merged over it, in order (e.g. slurm/site.yaml)",
     )
 
     plan = sub.add_parser(
@@ -55,7 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     plan.add_argument("config", type=Path)
     plan.add_argument(
-        "more", type=Path, nargs="*", help="files merged over it, in order (e.g. slurm/site.yaml)"
+        "more",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="files merged over it, in order (e.g. slurm/site.yaml)",
     )
     plan.add_argument(
         "--results",
