@@ -191,3 +191,29 @@ def test_a_missing_suite_names_only_the_suite_as_required(capsys, command):
     assert err.rstrip().endswith(
         f"dlperf {command}: error: the following arguments are required: config"
     )
+
+
+def test_run_cell_that_cannot_write_its_record_says_so_and_keeps_the_logs(
+    tmp_path, capsys, monkeypatch
+):
+    """Review: with results/ on a full disk, a run that trained ended run-cell in an OSError
+    traceback ("[Errno 28] No space left on device") from the manifest's write. Now exit 1
+    naming the file, saying the run is redone, and its logs stay where they are."""
+    import errno
+
+    run = tmp_path / "runs" / "pytorch.resnet50.fp32.noxla.b2.1n1g" / "r1"
+    manifest = run / "manifest.json"
+
+    def full_disk(measure, repeat, harness, manifest_path):
+        run.mkdir(parents=True)
+        (run / "rank0.log").write_text("dlperf-step rank=0 step=1\n")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("dlperf.launch.submit.run_cell", full_disk)
+    assert _run_cell(manifest) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"dlperf run-cell: {manifest}: No space left on device; the run has no manifest, so the "
+        f"next invocation redoes it (what it logged is in {run} until then)"
+    )
+    assert (run / "rank0.log").read_text() == "dlperf-step rank=0 step=1\n"

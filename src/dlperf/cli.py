@@ -198,7 +198,16 @@ def _run_cell(args: argparse.Namespace) -> int:
         harness = Harness(**_json_object("--harness", args.harness, ()))
     except TypeError as err:
         raise ConfigError(f"run-cell --harness: {err}") from None
-    record = run_cell(measure, repeat, harness, args.manifest)
+    try:
+        record = run_cell(measure, repeat, harness, args.manifest)
+    except OSError as err:  # the disk filled, a folder it may not write: no record was written
+        print(
+            f"dlperf run-cell: {err.filename or args.manifest}: {err.strerror or err}; the run "
+            "has no manifest, so the next invocation redoes it (what it logged is in "
+            f"{args.manifest.parent} until then)",
+            file=sys.stderr,
+        )
+        return 1
     logging.info("%s r%d: %s %s", record.cell_id, repeat, record.status, record.status_detail)
     return 0
 
