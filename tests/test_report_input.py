@@ -297,3 +297,16 @@ def test_a_table_typed_with_another_separator_says_which_it_needs(
 
         assert main(["diff", str(table), str(table)]) == 2
         assert f"{table}:1: the header is one field" in capsys.readouterr().err
+
+
+def test_a_table_saved_as_utf16_says_to_save_it_as_utf8(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was "not a readable table: 'utf-8' codec can't decode byte 0xff in position 0: invalid
+    start byte" of a table a spreadsheet saved as "Unicode text" (UTF-16), saying nothing to do."""
+    table = tmp_path / "published.tsv"
+    table.write_text(f"{HEADER}{ONE}\tok\t100\t\t\n", encoding="utf-16")
+    assert report(tmp_path, table, capsys) == (
+        f"dlperf: {table}: not a readable table: not UTF-8 text (invalid start byte at byte 0); "
+        "save it as UTF-8"
+    )

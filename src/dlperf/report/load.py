@@ -112,6 +112,11 @@ def read_table(path: Path, check: bool = False) -> pd.DataFrame:
             frame = pd.read_csv(path, sep=sep, dtype=dtype, keep_default_na=True, index_col=False)
     except pd.errors.ParserWarning:
         raise ConfigError(f"{_ragged_row(path, sep)}: more fields than the header") from None
+    except UnicodeDecodeError as err:  # UTF-16 (a spreadsheet's "Unicode text"), or binary
+        raise ConfigError(
+            f"{path}: not a readable table: not UTF-8 text ({err.reason} at byte {err.start}); "
+            "save it as UTF-8"
+        ) from None
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:  # binary, empty
         line = re.search(r"line (\d+)", str(err))
         where = f"{path}:{line[1]}" if line else str(path)
