@@ -74,3 +74,23 @@ def test_a_consumed_stamp_stays_an_input_in_a_copy_that_kept_no_mtimes(tmp_path:
     os.utime(stamp, ns=(time.time_ns() + 10**9,) * 2)  # the copy: written after the manifest
     assert stamp_inputs(stamp, output, stale=False) == [str(stamp)]
     assert stamp.exists()
+
+
+def test_a_garbled_stamp_is_a_stamp_that_says_nothing(tmp_path: Path):
+    """Review: a stamp garbled on disk (bytes that are no UTF-8) ended every dry run in a
+    UnicodeDecodeError traceback from the rule that asks for its stamp (rules/tables.smk)."""
+    stamp, output = tmp_path / "stamp", tmp_path / "manifest.json"
+    _written_later(output)
+    stamp.write_bytes(b"\xff\xfe\x00garbled")
+    assert stamp_inputs(stamp, output, stale=False) == []  # newer, not consumed: another's
+    assert not stamp.exists() and output.exists()
+    stamp.write_bytes(b"\xff\xfe\x00garbled")
+    assert stamp_inputs(stamp, output, stale=True) == [str(stamp)]
+    assert stamp.read_text().startswith("stale at ")
+    _written_later(output)  # consumed by the remake: said so, the garbled bytes kept after it
+    stamp.write_bytes(b"\xff\xfe\x00garbled")
+    os.utime(stamp, ns=(output.stat().st_mtime_ns - 10**6,) * 2)
+    assert stamp_inputs(stamp, output, stale=False) == [str(stamp)]
+    assert (
+        stamp.read_bytes() == b"consumed: an input of its output's last remake\n\xff\xfe\x00garbled"
+    )

@@ -136,7 +136,7 @@ def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     except FileNotFoundError:
         made = None
     consumed = stamped is not None and made is not None and stamped <= made
-    was_input = consumed or (stamped is not None and stamp.read_text().startswith(CONSUMED))
+    was_input = consumed or (stamped is not None and _said_consumed(stamp))
     if stale:
         # New content each time, not only a new time: Snakemake skips an input newer than its
         # output whose checksum is the one it recorded when it last made the output, so an empty
@@ -147,9 +147,8 @@ def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
     if stamped is None:
         return []
     if consumed:
-        text = stamp.read_text()
-        if not text.startswith(CONSUMED):  # said in the stamp, not only by its time, which a
-            stamp.write_text(CONSUMED + text)  # copy without mtimes (cp -r, scp) loses
+        if not _said_consumed(stamp):  # said in the stamp, not only by its time, which a
+            stamp.write_bytes(CONSUMED.encode() + stamp.read_bytes())  # copy without mtimes loses
             os.utime(stamp, ns=(stamped, stamped))
         return [str(stamp)]
     if was_input and made is not None:  # a dry run of another suite stamped it: not for us
@@ -157,6 +156,12 @@ def stamp_inputs(stamp: Path, output: Path, stale: bool) -> list[str]:
         return [str(stamp)]
     stamp.unlink(missing_ok=True)
     return []
+
+
+def _said_consumed(stamp: Path) -> bool:
+    """Whether the stamp's first line says a remake consumed it; read as bytes: a stamp garbled
+    on disk (a crash, a bad copy) is then only a stamp that says nothing, not a decode error."""
+    return stamp.read_bytes().startswith(CONSUMED.encode())
 
 
 def is_number(value: Any) -> bool:
