@@ -224,6 +224,17 @@ def test_diff_empty_runs_tables(tmp_path, capsys):
     assert "0 cells: 0 faster" in capsys.readouterr().out
 
 
+def test_a_b_that_measured_nothing_fails_the_gate(tmp_path, capsys):
+    """Review: B's runs table with its header and no row read every cell of A as 'only in A' and
+    exited 0, so a CI gate passed a candidate that measured nothing."""
+    a = results(tmp_path / "a", {CELL: BASE})
+    empty = results(tmp_path / "b", {})
+    table_a, table_b = a / "tables" / "runs.tsv", empty / "tables" / "runs.tsv"
+    assert main(["diff", str(table_a), str(table_b)]) == 1
+    assert "only in A: B's runs table has no runs" in capsys.readouterr().out
+    assert main(["diff", str(table_b), str(table_a)]) == 0  # A empty: B's cells are only new
+
+
 @pytest.mark.parametrize(
     ("status", "value", "message"),
     [

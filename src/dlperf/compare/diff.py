@@ -247,6 +247,8 @@ def diff_runs_tables(
         verdict, regression, reason = c.verdict, c.regression, c.reason
         if cell_id not in ids_a or cell_id not in ids_b:
             reason = f"only in {'A' if cell_id in ids_a else 'B'}"
+            if not ids_b and c.n_a:  # B measured nothing at all: a gate must not pass it
+                regression, reason = True, "only in A: B's runs table has no runs"
         elif c.n_b == 0 and c.n_a > 0:
             counts = _status_counts(rb, cell_id)
             said = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
