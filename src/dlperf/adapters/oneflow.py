@@ -32,6 +32,20 @@ ONEFLOW_MODELS = "Oneflow-Inc/models"
 # Oneflow-Inc/models main as read (November 2022); RecommenderSystems/wide_and_deep last changed at
 # 87d4561 (March 2022), Vision/classification/image/resnet50 at d87a829 (February 2022).
 MODELS_CURRENT = "fc7cbf8da9b2ee21fa0e9613dd0668c3b45dad4d"
+# ResNet-50 in FP16 as OneFlow-Benchmark v0.2.0's own Classification/cnns/benchmark.sh runs it and
+# DLPerf v1.0's AMP figures ran it (DLPerf 2f47046 OneFlow/scripts/rn50_train.sh, "oneflow 0.2
+# perf"): NHWC with the input padded to 4 channels, fused BN ops, NCCL fusion, GPU decoding.
+# `--channel_last` needs its value: given bare, its argparse const is False (cnns/config.py).
+RN50_AMP_FLAGS = (
+    "--channel_last=True",
+    "--pad_output",
+    "--fuse_bn_relu=True",
+    "--fuse_bn_add_relu=True",
+    "--nccl_fusion_threshold_mb=16",
+    "--nccl_fusion_max_ops=24",
+    "--gpu_image_decoder=True",
+)
+RN50_AMP_ENV = {"NCCL_LAUNCH_MODE": "PARALLEL"}  # exported by both scripts
 
 
 class OneFlowBenchmark(UpstreamAdapter):
@@ -99,6 +113,17 @@ class OneFlowBenchmark(UpstreamAdapter):
         ),
     }
 
+    def dlperf_v1_rn50_amp(self, ctx: TaskContext) -> bool:
+        return (
+            self.release_name(ctx.options) != "current"
+            and ctx.cell.model == "resnet50"
+            and ctx.cell.precision == "amp"
+        )
+
+    def workload_env(self, ctx: TaskContext) -> dict[str, str]:
+        env = RN50_AMP_ENV if self.dlperf_v1_rn50_amp(ctx) else {}
+        return {**env, **super().workload_env(ctx)}
+
     def script_args(self, ctx: TaskContext) -> list[str]:
         o, cell = ctx.options, ctx.cell
         bsz = self.batch_size(cell, o)
@@ -128,6 +153,7 @@ class OneFlowBenchmark(UpstreamAdapter):
                 "--loss_print_every_n_iter=1",
                 *data,
                 *amp,
+                *(RN50_AMP_FLAGS if self.dlperf_v1_rn50_amp(ctx) else ()),
                 log_dir,
             ]
         return [
