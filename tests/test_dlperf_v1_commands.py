@@ -3,6 +3,7 @@ for settings that change the speed and that the upstream scripts' defaults leave
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,23 @@ def test_oneflow_resnet50_amp_runs_as_dlperf_and_oneflow_benchmark_did(tmp_path:
     assert "NCCL_LAUNCH_MODE=PARALLEL" not in bert
     current = context(of, "resnet50", "amp", "1n8g", tmp_path, release="current")
     assert "NCCL_LAUNCH_MODE=PARALLEL" not in of.command(current)
+
+
+def runtime_of(cmd: list[str]) -> dict:
+    override = next(a for a in cmd if a.startswith("--params_override="))
+    return json.loads(override.split("=", 1)[1])["runtime"]
+
+
+def test_tensorflow2_resnet50_batchnorm_spatial_persistent_as_dlperfs_yamls(tmp_path: Path):
+    """DLPerf's TensorFlow/resnet50v1.5/scripts/gpu.yaml and gpu_fp16.yaml (one node) set
+    runtime.batchnorm_spatial_persistent: True, which classifier_trainer.initialize() turns into
+    TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT=1; its multi-node yamls set False. The config the
+    adapter uses (configs/examples/resnet/imagenet/gpu.yaml) leaves RuntimeConfig's False."""
+    tf2 = get_adapter("tensorflow2")
+    for precision in ("fp32", "amp"):
+        one = tf2.command(context(tf2, "resnet50", precision, "1n8g", tmp_path))
+        assert runtime_of(one)["batchnorm_spatial_persistent"] is True
+        two = tf2.command(context(tf2, "resnet50", precision, "2n8g", tmp_path))
+        assert runtime_of(two)["batchnorm_spatial_persistent"] is False
+    current = context(tf2, "resnet50", "amp", "1n8g", tmp_path, release="current", data_dir="/d")
+    assert "batchnorm_spatial_persistent" not in runtime_of(tf2.command(current))

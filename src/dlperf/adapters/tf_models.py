@@ -229,7 +229,14 @@ class TensorFlow2(UpstreamAdapter):
         if self.release_name(o) == "current":
             return self.current_args(ctx, bsz)
         if cell.model == "resnet50":
-            runtime: dict[str, Any] = {"num_gpus": ctx.gpus_per_node, "enable_xla": cell.xla}
+            runtime: dict[str, Any] = {
+                "num_gpus": ctx.gpus_per_node,
+                "enable_xla": cell.xla,
+                # DLPerf's yamls: True on one node (TensorFlow/resnet50v1.5/scripts/gpu.yaml,
+                # gpu_fp16.yaml), False on several (multi_node_gpu*.yaml, two_node_gpu*.yaml);
+                # classifier_trainer.initialize() then sets TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+                "batchnorm_spatial_persistent": ctx.nodes == 1,
+            }
             if cell.precision == "amp":
                 runtime["loss_scale"] = "dynamic"
             if ctx.nodes > 1:
