@@ -290,3 +290,17 @@ def test_a_name_or_variant_with_other_characters_says_which_it_may_have(
     variation that changes what is measured (...)": the key's description, not what to write."""
     path = suite(tmp_path, text)
     assert f"{path}{says}" in load_error(path)
+
+
+def test_a_repeat_count_no_campaign_could_run_is_an_error_naming_its_key(tmp_path):
+    """Review: repeats: 99999999999999999999999 passed the schema and `dlperf plan` hung
+    scheduling it."""
+    path = tmp_path / "suite.yaml"
+    case = "cases: [{framework: pytorch, model: resnet50, batch_size: [8], layouts: [1n1g]}]\n"
+    path.write_text("repeats: 99999999999999999999999\n" + case)
+    assert (
+        "suite.yaml:1: repeats: 99999999999999999999999 is greater than the maximum of 1000"
+        in load_error(path)
+    )
+    path.write_text("adaptive_repeats: {max: 5000, ci_width_pct: 2}\n" + case)
+    assert "adaptive_repeats.max: 5000 is greater than the maximum of 1000" in load_error(path)
