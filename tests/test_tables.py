@@ -816,6 +816,31 @@ def test_runs_timed_by_other_methods_are_flagged():
     assert run_flags(ok.assign(method="timestamps")) == []
 
 
+def test_a_speedup_above_the_device_count_is_flagged_not_shown_as_scaling():
+    """Review: on a loaded 2-core machine the default suite's 1n1g cells ran 4x slower than
+    alone, and the report showed ResNet-50's 1n2g speedup as 8.86 (efficiency 443%) with only a
+    CV flag: a figure that no data-parallel run can reach, shown as scaling."""
+    from dlperf.measure.tables import add_speedup
+
+    one, two = (
+        Cell.parse("pytorch.resnet50.fp32.noxla.b8.1n1g"),
+        Cell.parse("pytorch.resnet50.fp32.noxla.b8.1n2g"),
+    )
+    cells = pd.DataFrame(
+        [one.key() | {"cell_id": one.id, "status": "ok", "throughput_median": 2.10},
+         two.key() | {"cell_id": two.id, "status": "ok", "throughput_median": 18.63}]
+    ).assign(source="measured", flags="")  # fmt: skip
+    flagged = add_speedup(cells).set_index("cell_id")
+    assert flagged.loc[two.id, "speedup"] == pytest.approx(8.871, abs=1e-3)
+    assert flagged.loc[two.id, "flags"] == (
+        "speedup 8.87 above its 2 devices: its 1n1g cell ran slower than alone (a busy machine) "
+        "or the cells did other work; no scaling figure"
+    )
+    assert flagged.loc[one.id, "flags"] == ""
+    cells.loc[1, "throughput_median"] = 4.41  # 2.10 x 2.1: within the slack, superlinear by cache
+    assert add_speedup(cells).set_index("cell_id").loc[two.id, "flags"] == ""
+
+
 def test_the_hardware_of_a_gpu_run_is_its_nodes_gpus(tmp_path):
     from dlperf.launch.record import RunRecord
 

@@ -14,6 +14,10 @@ cells table writes in English (its `flags`) and the report says in its language:
   time between steps, so their figures are not of one kind.
 - **Its 1n1g cell on other hardware**: a speedup divides figures of two machines (the cells
   table's `baseline_hardware`).
+- **A speedup above the device count** (by more than ``SUPERLINEAR_SLACK``): no data-parallel run
+  does more than its devices' share of work faster; its 1n1g cell ran slower than it does alone
+  (a busy machine, throttling) or the two cells did other work, so the speedup is no scaling
+  figure (seen on a loaded 2-core machine: 8.86 at 1n2g).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dlperf.util import is_number
 
 STALL_FACTOR = 20.0  # a step this many times the run's median step ...
 STALL_SHARE = 0.10  # ... that also took this share of the window: a stall
+SUPERLINEAR_SLACK = 1.10  # a speedup above devices x this is flagged (cache effects stay below)
 
 
 def run_flags(ok_runs: pd.DataFrame) -> list[Phrase]:
@@ -42,12 +47,28 @@ def run_flags(ok_runs: pd.DataFrame) -> list[Phrase]:
 
 
 def cell_flags(record: Any, runs: pd.DataFrame) -> list[Phrase]:
-    """A cell's flags from its runs (run_flags of its ok ones) and from its row: its 1n1g cell on
-    other hardware (the cells table's `baseline_hardware`)."""
+    """A cell's flags from its runs (run_flags of its ok ones) and from its row (record_flags)."""
     flags = run_flags(runs[runs["status"] == Status.OK]) if len(runs) else []
+    return flags + record_flags(record)
+
+
+def record_flags(record: Any) -> list[Phrase]:
+    """What a cell's row flags about its speedup: its 1n1g cell on other hardware (the cells
+    table's `baseline_hardware`), a speedup above its device count (the module's rules)."""
+    flags = []
     other = record.get("baseline_hardware")
     if isinstance(other, str) and other:
         flags.append(Phrase.of("flags.baseline_hardware", hardware=other))
+    speedup, devices = record.get("speedup"), record.get("devices")
+    if is_number(speedup) and is_number(devices):
+        if float(speedup) > SUPERLINEAR_SLACK * float(devices):
+            flags.append(
+                Phrase.of(
+                    "flags.superlinear",
+                    speedup=f"{float(speedup):.2f}",
+                    devices=f"{float(devices):g}",
+                )
+            )
     return flags
 
 

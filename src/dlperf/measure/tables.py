@@ -14,11 +14,11 @@ from typing import Any
 import pandas as pd
 
 from dlperf import SCHEMA_VERSION
-from dlperf.i18n import Phrase, english
+from dlperf.i18n import english
 from dlperf.matrix import Cell, CellSpec
 from dlperf.measure.efficiency import CELL_FIGURE_COLUMNS, add_ceiling
 from dlperf.measure.efficiency import cell_figures as explaining_figures
-from dlperf.measure.runflags import run_flags
+from dlperf.measure.runflags import record_flags, run_flags
 from dlperf.measure.stats import CI_LEVEL, Window, speedup, spread
 from dlperf.measure.variance import DEFAULT_VARIANCE, VarianceSettings, cell_flags
 from dlperf.status import Status, cell_status, statuses_text
@@ -190,7 +190,7 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
     """Speedup against the same cell at 1n1g from the same source; n/a (nan) without one."""
     cells = cells.copy()
     rows = {(r["cell_id"], r["source"]): r for r in cells.to_dict("records")}
-    speedups, baselines, other_hardware, flags = [], [], [], []
+    speedups, baselines, other_hardware = [], [], []
     for row in cells.to_dict("records"):
         base_id = baseline_id(row)
         base_row = rows.get((base_id, row["source"]), {})
@@ -202,13 +202,14 @@ def add_speedup(cells: pd.DataFrame) -> pd.DataFrame:
         mine, theirs = row.get("hardware"), base_row.get("hardware")
         other = theirs if math.isfinite(value) and _differ(mine, theirs) else ""
         other_hardware.append(other)
-        note = english(Phrase.of("flags.baseline_hardware", hardware=other)) if other else ""
-        flags.append("; ".join(filter(None, [_text(row.get("flags")), note])))
     cells["speedup"] = speedups
     cells["efficiency"] = cells["speedup"] / cells["devices"]
     cells["speedup_baseline_cell"] = baselines
     cells["baseline_hardware"] = other_hardware
-    cells["flags"] = flags
+    cells["flags"] = [
+        "; ".join(filter(None, [_text(row.get("flags")), *map(english, record_flags(row))]))
+        for row in cells.to_dict("records")
+    ]
     return cells.reindex(columns=CELL_TABLE_COLUMNS)
 
 
