@@ -76,6 +76,27 @@ def test_adapter_command_and_features() -> None:
     assert is_oom("MemoryError: (ResourceExhausted) Fail to alloc memory of 205520896 size")
 
 
+def test_resnet50_takes_no_model_config_its_flops_would_not_describe() -> None:
+    """Review: model_config {"width": 16} reached paddle.vision's resnet50, which trained a
+    ResNet of a quarter of the widths (5929546 parameters, not 23581642) under ResNet-50's stated
+    FLOPs (5.00589e+08 per sample at 32 px): an MFU 4 times too high. Now refused by
+    `dlperf check` and by the workload, naming the key."""
+    from types import SimpleNamespace
+
+    from dlperf.workloads import paddle_train
+
+    adapter = get_adapter("paddlepaddle")
+    problem = adapter.model_config_problem("resnet50", {"width": 16, "groups": 2})
+    assert problem is not None and problem.startswith(
+        "resnet50 takes no model_config keys: groups, width"
+    )
+    assert adapter.model_config_problem("resnet50", {}) is None
+    assert adapter.model_config_problem("bert_base", {"num_hidden_layers": 1}) is None
+    args = SimpleNamespace(model="resnet50", model_config='{"width": 16}', num_classes=10)
+    with pytest.raises(SystemExit, match="dlperf: resnet50 takes no model_config keys: width"):
+        paddle_train.build_model(args, paddle=None)  # refused before Paddle is needed
+
+
 @pytest.mark.parametrize(
     ("model", "precision", "on_gpu", "capability", "switch", "want"),
     [

@@ -48,5 +48,10 @@ class PaddleBuiltin(BuiltinWorkload):
         "AMP (auto_cast O1: bf16 on CPU, fp16 + GradScaler on GPU)",
     )
 
+    def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
+        from dlperf.workloads.paddle_train import model_config_problem  # pure: no Paddle
+
+        return model_config_problem(model, overrides)
+
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         return ["--to-static"] if ctx.cell.xla else []
