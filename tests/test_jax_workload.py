@@ -87,6 +87,38 @@ def test_gpt_model_config_typo_is_refused() -> None:
         keras_config.model_hyperparameters("gpt", {"n_layers": 2})
 
 
+@pytest.mark.parametrize(
+    ("other", "stated"),
+    [
+        ({}, True),
+        ({"block_type": "basic_block"}, False),
+        ({"input_conv_kernel_sizes": [3]}, False),
+        ({"use_pre_activation": True}, True),  # ResNet v2: the same convolutions
+    ],
+)
+def test_a_resnet_other_than_resnet50s_but_for_its_depths_states_no_flops(
+    other: dict, stated: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: model_config {"block_type": "basic_block"} built a ResNet of basic blocks
+    (4916682 parameters, not 8055754, at the contract's depths) and its flops line still gave
+    ResNet-50's bottleneck formula (1.79724e+08 per sample at 32 px). Only the depths may
+    differ from ResNet-50's for the formula to stand (the JAX and TensorFlow workloads' line)."""
+    import argparse
+
+    from dlperf.workloads import keras_models
+
+    overrides = {"depths": [1, 1, 1, 1]} | other
+    args = argparse.Namespace(
+        model="resnet50", model_config=json.dumps(overrides), image_size=32, num_classes=10,
+        explain=True,
+    )  # fmt: skip
+    keras_models.log_flops(args, keras_models.model_configuration(args), "fp32")
+    found = [logline.parse_line(line) for line in capsys.readouterr().out.splitlines()]
+    per_sample = [fields["per_sample"] for kind, fields in filter(None, found) if kind == "flops"]
+    formula = flops.resnet50_training_flops_per_sample(32, 10, (1, 1, 1, 1))
+    assert per_sample == ([f"{formula:.6g}"] if stated else [])
+
+
 def cell(xla: bool = True, precision: str = "fp32") -> Cell:
     return Cell("jax", "bert_base", precision, xla, 8, Layout(1, 2))
 

@@ -278,8 +278,10 @@ def log_flops(args: argparse.Namespace, config: dict[str, Any], math: str) -> No
 
 
 def has_resnet50_widths(config: dict[str, Any]) -> bool:
-    """Whether a ResNetBackbone's arguments are ResNet-50's but for its depths: the formula's."""
-    fixed = ("input_conv_filters", "stackwise_num_filters", "stackwise_num_strides")
+    """Whether a ResNetBackbone's arguments are ResNet-50's but for its depths: the formula's
+    (a stem kernel or block type of its own is another network; pre-activation moves only the
+    batch norms, not a convolution)."""
+    fixed = set(RESNET50_V15) - {"stackwise_num_blocks", "use_pre_activation"}
     return all(config.get(k) == RESNET50_V15[k] for k in fixed)
 
 
