@@ -127,3 +127,28 @@ def test_an_fp32_cells_products_run_in_tf32_as_paddles_switches_allow(
     )
     args = SimpleNamespace(model=model, precision=precision)
     assert math_of(args, paddle, on_gpu) == want
+
+
+@pytest.mark.parametrize(("cudnn", "cublas", "model", "matmul"), [
+    (True, False, "tf32", "fp32"),  # the peak would time fp32 products as ResNet-50's tf32 one
+    (True, True, "tf32", "tf32"),
+    (False, True, "fp32", "tf32"),
+])  # fmt: skip
+def test_the_calibrations_products_follow_cublas_whatever_the_model(
+    cudnn: bool, cublas: bool, model: str, matmul: str
+) -> None:
+    """Review: ResNet-50's math follows cuDNN's switch, its calibration's paddle.matmul cuBLAS's;
+    with them apart the peak was timed in another precision than the model's (an fp32 peak
+    under math=tf32: an MFU about 7 times too high on an H100). The workload now measures a
+    peak only where math_of(..., "matmul") equals the model's math."""
+    from types import SimpleNamespace
+
+    from dlperf.workloads.paddle_train import math_of
+
+    core = SimpleNamespace(get_cublas_switch=lambda: cublas, get_cudnn_switch=lambda: cudnn)
+    paddle = SimpleNamespace(
+        base=SimpleNamespace(core=core),
+        device=SimpleNamespace(cuda=SimpleNamespace(get_device_capability=lambda: (9, 0))),
+    )
+    args = SimpleNamespace(model="resnet50", precision="fp32")
+    assert (math_of(args, paddle, True), math_of(args, paddle, True, "matmul")) == (model, matmul)

@@ -41,16 +41,18 @@ from dlperf.workloads.common import (
 )
 
 
-def math_of(args: argparse.Namespace, paddle: Any, on_gpu: bool) -> str:
-    """What the model's products run in (the peak its MFU is taken at). Paddle lets fp32 products
-    run in TF32 by default, cuBLAS's and cuDNN's alike (paddle.base.core's cublas and cudnn
-    switches): an fp32 cell on an A100 or later is a tf32 one unless the switch is off."""
+def math_of(args: argparse.Namespace, paddle: Any, on_gpu: bool, products: str = "model") -> str:
+    """What the model's products (`products="matmul"`: a paddle.matmul's) run in (the peak its
+    MFU is taken at). Paddle lets fp32 products run in TF32 by default, cuBLAS's and cuDNN's
+    alike (paddle.base.core's cublas and cudnn switches): an fp32 cell on an A100 or later is a
+    tf32 one unless the switch is off."""
     if args.precision == "amp":
         return "fp16" if on_gpu else "bf16"
     if not on_gpu:
         return "fp32"
     core = paddle.base.core
-    tf32 = core.get_cudnn_switch() if args.model == "resnet50" else core.get_cublas_switch()
+    convs = args.model == "resnet50" and products == "model"
+    tf32 = core.get_cudnn_switch() if convs else core.get_cublas_switch()
     return fp32_math(tuple(paddle.device.cuda.get_device_capability()), bool(tf32))
 
 
@@ -322,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
 
         gpu = paddle.device.cuda.get_device_name() if on_gpu else "none"
         sync = paddle.device.synchronize if on_gpu else lambda: None  # CPU kernels: synchronous
-        log_measured_peak(rank, args, math, matmul_of, sync, gpu)
+        if math_of(args, paddle, on_gpu, "matmul") == math:  # else it would time another precision
+            log_measured_peak(rank, args, math, matmul_of, sync, gpu)
 
     def train_step() -> float:
         with paddle.amp.auto_cast(enable=use_amp, level="O1", dtype=amp_dtype):
