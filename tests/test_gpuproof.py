@@ -126,6 +126,42 @@ def test_the_gpu_suites_gpt_case_is_llama_1b_at_sequence_2048() -> None:
     assert tiny["options"]["seq_len"] == 32 and tiny["batch_size"] == [4]
 
 
+def test_the_reference_loop_trains_its_cases_classes_and_clipping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the plain loop always trained 1000 classes and clipped BERT at 1.0, whatever the
+    case's num_classes and clip_grad_norm, and trained torchvision's whole ResNet-50 beside a
+    built-in ResNet of the case's own model_config (depths [1, 1, 1, 1]: a third of the work),
+    so vs_reference compared two networks. It now takes the case's num_classes and
+    clip_grad_norm, and a ResNet case with a model_config of its own gets no reference."""
+    import torch
+
+    from dlperf.gpuproof import reference
+
+    started: list[list[str]] = []
+
+    def run(command: list[str], stdout: Any, **_: Any) -> subprocess.CompletedProcess:
+        started.append(command)
+        stdout.write(json.dumps({"throughput_samples_per_s": 1.0}) + "\n")
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(kit.subprocess, "run", run)
+    options = {"num_classes": 10, "clip_grad_norm": 0.5}
+    case = {"framework": "pytorch", "model": "resnet50", "batch_size": [4], "options": options}
+    assert kit.is_reference_case(case)
+    assert kit.run_reference(case, {}, tmp_path, kit.Clock(600))["status"] == "ok"
+    flags = dict(zip(started[0][3::2], started[0][4::2], strict=True))
+    assert (flags["--num-classes"], flags["--clip-grad-norm"]) == ("10", "0.5")
+    model, _ = reference.resnet50(num_classes=10)
+    assert model(torch.randn(2, 3, 32, 32)).shape == (2, 10)
+    toy = dict(case, options=options | {"model_config": {"depths": [1, 1, 1, 1]}})
+    assert not kit.is_reference_case(toy)
+    with pytest.raises(SystemExit):
+        reference.parse_args(
+            ["--model", "resnet50", "--batch-size", "2", "--model-config", '{"depths": [1]}']
+        )
+
+
 def test_repeats_given_on_the_command_line_replace_the_suites(tmp_path: Path) -> None:
     """--repeats 1 spends a short session on every case once; without it, the suite's three."""
     suite = ["--out", str(tmp_path)]

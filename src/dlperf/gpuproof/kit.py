@@ -238,7 +238,8 @@ def _shown(path: Path) -> str:
 
 def is_reference_case(case: dict[str, Any]) -> bool:
     """A built-in PyTorch case of one numeric batch size, eager, of a model with a plain loop:
-    the loop is comparable."""
+    the loop is comparable. Not a ResNet-50 of a model_config of its own: the loop's is
+    torchvision's whole ResNet-50, and the ratio would compare two networks."""
     from dlperf.gpuproof.reference import MODELS  # here: that module imports torch
 
     return (
@@ -246,6 +247,7 @@ def is_reference_case(case: dict[str, Any]) -> bool:
         and case["model"] in MODELS
         and not any(case_setting(case, "xla"))
         and all(isinstance(b, int) for b in case["batch_size"])
+        and not (case["model"] == "resnet50" and case.get("options", {}).get("model_config"))
     )
 
 
@@ -268,6 +270,8 @@ def run_reference(
         "--image-size", str(options["image_size"]),
         "--seq-len", str(options["seq_len"]),
         "--max-predictions", str(options["max_predictions"]),
+        "--num-classes", str(options["num_classes"]),
+        "--clip-grad-norm", str(options["clip_grad_norm"]),
         "--model-config", json.dumps(options["model_config"]),
     ]  # fmt: skip
     # the log is kept for the next call: its name says exactly what it measured

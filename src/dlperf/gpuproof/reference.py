@@ -1,11 +1,12 @@
 """The plain training loop a user would write: the reference the built-in PyTorch workload is held to.
 
-ResNet-50 v1.5 is torchvision's `resnet50` (channels_last on CUDA), trained with SGD; BERT-base is
-transformers' `BertForPreTraining`, trained with AdamW and gradient clipping at 1.0 like the
-built-in, its masked-LM head on the masked positions only (as NVIDIA's BERT, and the built-in). AMP is fp16 autocast with a grad scaler on CUDA (bf16 autocast on a CPU), the data one
-synthetic batch made on the device, `cudnn.benchmark` on. Nothing is synchronised inside the loop:
-the window (steps after `warmup`, `measure` of them) is timed by two CUDA events, or the host's
-monotonic clock on a CPU. One JSON line on stdout says what was measured and how.
+ResNet-50 v1.5 is torchvision's `resnet50` (channels_last on CUDA, the case's num_classes),
+trained with SGD; BERT-base is transformers' `BertForPreTraining`, trained with AdamW and the
+case's gradient clipping like the built-in, its masked-LM head on the masked positions only (as
+NVIDIA's BERT, and the built-in). AMP is fp16 autocast with a grad scaler on CUDA (bf16 autocast
+on a CPU), the data one synthetic batch made on the device, `cudnn.benchmark` on. Nothing is
+synchronised inside the loop: the window (steps after `warmup`, `measure` of them) is timed by two
+CUDA events, or the host's monotonic clock on a CPU. One JSON line on stdout says what was measured and how.
 
     python -m dlperf.gpuproof.reference --model resnet50 --batch-size 256 --precision amp
 """
@@ -34,25 +35,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--seq-len", type=int, default=128)
     p.add_argument("--max-predictions", type=int, default=20)
+    p.add_argument("--num-classes", type=int, default=1000, help="ResNet-50's classes")
+    p.add_argument("--clip-grad-norm", type=float, default=1.0, help="BERT's clipping; 0: none")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--model-config", default="{}", help="JSON overrides of BertConfig")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.model == "resnet50" and json.loads(args.model_config):
+        p.error("--model-config: the reference ResNet-50 is torchvision's, whole: none is taken")
+    return args
 
 
-def resnet50() -> tuple[nn.Module, str]:
+def resnet50(num_classes: int = 1000) -> tuple[nn.Module, str]:
     """torchvision's ResNet-50 (v1.5: the stride in the 3x3 convolution); where torchvision cannot
     be imported (no build for this torch), transformers' ResNet-50 v1.5, and the source says so."""
     try:
         import torchvision
 
-        return torchvision.models.resnet50(), f"torchvision {torchvision.__version__} resnet50"
+        model = torchvision.models.resnet50(num_classes=num_classes)
+        return model, f"torchvision {torchvision.__version__} resnet50"
     except Exception as err:  # an ImportError, or a torchvision built for another torch
         from transformers import ResNetConfig, ResNetForImageClassification
 
         class Logits(nn.Module):
             def __init__(self) -> None:
                 super().__init__()
-                self.net = ResNetForImageClassification(ResNetConfig(num_labels=1000))  # type: ignore[call-arg]
+                config = ResNetConfig(num_labels=num_classes)  # type: ignore[call-arg]
+                self.net = ResNetForImageClassification(config)
 
             def forward(self, x: torch.Tensor) -> torch.Tensor:
                 return self.net(pixel_values=x).logits
@@ -85,14 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     amp_dtype = torch.float16 if cuda else torch.bfloat16
     layout = torch.channels_last if cuda else torch.contiguous_format
     if args.model == "resnet50":
-        model, source = resnet50()
+        model, source = resnet50(args.num_classes)
         model = model.to(device, memory_format=layout)  # type: ignore[call-overload]
         optimizer: torch.optim.Optimizer = torch.optim.SGD(
             model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5
         )
         images = torch.randn(args.batch_size, 3, args.image_size, args.image_size, device=device)
         images = images.contiguous(memory_format=layout)
-        labels = torch.randint(0, 1000, (args.batch_size,), device=device)
+        labels = torch.randint(0, args.num_classes, (args.batch_size,), device=device)
         criterion = nn.CrossEntropyLoss()
 
         def loss_of_step() -> torch.Tensor:
@@ -128,9 +136,9 @@ def main(argv: list[str] | None = None) -> int:
             loss = loss_of_step()
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
-        if args.model == "bert_base":
+        if args.model == "bert_base" and args.clip_grad_norm > 0:
             scaler.unscale_(optimizer)
-            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad_norm)
         scaler.step(optimizer)
         scaler.update()
     seconds = _elapsed_s(device, started)
