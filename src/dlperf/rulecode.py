@@ -24,6 +24,7 @@ _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py
               # the workloads' own model_config rules the adapters check a suite with
               "workloads/common.py", "workloads/keras_config.py",
               "workloads/mxnet_train.py", "workloads/mindspore_networks.py",
+              "workloads/paddle_train.py",
               "plan/__init__.py", "plan/maxbatch.py", "i18n")  # fmt: skip
 RULE_CODE = {
     "tables": (*_CORE_CODE, "workflow.py"),
