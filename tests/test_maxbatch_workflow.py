@@ -171,6 +171,8 @@ def test_the_largest_value_of_an_option_is_found_by_real_oom_probes_and_trained_
     cells = pd.read_csv(tmp_path / "results/tables/cells.tsv", sep="\t").set_index("cell_id")
     assert cells.loc[VOCAB_CELL, "status"] == "ok"
     assert json.loads(cells.loc[VOCAB_CELL, "setting"]) == {"vocab_size": 4000000}
+    runs = pd.read_csv(tmp_path / "results/tables/runs.tsv", sep="\t").set_index("cell_id")
+    assert json.loads(runs.loc[VOCAB_CELL, "setting"]) == {"vocab_size": "max"}  # as planned
 
 
 # A sweep of several values (issue 17.1) with a real OOM among them: the same cap and sizes as
@@ -194,6 +196,8 @@ def test_a_swept_value_that_runs_out_of_memory_is_its_own_oom_cell_beside_the_ok
     runs = pd.read_csv(tmp_path / "results/tables/runs.tsv", sep="\t").set_index("cell_id")
     assert runs.loc[SWEPT.format(1000000), "status"] == "ok"
     assert runs.loc[SWEPT.format(8000000), "status"] == "oom"
+    # the planned setting, so the runs table read as cells places each figure in its row
+    assert json.loads(runs.loc[SWEPT.format(8000000), "setting"]) == {"vocab_size": 8000000}
     log = tmp_path / f"results/runs/{SWEPT.format(8000000)}/r1/rank0.log"
     assert "can't allocate memory" in log.read_text()
     # the report's W&D table: a row per vocabulary size, the OOM one as OOM, not as a figure

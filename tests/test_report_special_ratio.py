@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 from test_report_special import _cell, label
 
 from dlperf.i18n import english
+from dlperf.matrix import Cell, Layout
+from dlperf.measure.runs import RUN_COLUMNS
 from dlperf.measure.tables import CELL_TABLE_COLUMNS, write_table
+from dlperf.report.load import load_baseline
 from dlperf.report.render import report_from_tables
 from dlperf.report.special import special_tables
 
@@ -67,3 +72,42 @@ def test_the_report_shows_a_ratio_column_per_source(tmp_path):
         "Memory OneFlow W&D [DLPerf] / HugeCTR [DLPerf] |"
     ) in md
     assert "| vocab_size=6,400,000 | - | - | - | - | n/a | 3179 | n/a | 5177 | n/a | 0.61 |" in md
+
+
+def test_a_runs_table_places_each_vocabulary_in_its_row_and_its_search_in_its_table(tmp_path):
+    """Review: a runs table read as a table of cells (`dlperf report runs.tsv`, or a baseline)
+    lost the swept values: every vocabulary became a column of its own in one unnamed row, the
+    memory ratio read HugeCTR at 3,200,000 over HugeCTR at 6,400,000 (0.80), and the
+    InsightFace search's largest num_classes had no table. The runs table now carries each
+    cell's planned setting, and its `max` is resolved from the runs' options_resolved."""
+    rows = []
+    memory = {("oneflow_wdl", 3200000): 2557, ("hugectr", 3200000): 4427}
+    memory |= {("oneflow_wdl", 6400000): 3179, ("hugectr", 6400000): 5177}
+    for (framework, vocab), mib in memory.items():
+        cell = Cell(
+            framework, "wide_deep", "fp32", False, 16384, Layout(1, 1), f"vocab_size_{vocab}"
+        )
+        for repeat in (1, 2):
+            rows.append(
+                cell.key()
+                | {"setting": json.dumps({"vocab_size": vocab}), "options_resolved": ""}
+                | {"repeat": repeat, "status": "ok", "throughput_samples_per_s": 16384 / 0.06}
+                | {"batch_size_resolved": 16384, "peak_mem_mib": mib}
+            )
+    face = Cell("pytorch", "insightface", "fp32", False, 16, Layout(1, 2), "num_classes_max")
+    rows.append(
+        face.key()
+        | {"setting": '{"num_classes": "max"}', "options_resolved": '{"num_classes": 1300000}'}
+        | {"repeat": 1, "status": "ok", "throughput_samples_per_s": 50.0}
+        | {"batch_size_resolved": 16}
+    )
+    runs = tmp_path / "runs.tsv"
+    write_table(pd.DataFrame(rows).reindex(columns=RUN_COLUMNS), runs)
+    wdl, largest = special_tables(load_baseline("runs", runs), label)
+    assert [english(c) for c in wdl.columns] == ["hugectr", "oneflow_wdl"]  # the table's order
+    assert [r.label for r in wdl.rows] == ["vocab_size=3,200,000", "vocab_size=6,400,000"]
+    assert [[v.second for v in r.values] for r in wdl.rows] == [["4427", "2557"], ["5177", "3179"]]
+    assert [r.ratios for r in wdl.rows] == [("1.73",), ("1.63",)]  # HugeCTR's over OneFlow's
+    assert [(r.label, [v.first for v in r.values]) for r in largest.rows] == [
+        ("1n2g", ["1,300,000"])
+    ]

@@ -13,7 +13,13 @@ from dlperf.launch.measured import measure_digests
 from dlperf.measure.repeats import adaptive_manifests
 from dlperf.measure.runs import runs_table
 from dlperf.measure.stats import CI_LEVEL, Window
-from dlperf.measure.tables import cells_table, planned_cells, write_table, writing_aside
+from dlperf.measure.tables import (
+    cells_table,
+    planned_cells,
+    with_planned_setting,
+    write_table,
+    writing_aside,
+)
 from dlperf.measure.variance import VarianceSettings
 from dlperf.paths import ResultPaths, RunPaths
 from dlperf.util import processes_for, remove_reports, rule_logging
@@ -68,12 +74,12 @@ def write_tables(
     suite = Suite(config)
     expected = measure_digests(suite.cell_specs(), config)  # another measure's run is stale
     runs, steps = runs_table(manifests, window, json_dir, variance, expected, workers)
+    planned_table = planned_cells(suite.cell_specs())
+    runs = with_planned_setting(runs, planned_table)
     json_dir.mkdir(parents=True, exist_ok=True)
     with writing_aside(steps, steps_path):
         level = (config.get("adaptive_repeats") or {}).get("level", CI_LEVEL)
-        cells = cells_table(
-            runs, planned_cells(suite.cell_specs()), window, planned, variance, level
-        )
+        cells = cells_table(runs, planned_table, window, planned, variance, level)
         write_table(runs, runs_path)
         write_table(cells, cells_path)
     return runs, cells

@@ -49,6 +49,7 @@ from dlperf.util import atomic_write_json
 RUN_COLUMNS = CELL_COLUMNS + [
     "batch_size_resolved",  # per device: the number, or what `max` was found to be
     "options_resolved",  # JSON: what a swept option's `max` was found to be ("" if none)
+    "setting",  # JSON: the cell's swept option values as planned (its `max` unresolved)
     "search_ceiling",  # a `max` run's value where it is its search's ceiling (a lower bound)
     "repeat",
     "status",

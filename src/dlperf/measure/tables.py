@@ -161,7 +161,7 @@ def cells_table(
         )
         rows.append(
             cell
-            | {"setting": _resolved_setting(cell.get("setting"), group)}
+            | {"setting": resolved_setting(cell.get("setting"), group)}
             | figures
             | {
                 "window": f"skip {window.warmup}, measure {window.measure}",
@@ -236,7 +236,15 @@ def planned_cells(specs: Iterable[CellSpec]) -> pd.DataFrame:
     return pd.DataFrame(rows).reindex(columns=[*CELL_COLUMNS, "setting"])
 
 
-def _resolved_setting(planned: Any, runs: pd.DataFrame) -> str:
+def with_planned_setting(runs: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
+    """The runs with their cell's swept option values as planned (`setting`, `max` as `max`;
+    '' for a cell the suite no longer plans): a runs table read as a table of cells
+    (dlperf.report.load.cells_from_runs) places each figure by them, as the cells table does."""
+    by_cell = dict(zip(planned["cell_id"], planned["setting"], strict=True))
+    return runs.assign(setting=[by_cell.get(c, "") or "" for c in runs["cell_id"]])
+
+
+def resolved_setting(planned: Any, runs: pd.DataFrame) -> str:
     """A cell's swept values with a `max` replaced by what its ok runs trained with (the value
     its search found; it stays `max` while no run has trained)."""
     if (

@@ -20,6 +20,7 @@ from dlperf.measure.tables import (
     CELL_TABLE_COLUMNS,
     add_speedup,
     cell_figures,
+    resolved_setting,
     stated_batch,
 )
 from dlperf.report import fmt
@@ -182,12 +183,17 @@ def _held(column: str, value: Any) -> Any:
 
 
 def cells_from_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Aggregate a runs table to cells: median and spread of the ok runs, as dlperf.measure.tables does."""
+    """Aggregate a runs table to cells: median and spread of the ok runs, as dlperf.measure.tables
+    does, and the swept option values each cell's figures are placed by (its `max` resolved)."""
     rows = []
     for _, group in runs.groupby("cell_id", sort=True):
         first = group.iloc[0]
+        setting = resolved_setting(first.get("setting"), group)
         rows.append(
-            {c: first[c] for c in CELL_COLUMNS} | cell_figures(group, len(group)) | {"window": ""}
+            {c: first[c] for c in CELL_COLUMNS}
+            | {"setting": setting}
+            | cell_figures(group, len(group))
+            | {"window": ""}
         )
     return pd.DataFrame(rows)
 
