@@ -33,3 +33,38 @@ def test_a_speedup_without_its_baseline_is_an_ok_cell_beside_its_1n1g_cells_stat
     assert _no_baseline(None) == [
         (f"{BASE}.1n8g", "ok", f"{BASE}.1n1g (missing)", f"{BASE}.1n1g（缺失）")
     ]
+
+
+def test_cells_flagged_by_their_runs_render_in_both_languages(tmp_path):
+    """Review: a "flagged" caveat (a stalled step, a loss of nan or inf, the 1n1g cell on other
+    hardware) had its heading but no about_flagged or detail_flagged text, so rendering any report
+    with one stopped (CatalogError: "locales/en.yaml has no key 'caveats.about_flagged'"):
+    `make run-special` on a busy 2-core machine, a Llama run's stalled step, ended there."""
+    from dlperf.matrix import Cell
+    from dlperf.measure.tables import CELL_TABLE_COLUMNS, write_table
+    from dlperf.report.render import report_from_tables
+
+    rows = []
+    for layout, throughput, hardware in (
+        ("1n1g", 100.0, "AMD EPYC 9654"),
+        ("1n2g", 180.0, "Intel Xeon Platinum 8480+"),
+    ):
+        cell = Cell.parse(f"{BASE}.{layout}")
+        rows.append(
+            cell.key()
+            | {"status": "ok", "throughput_median": throughput, "hardware": hardware}
+            | {"source": "measured"}
+        )
+    table = tmp_path / "cells.tsv"
+    write_table(pd.DataFrame(rows).reindex(columns=CELL_TABLE_COLUMNS), table)
+    report_from_tables([table], tmp_path / "out", generated_at="2026-11-24")
+    en = (tmp_path / "out" / "report.en.md").read_text()
+    assert "### Cells flagged by their runs (a stall, a non-finite loss, other hardware)" in en
+    assert "| Cell | Status | Runs | Why (flags) |" in en
+    assert (
+        f"| `{BASE}.1n2g` [cells] | ok | - | its 1n1g cell ran on other hardware (AMD EPYC 9654)"
+        in en
+    )
+    zh = (tmp_path / "out" / "report.zh.md").read_text()
+    assert "### 被其运行标记的用例（停顿、非有限的 loss、不同的硬件）" in zh
+    assert "| 用例 | 状态 | 运行 | 原因（标记） |" in zh
