@@ -215,7 +215,7 @@ def test_every_upstream_adapter_and_model_has_a_spec():
 
 
 def test_registry_keys_are_the_schema_frameworks():
-    from dlperf.config import schema
+    from dlperf.schemacheck import schema
 
     frameworks = set(schema()["$defs"]["case"]["properties"]["framework"]["enum"])
     assert set(REGISTRY) == frameworks

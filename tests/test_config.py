@@ -121,7 +121,7 @@ def test_a_release_beside_the_v1_pin_is_named_by_its_variant():
 
 def test_schema_framework_enum_matches_registry(root):
     from dlperf.adapters import REGISTRY
-    from dlperf.config import schema
+    from dlperf.schemacheck import schema
 
     assert schema()["$defs"]["case"]["properties"]["framework"]["enum"] == list(REGISTRY)
 

@@ -15,71 +15,19 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from dlperf.defaults import SCHEMA_FILE, schema_data
 from dlperf.errors import ConfigError
-from dlperf.jsontypes import strict_integers
-from dlperf.layers import Layer, key_path, read_layer
+from dlperf.layers import Layer, key_path, read_layer, source_of
 from dlperf.matrix import CellSpec, expand_case, sweep_slug
 from dlperf.plan.maxbatch import probe_cell, search_settings, searched
+from dlperf.schemacheck import schema_errors
 
 # Keys Snakemake's config may carry that are not part of a suite: which suite file to run.
 SUITE_KEY = "suite"
 DEFAULT_SUITE = "config/config.yaml"
 CLI = "--config"
-
-
-def schema() -> dict[str, Any]:
-    """The suite schema, with the framework and model names taken from their registries."""
-    from dlperf.adapters import REGISTRY
-    from dlperf.vocabulary import DEVICES, MODELS, PRECISIONS
-
-    loaded = copy.deepcopy(schema_data())  # parsed once (dlperf.defaults); filled here
-    case = loaded["$defs"]["case"]["properties"]
-    case["framework"]["enum"] = list(REGISTRY)
-    case["model"]["enum"] = list(MODELS)
-    case["precision"]["items"]["enum"] = list(PRECISIONS)
-    loaded["properties"]["device"]["enum"] = list(DEVICES)
-    site = loaded["$defs"]["site"]["properties"]
-    site["environments"]["properties"]["python"]["propertyNames"] = {"enum": list(REGISTRY)}
-    return loaded
-
-
-def schema_path() -> Path:
-    return Path(str(resources.files("dlperf").joinpath(SCHEMA_FILE)))
-
-
-def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
-    """`pattern` as JSON Schema means it (ECMA-262): `$` ends the text. Python's `$` also matches
-    before a final newline, which would let "abc\\n" through a `^[a-z]+$` id pattern."""
-    if isinstance(instance, str):
-        python = re.sub(r"(?<!\\)\$$", r"\\Z", pattern)
-        if not re.search(python, instance):
-            yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _with_defaults(validator_class: Any) -> Any:
-    """A validator that fills `default`s while it validates (as snakemake.utils.validate does)."""
-    validate_properties = validator_class.VALIDATORS["properties"]
-
-    def fill(validator, properties, instance, schema):  # noqa: ANN001
-        if isinstance(instance, dict):
-            for name, sub in properties.items():
-                if "default" in sub and name not in instance:
-                    instance[name] = copy.deepcopy(sub["default"])
-        yield from validate_properties(validator, properties, instance, schema)
-
-    return jsonschema.validators.extend(
-        validator_class, {"properties": fill, "pattern": _ecma_pattern}
-    )
-
-
-_Validator = _with_defaults(strict_integers(jsonschema.Draft202012Validator))
 
 
 def merge(layers: Sequence[Layer]) -> dict[str, Any]:
@@ -115,10 +63,9 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
     if isinstance(layers, str):
         layers = [Layer(layers, config)]
     _check_finite(config, [], layers)
-    errors = sorted(_Validator(schema()).iter_errors(config), key=lambda e: list(e.absolute_path))
+    errors = schema_errors(config, layers)
     if errors:
-        lines = [_located(e, layers) for e in errors[:10]]
-        raise ConfigError("invalid suite configuration\n  " + "\n  ".join(lines))
+        raise ConfigError("invalid suite configuration\n  " + "\n  ".join(errors))
     _check_ranges(config, layers)
     from dlperf.adapters import get_adapter
 
@@ -129,7 +76,7 @@ def validate(config: dict[str, Any], layers: Sequence[Layer] | str = "config") -
             detail = str(err)
             sub = re.match(r"\.([A-Za-z_]\w*)(?:\.(\w+))?", detail)
             parts: list[Any] = ["cases", i, *(p for p in (sub.groups() if sub else ()) if p)]
-            raise ConfigError(f"{_source(parts, layers)}: cases[{i}]{detail}") from None
+            raise ConfigError(f"{source_of(parts, layers)}: cases[{i}]{detail}") from None
     _check_id_lengths(config, layers)
     _check_named_once(config, layers)
     return config
@@ -151,7 +98,7 @@ def _check_named_once(config: dict[str, Any], layers: Sequence[Layer]) -> None:
                         if len(set(map(repr, case.get(k, [])))) < len(case.get(k, []))
                     ][:1]
                 raise ConfigError(
-                    f"{_source(parts, layers)}: {_named_twice(spec, i, first_case, first, parts)}"
+                    f"{source_of(parts, layers)}: {_named_twice(spec, i, first_case, first, parts)}"
                 )
             seen[spec.id] = i, spec
 
@@ -179,7 +126,7 @@ def _check_id_lengths(config: dict[str, Any], layers: Sequence[Layer]) -> None:
             if size > CELL_ID_MAX:
                 parts = ["cases", i, *_longest_key(case)]
                 raise ConfigError(
-                    f"{_source(parts, layers)}: {key_path(parts)}: cell id {_short(spec.id)}{what} "
+                    f"{source_of(parts, layers)}: {key_path(parts)}: cell id {_short(spec.id)}{what} "
                     f"is {size} bytes; a cell id is a file name (results/maxbatch/<id>"
                     f"{ID_SUFFIX}), at most {NAME_MAX} bytes, so it may be at most "
                     f"{CELL_ID_MAX}: shorten the {key_path(parts[2:])}{hint}"
@@ -217,7 +164,7 @@ def _check_finite(value: Any, parts: list[Any], layers: Sequence[Layer]) -> None
     setting of a suite may be one."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(
-            f"{_source(parts, layers)}: {key_path(parts)}: {value} is not a finite number"
+            f"{source_of(parts, layers)}: {key_path(parts)}: {value} is not a finite number"
         )
     items = (
         value.items()
@@ -236,14 +183,14 @@ def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
     if adaptive and adaptive["max"] < config["repeats"]:
         parts = ["adaptive_repeats", "max"]
         raise ConfigError(
-            f"{_source(parts, layers)}: adaptive_repeats.max: {adaptive['max']} is below "
+            f"{source_of(parts, layers)}: adaptive_repeats.max: {adaptive['max']} is below "
             f"repeats ({config['repeats']}), the runs every cell gets first"
         )
     search = config["max_batch_search"]
     if search["ceiling"] < search["start"]:
         parts = ["max_batch_search", "ceiling"]
         raise ConfigError(
-            f"{_source(parts, layers)}: max_batch_search.ceiling: {search['ceiling']} is below "
+            f"{source_of(parts, layers)}: max_batch_search.ceiling: {search['ceiling']} is below "
             f"start ({search['start']})"
         )
     for i, case in enumerate(config["cases"]):
@@ -257,7 +204,7 @@ def _check_ranges(config: dict[str, Any], layers: Sequence[Layer]) -> None:
             key = "start" if "start" in own else "ceiling"
             whose = "" if "ceiling" in own else " (max_batch_search's: give the option's own)"
             raise ConfigError(
-                f"{_source(['cases', i, 'max_search', key], layers)}: cases[{i}].max_search: "
+                f"{source_of(['cases', i, 'max_search', key], layers)}: cases[{i}].max_search: "
                 f"ceiling {merged['ceiling']}"
                 f"{whose} is below start ({merged['start']})"
             )
@@ -268,65 +215,17 @@ def _check_used(case: dict[str, Any], i: int, layers: Sequence[Layer]) -> None:
     for precision, options in case["precision_options"].items():
         if options and precision not in case["precision"]:
             raise ConfigError(
-                f"{_source(['cases', i, 'precision_options', precision], layers)}: cases[{i}]."
+                f"{source_of(['cases', i, 'precision_options', precision], layers)}: cases[{i}]."
                 f"precision_options.{precision}: the case measures no {precision} cell (precision: "
                 f"{case['precision']}): add {precision} to its precision, or remove these options"
             )
     if case["max_search"] and not any("max" in v for v in case["sweep"].values()):
         batch = "max" in case["batch_size"]
         raise ConfigError(
-            f"{_source(['cases', i, 'max_search'], layers)}: cases[{i}].max_search: the case "
+            f"{source_of(['cases', i, 'max_search'], layers)}: cases[{i}].max_search: the case "
             "sweeps no option to `max`, so no search uses it"
             + (": `batch_size: max` is searched as max_batch_search says (set it there)" * batch)
         )
-
-
-def _located(error: jsonschema.ValidationError, layers: Sequence[Layer]) -> str:
-    parts = list(error.absolute_path)
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        extra = [k for k in error.instance if k not in allowed]
-        parts += extra[:1]
-    if "propertyNames" in error.schema_path:  # the key is at fault: its line, not its mapping's
-        parts.append(error.instance)
-    return f"{_source(parts, layers)}: {key_path(list(error.absolute_path))}: {_message(error)}"
-
-
-def _source(parts: Sequence[Any], layers: Sequence[Layer]) -> str:
-    """The last layer that sets the key (or its deepest set parent), as file:line or --config."""
-    for depth in range(len(parts), 0, -1):
-        for layer in reversed(layers):
-            if layer.has(parts[:depth]):
-                return layer.where(parts[:depth])
-    return layers[0].where([]) if layers else "config"  # a key nobody set: the suite lacks it
-
-
-def _message(error: jsonschema.ValidationError) -> str:
-    if error.validator == "additionalProperties":
-        return f"{error.message} (not a known key; check its spelling)"
-    if error.validator == "enum":
-        return f"{error.instance!r} is not one of {error.validator_value}"
-    if error.validator == "pattern" and "description" in error.schema:
-        return f"{error.message}: write {error.schema['description']}"
-    if error.validator in ("oneOf", "anyOf"):  # jsonschema: "is not valid under any of ..."
-        kinds = " or ".join(_described(branch) for branch in error.validator_value)
-        quoted = isinstance(error.instance, str) and error.instance.strip().isdigit()
-        return f"{error.instance!r} is not {kinds}" + " (write the number without quotes)" * quoted
-    return error.message
-
-
-_TYPE_WORDS = {"integer": "a whole number", "number": "a number", "string": "a string"}
-
-
-def _described(branch: Mapping[str, Any]) -> str:
-    """A schema alternative in words: `a whole number of at least 1`, `'max'`, `true`."""
-    if "const" in branch:
-        const = branch["const"]
-        return str(const).lower() if isinstance(const, bool) else repr(const)
-    kinds = branch.get("type", [])
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    words = " or ".join(_TYPE_WORDS.get(k, k) for k in kinds)
-    return words + (f" of at least {branch['minimum']}" if "minimum" in branch else "")
 
 
 def load(path: str | Path, *more: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:

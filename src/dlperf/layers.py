@@ -201,3 +201,12 @@ def _duplicate_keys(root: yaml.Node) -> list[tuple[int, int, Any, str]]:
     finally:
         constructor.dispose()
     return sorted(found, key=lambda d: d[0])
+
+
+def source_of(parts: Sequence[Any], layers: Sequence[Layer]) -> str:
+    """The last layer that sets the key (or its deepest set parent), as file:line or --config."""
+    for depth in range(len(parts), 0, -1):
+        for layer in reversed(layers):
+            if layer.has(parts[:depth]):
+                return layer.where(parts[:depth])
+    return layers[0].where([]) if layers else "config"  # a key nobody set: the suite lacks it

@@ -18,7 +18,8 @@ import dlperf
 _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
               "launch/record.py", "launch/taskoutcome.py", "launch/measured.py", "launch/facts.py",
               "environments.py",
-              "config.py", "defaults.py", "layers.py", "schemas", "errors.py", "jsontypes.py",
+              "config.py", "schemacheck.py", "defaults.py", "layers.py", "schemas", "errors.py",
+              "jsontypes.py",
               "logline.py", "matrix.py", "paths.py", "status.py", "util.py", "vocabulary.py",
               "flops.py", "peaks.py", "workloads/__init__.py", "workloads/options.py",
               # the workloads' own model_config rules the adapters check a suite with
