@@ -24,7 +24,7 @@ from workflow_helpers import ROOT, environment_python, snakemake
 
 from dlperf.adapters import get_adapter
 from dlperf.adapters.base import TaskContext
-from dlperf.adapters.upstream import Ran
+from dlperf.adapters.releases import Ran
 from dlperf.errors import ConfigError
 from dlperf.launch.measured import measure_of
 from dlperf.matrix import Cell, CellSpec, Layout

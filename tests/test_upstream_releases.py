@@ -57,7 +57,8 @@ import pytest
 from test_adapters import check_layout, context, fixture_cell, has, run_folder
 
 from dlperf.adapters import REGISTRY, get_adapter
-from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
+from dlperf.adapters.releases import DEFAULT_RELEASE
+from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.errors import ConfigError
 from dlperf.launch.measured import measure_digest, measure_of
 from dlperf.matrix import Cell, CellSpec, Layout

@@ -394,7 +394,8 @@ def _workflow_results(out: Path) -> Path | None:
 def _adapters() -> int:
     from dlperf.adapters import REGISTRY
     from dlperf.adapters.builtin import BuiltinWorkload
-    from dlperf.adapters.upstream import DEFAULT_RELEASE, UpstreamAdapter
+    from dlperf.adapters.releases import DEFAULT_RELEASE
+    from dlperf.adapters.upstream import UpstreamAdapter
     from dlperf.i18n import english
     from dlperf.vocabulary import MODELS
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
-from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.releases import Release
+from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser

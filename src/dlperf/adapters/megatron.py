@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.oneflow_gpt import GPT_OPTIONS, check_parallel_layout, gpt_args
-from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.releases import Release
+from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.errors import ConfigError
 from dlperf.flops import FlopsFormula, megatron_formula
 from dlperf.matrix import Cell

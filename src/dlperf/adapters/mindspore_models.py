@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.launchers import stop_after_prefix
-from dlperf.adapters.upstream import Release, UpstreamAdapter, flag_bool, upstream_options
+from dlperf.adapters.releases import Release
+from dlperf.adapters.upstream import UpstreamAdapter, flag_bool, upstream_options
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell

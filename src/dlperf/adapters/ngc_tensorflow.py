@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.dle import DLE, DLE_CURRENT, DLE_ROOT
-from dlperf.adapters.upstream import DEFAULT_RELEASE, Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.releases import DEFAULT_RELEASE, Release
+from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.parse.upstream import Parser
 from dlperf.parse.upstream.dllogger import (
     parse_dle_tf1_bert,

@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
-from dlperf.adapters.upstream import Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.releases import Release
+from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.parse.upstream import Parser
 from dlperf.parse.upstream.oneflow import (
     parse_oneflow_bert,

@@ -9,14 +9,8 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
 from dlperf.adapters.launchers import stop_after_prefix
-from dlperf.adapters.upstream import (
-    Evidence,
-    Ran,
-    Release,
-    UpstreamAdapter,
-    flag_bool,
-    upstream_options,
-)
+from dlperf.adapters.releases import Evidence, Ran, Release
+from dlperf.adapters.upstream import UpstreamAdapter, flag_bool, upstream_options
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser
 from dlperf.parse.upstream.paddle import (

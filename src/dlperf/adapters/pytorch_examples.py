@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.launchers import STEP_GROUP
-from dlperf.adapters.upstream import Evidence, Ran, Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.releases import Evidence, Ran, Release
+from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser
 from dlperf.parse.upstream.pytorch_examples import parse_pytorch_examples

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.hosts import node_hosts
-from dlperf.adapters.upstream import Evidence, Ran, Release, UpstreamAdapter, upstream_options
+from dlperf.adapters.releases import Evidence, Ran, Release
+from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.errors import ConfigError
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser

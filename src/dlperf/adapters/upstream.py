@@ -9,7 +9,7 @@ only `script_args(ctx)`: the upstream script's own flags for batch size, precisi
 
 Commands are argument lists: option values are passed as single arguments, never through a shell.
 
-Releases: option `release` picks which version of the source runs. `dlperf_v1` (the default) is
+Releases (dlperf.adapters.releases): option `release` picks which version of the source runs. `dlperf_v1` (the default) is
 what the class attributes describe, DLPerf v1.0's pins; an adapter declares any other in `releases`
 (a `Release`: version, container, models at their commit, entry scripts, parsers, launch style), and
 its `script_args` branches on `self.release_name(options)` where the command lines differ. The
@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,9 +33,10 @@ from dlperf.adapters.launchers import (
     stop_after_prefix,
     worker_logs,
 )
+from dlperf.adapters.releases import DEFAULT_RELEASE, Evidence, Ran, Release
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
-from dlperf.i18n import Phrase, Text, english, recorded
+from dlperf.i18n import Phrase, english
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseResult
 from dlperf.parse.upstream import Parser, RunFacts
@@ -56,52 +55,6 @@ COMMON_TYPES: dict[str, dict[str, Any]] = {
     },
     "ssh_port": {"type": "integer", "minimum": 0},  # 0: ssh's default
 }
-DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
-
-
-class Ran(StrEnum):
-    """Whether a source's code has run here for real, through its adapter's own command()."""
-
-    CI = "ci"  # in CI, on every change: `Evidence.on` names the test
-    ONCE = "once"  # once, by hand: `Evidence.on` names the record in docs/upstream-releases.md
-    NEVER = "never"  # never: its command and log lines were read from its code
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What a release's adapter has been proven on (`dlperf adapters` and the report say it).
-    `on` is the release's own note, shown as recorded text; "" says the catalog's default (its
-    command and log lines were read from its code)."""
-
-    ran: Ran = Ran.NEVER
-    on: str = ""
-
-    def phrase(self) -> Phrase:
-        on: Text = recorded(self.on) if self.on else Phrase.of("adapter.evidence_read")
-        return Phrase.of(f"adapter.evidence_{self.ran}", on=on)
-
-    def __str__(self) -> str:
-        return english(self.phrase())
-
-
-@dataclass(frozen=True)
-class Release:
-    """A version of an upstream source other than DLPerf v1.0's, chosen by option `release`.
-
-    `models` lists every model the release runs, at its commit; `entry`, `parsers`, `launch` and
-    `source_root` replace the adapter's own where given (empty: the same as DLPerf v1.0's).
-    `unverified` says what has not been checked against a real run of this release.
-    """
-
-    version: str  # framework and source versions, as the report shows them
-    environment: str  # the container image (or envs/ file) the release runs in
-    models: Mapping[str, ModelSource]
-    entry: Mapping[str, str] = field(default_factory=dict)
-    parsers: Mapping[str, Parser] = field(default_factory=dict)
-    launch: str = ""
-    source_root: str = ""
-    unverified: str = ""
-    evidence: Evidence = field(default_factory=Evidence)
 
 
 def upstream_options(mpi: bool = False, **specific: Any) -> dict[str, Any]:
