@@ -95,6 +95,24 @@ def test_configuration_lp_bound_sees_that_wide_runs_exclude_each_other():
     assert result.makespan_s == 3 * HOUR_S
 
 
+def test_the_lower_bound_is_never_above_the_planned_makespan(tmp_path):
+    """Review: CBC writes its solution with 8 significant digits and the configuration LP was read
+    as written: one run of 1234.56789 s had a lower bound of 1234.5679 s, above the makespan that
+    meets it, and the plan read 'planned is -0.0% above the lower bound'."""
+    site = Site(nodes=1, gpus_per_node=8, exclusive=True)
+    result = schedule_campaign([Job(("a", 1), 1, 1, 1234.56789)], 1, site, time_limit_s=1)
+    assert result.makespan_s == 1234.56789
+    assert result.bounds.configuration_lp_s == pytest.approx(1234.56789, rel=1e-6)
+    assert result.bounds.configuration_lp_s <= 1234.56789
+    assert result.bounds.lower_s == 1234.56789  # the area bound: one run on the one node
+    t0, cell = 1_700_000_000.0, "pytorch.resnet50.fp32.noxla.b1.1n1g"
+    row = {"cell_id": cell, "status": "ok", "submitted_at": t0, "workload_wall_s": 1000}
+    write_runs(tmp_path, [row | {"noticed_at": t0 + 1234.56789}])
+    plan = make_plan(suite({1: ["1n1g"]}, repeats=3), tmp_path, nodes=1, exclusive=True)
+    assert plan.gap == 0.0
+    assert "gap: planned is 0.0% above the lower bound" in plan_text(plan)
+
+
 def test_list_schedule_backfills_without_delaying_the_waiting_wide_run():
     site = Site(nodes=2, gpus_per_node=8, exclusive=True)
     jobs = [

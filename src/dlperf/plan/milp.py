@@ -24,6 +24,9 @@ DURATION_CLASS_RATIO = 1.05  # jobs within 5% of each other's wall time share a 
 MAX_CONFIGURATIONS = 400  # more node configurations than this: no MILP, list schedule only
 MAX_MILP_PAIRS = 20_000  # groups x configurations above this: CBC overruns its limit; no MILP
 MILP_GAP_REL = 0.01  # CBC stops once its solution is within 1% of its own bound
+# CBC writes its solution with 8 significant digits, rounded either way: a bound read as written
+# may exceed the true optimum (and a makespan that meets it), so the LP is taken this much lower
+LP_READ_REL = 1e-7
 # The phase MILP's method and statuses as the plan records them (solver.method, solver.status);
 # the report words each in every language (any other status is PuLP's own, shown as it is).
 MILP_METHOD = "phase MILP"
@@ -107,7 +110,7 @@ def configuration_lp(jobs: Sequence[Job], site: Site) -> float | None:
         prob += pulp.lpSum(pool[c] * x[c] for c in range(len(configs))) >= pool_gpu_s
     if _solve(prob, time_limit_s=10.0) != pulp.LpSolutionOptimal:
         return None
-    return float(pulp.value(prob.objective) or 0.0)
+    return float(pulp.value(prob.objective) or 0.0) * (1 - LP_READ_REL)
 
 
 def _variable(
