@@ -77,8 +77,8 @@ def test_duration_sources_measured_scaled_limit(tmp_path):
     assert scaled.duration_source == "scaled"
     assert scaled.wall_s == 20 + 100 * 8 / 4  # start-up 120 - 100, workload 100 s x 8/4
     assert measured in scaled.basis
-    capped = cells["pytorch.resnet50.fp32.noxla.b400.1n1g"]  # 20 + 100 x 100 > 30 min
-    assert (capped.duration_source, capped.wall_s) == ("scaled", 1800)
+    capped = cells["pytorch.resnet50.fp32.noxla.b400.1n1g"]  # 100 s x 100 > 30 min: stopped
+    assert (capped.duration_source, capped.wall_s) == ("scaled", 20 + 1800)
     other = cells["pytorch.bert_base.fp32.noxla.b4.1n1g"]  # no measured bert_base cell
     assert (other.duration_source, other.wall_s) == ("limit", 1800)
     total = {row["layout"]: row for row in layout_rows(plan)}["total"]
@@ -204,3 +204,41 @@ def test_an_infinite_time_in_a_runs_table_is_no_duration(tmp_path):
     write_runs(tmp_path, [row | {"noticed_at": float("inf")}, row | {"noticed_at": t0 + 100}])
     (planned,) = make_plan(config, tmp_path, nodes=1).cells
     assert (planned.duration_source, planned.wall_s) == ("measured", 100)
+
+
+def test_a_workload_longer_than_the_time_limit_now_is_planned_at_the_limit(tmp_path):
+    """Review: with time_limit_min lowered to 30, a cell whose ok runs trained 1900 s (100 s
+    start-up) was planned at 2000 s 'measured', though the limit now stops its workload at
+    1800 s; and its b400 neighbour, scaled from it, was capped at 1800 s, the start-up forgotten
+    (the limit stops the workload, not the start-up): 100 times the work planned shorter."""
+    config = validate(
+        {"repeats": 1, "time_limit_min": 30,
+         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4, 400, 8], "layouts": ["1n1g"]}]}
+    )  # fmt: skip
+    t0, long, timed_out = (
+        1_700_000_000.0,
+        "pytorch.resnet50.fp32.noxla.b4.1n1g",
+        "pytorch.resnet50.fp32.noxla.b8.1n1g",
+    )
+    row = {"submitted_at": t0, "started_at": t0}
+    write_runs(
+        tmp_path,
+        [row | {"cell_id": long, "status": "ok", "noticed_at": t0 + 2000, "workload_wall_s": 1900},
+         row | {"cell_id": timed_out, "status": "timeout", "noticed_at": t0 + 690, "workload_wall_s": 600}],
+    )  # fmt: skip
+    cells = {c.cell_id: c for c in make_plan(config, tmp_path, nodes=1).cells}
+    assert (cells[long].duration_source, cells[long].wall_s) == ("limit", 100 + 1800)
+    assert cells[long].basis == (
+        "time limit 30 min after 100 s start-up; median of 1 runs trained 1900 s, which the "
+        "limit cuts short"
+    )
+    scaled = cells["pytorch.resnet50.fp32.noxla.b400.1n1g"]
+    assert (scaled.duration_source, scaled.wall_s) == ("scaled", 100 + 1800)
+    assert scaled.basis == (
+        f"from {long}: 100 s + 1900 s x 400/4, the workload capped at the time limit (30 min)"
+    )
+    # timed out at a 10-minute limit after 90 s of start-up: redone, it may train 30 minutes
+    assert (cells[timed_out].duration_source, cells[timed_out].wall_s) == ("limit", 90 + 1800)
+    assert cells[timed_out].basis == (
+        "time limit 30 min after 90 s start-up; median of 1 runs, none ok (timeout) after 690 s"
+    )

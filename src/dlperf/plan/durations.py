@@ -3,15 +3,16 @@ time a job queued is no run's, and a campaign's own jobs queue behind each other
 evidence there is, and which it is (`duration_source`):
 
 - measured: the median wall time of the cell's earlier runs in `<results>/tables/runs.tsv`
-  (its ok runs; all its timed runs when none is ok, and the basis says so; runs that timed out
-  sooner than the suite's time limit now are planned at it);
+  (its ok runs; all its timed runs when none is ok, and the basis says so);
 - scaled: from a cell of the same framework and model with ok runs (SCALING_RULE below), by the
   batch size those runs trained (`batch_size_resolved`: what a `max` search found, not what
   max_batch_size says; the cell's own where the table has none) and the batch the cell will
   train (a `max` cell's: its search's result once there is one): a run that failed, ran out of
   memory, timed out or was skipped did not do the work another cell's run will do, so its time
   is no reference;
-- limit: the suite's `time_limit_min`, an upper bound.
+- limit: the suite's `time_limit_min`, an upper bound of the workload; after the cell's measured
+  start-up where its runs show one: runs whose workload the limit now stops (they trained longer,
+  or timed out under a shorter limit) are planned at it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dlperf.status import Status
 SCALING_RULE = (
     "scaled wall = reference start-up + reference workload time x (batch per device / "
     "reference's): every cell runs the same steps, so the work per device grows with the batch "
-    "per device (communication and precision are not modelled); capped at the time limit"
+    "per device (communication and precision are not modelled); the workload capped at the time limit"
 )
 SOURCES = ("measured", "scaled", "limit")
 Searched = Callable[[str], int | None]  # a `max` cell's id -> the value its search found
@@ -169,6 +170,11 @@ class _Measured:
         return self.statuses == (Status.OK,)
 
     @property
+    def startup_s(self) -> float:
+        """Wall time before the workload started (0 where the table has no workload time)."""
+        return max(self.wall_s - self.workload_s, 0.0) if self.workload_s is not None else 0.0
+
+    @property
     def basis(self) -> str:
         if self.ok:
             return f"median of {self.runs} runs"
@@ -256,10 +262,16 @@ def _duration(
 ) -> CellDuration:
     if spec.id in measured:
         m = measured[spec.id]
-        if not m.ok and Status.TIMEOUT in m.statuses and m.wall_s < limit_s:
+        limit = _limit_basis(limit_s, m.startup_s)
+        work_s = m.workload_s if m.workload_s is not None else m.wall_s
+        if not m.ok and Status.TIMEOUT in m.statuses and work_s < limit_s:
             # killed at a shorter limit than the suite's now: redone, it may run to this one
-            basis = f"time limit {limit_s / 60:g} min; {m.basis} after {m.wall_s:.0f} s"
-            return _cell_duration(spec, limit_s, "limit", basis)
+            basis = f"{limit}; {m.basis} after {m.wall_s:.0f} s"
+            return _cell_duration(spec, m.startup_s + limit_s, "limit", basis)
+        if m.workload_s is not None and m.workload_s > limit_s:
+            # trained longer than the limit now lets a workload run: redone, it stops at it
+            basis = f"{limit}; {m.basis} trained {m.workload_s:.0f} s, which the limit cuts short"
+            return _cell_duration(spec, m.startup_s + limit_s, "limit", basis)
         return _cell_duration(spec, m.wall_s, "measured", m.basis)
     reference = _reference(spec, peers)
     batch = _per_device_batch(spec, searched)
@@ -267,11 +279,18 @@ def _duration(
     ref_batch = ref and reference and (ref.batch or _per_device_batch(reference, searched))
     if reference is not None and ref is not None and batch and ref_batch:
         work_s = ref.workload_s if ref.workload_s is not None else ref.wall_s
-        startup_s = max(ref.wall_s - work_s, 0.0)
-        wall_s = min(startup_s + work_s * batch / ref_batch, limit_s)
-        basis = f"from {reference.id}: {startup_s:.0f} s + {work_s:.0f} s x {batch}/{ref_batch}"
+        scaled_work_s = work_s * batch / ref_batch
+        wall_s = ref.startup_s + min(scaled_work_s, limit_s)  # the limit stops the workload only
+        basis = f"from {reference.id}: {ref.startup_s:.0f} s + {work_s:.0f} s x {batch}/{ref_batch}"
+        if scaled_work_s > limit_s:
+            basis += f", the workload capped at the time limit ({limit_s / 60:g} min)"
         return _cell_duration(spec, wall_s, "scaled", basis)
-    return _cell_duration(spec, limit_s, "limit", f"time limit {limit_s / 60:g} min")
+    return _cell_duration(spec, limit_s, "limit", _limit_basis(limit_s, 0.0))
+
+
+def _limit_basis(limit_s: float, startup_s: float) -> str:
+    after = f" after {startup_s:.0f} s start-up" if startup_s else ""
+    return f"time limit {limit_s / 60:g} min{after}"
 
 
 def _cell_duration(spec: CellSpec, wall_s: float, source: str, basis: str) -> CellDuration:

@@ -310,7 +310,7 @@ def plan_text(plan: Plan, cells: bool = True) -> str:
         "order: repeat k of every cell before repeat k+1; jobs that fit start at once, later ones "
         "backfill without delaying the first waiting run",
         f"durations: measured = median wall time (started on its nodes to noticed) of the cell's "
-        f"earlier runs; {SCALING_RULE}; limit = time_limit_min",
+        f"earlier runs; {SCALING_RULE}; limit = time_limit_min (after the measured start-up)",
         *(f"not planned: {what}" for what in plan.unplanned),
     ]
     if cells:
