@@ -327,3 +327,29 @@ def test_hours_are_written_with_their_digits_under_an_hour():
     assert [hours(s) for s in (0, 10, 36, 1800, 5400, 40000)] == [
         "0.00", "0.00278", "0.01", "0.5", "1.50", "11.11",
     ]  # fmt: skip
+
+
+def test_hours_just_under_one_and_the_layout_tables_hours_keep_their_digits(tmp_path):
+    """Review: 3599 s read '1 h' beside '1.00 h'; and the layout table wrote its GPU-hours and
+    node-hours with two decimals, so a short campaign's read 0.00 and 0.00 (the fault the
+    makespan's digits were fixed for)."""
+    from dlperf.plan.plan import hours
+
+    assert [hours(s) for s in (3599, 3598, 3600)] == ["1.00", "0.999", "1.00"]
+    t0, cell = 1_700_000_000.0, "pytorch.resnet50.fp32.noxla.b1.1n1g"
+    row = {"cell_id": cell, "status": "ok", "submitted_at": t0, "workload_wall_s": 8}
+    write_runs(tmp_path, [row | {"noticed_at": t0 + 10}])  # 10 s: 0.00278 h
+    text = plan_text(make_plan(suite({1: ["1n1g"]}), tmp_path, nodes=1, exclusive=False))
+    header, one, total = text.splitlines()[3:6]
+    assert header.split() == [
+        "layout",
+        "runs",
+        "measured",
+        "scaled",
+        "limit",
+        "gpu_hours",
+        "node_hours",
+    ]
+    assert one.split() == ["1n1g", "1", "1", "0", "0", "0.00278", "0.000347"]  # 1/8 of the node
+    assert total.split() == ["total", "1", "1", "0", "0", "0.00278", "0.000347"]
+    assert len(header) == len(one) == len(total)  # the numbers to the right

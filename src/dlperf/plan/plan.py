@@ -22,6 +22,8 @@ from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S, Job, PlanError, Schedule, Sit
 from dlperf.plan.maxbatch import found_value, searched
 from dlperf.plan.schedule import check_fits, schedule_campaign
 
+HOURS = ("gpu_hours", "node_hours")  # a layout's and the total's hours, as the plan prints them
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -229,7 +231,7 @@ def layout_rows(plan: Plan) -> list[dict[str, Any]]:
             "layout": layout,
             "runs": sum(c["runs"] for c in group),
             **{s: sum(c["runs"] for c in group if c["duration_source"] == s) for s in SOURCES},
-            **{h: math.fsum(c[h] for c in group) for h in ("gpu_hours", "node_hours")},
+            **{h: math.fsum(c[h] for c in group) for h in HOURS},
         }
         for layout, group in groups.items()
     ]
@@ -251,9 +253,22 @@ def run_rows(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def text_table(rows: list[dict[str, Any]], columns: list[str], floatfmt: str) -> str:
-    """Rows as a plain text table: text to the left, numbers to the right."""
-    return tabulate([[r[c] for c in columns] for r in rows], columns, "plain", floatfmt=floatfmt)
+def text_table(
+    rows: list[dict[str, Any]], columns: list[str], floatfmt: str, written: tuple[str, ...] = ()
+) -> str:
+    """Rows as a plain text table: text to the left, numbers to the right; `written`: number
+    columns already written as text (hours), kept as they are."""
+    table = [[r[c] for c in columns] for r in rows]
+    if not written or not table:
+        return tabulate(table, columns, "plain", floatfmt=floatfmt)
+    align = [
+        "right" if c in written or isinstance(table[0][i], int | float) else "left"
+        for i, c in enumerate(columns)
+    ]
+    kept = [i for i, c in enumerate(columns) if c in written]
+    return tabulate(
+        table, columns, "plain", floatfmt=floatfmt, disable_numparse=kept, colalign=align
+    )
 
 
 def plan_dict(plan: Plan) -> dict[str, Any]:
@@ -274,11 +289,16 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
+def hours_text(value_h: float) -> str:
+    """Hours as the plan and its report section write them: two decimals, and three significant
+    digits under an hour (a short campaign read '0.00 h'; 3599 s reads 1.00, not 1)."""
+    short = f"{value_h:.3g}"
+    return f"{value_h:.2f}" if value_h == 0 or value_h >= 1 or float(short) >= 1 else short
+
+
 def hours(seconds: float) -> str:
-    """Seconds as the plan and its report section write hours: two decimals, and three
-    significant digits under an hour (a short campaign read '0.00 h')."""
-    value = seconds / 3600
-    return f"{value:.2f}" if value >= 1 or value == 0 else f"{value:.3g}"
+    """Seconds in hours, written as hours_text writes them."""
+    return hours_text(seconds / 3600)
 
 
 def _hours(seconds: float) -> str:
@@ -288,13 +308,18 @@ def _hours(seconds: float) -> str:
 def plan_text(plan: Plan, cells: bool = True) -> str:
     """The plan as the dry run's log shows it."""
     schedule, bounds = plan.schedule, plan.schedule.bounds
-    layouts = ["layout", "runs", *SOURCES, "gpu_hours", "node_hours"]
+    layouts = ["layout", "runs", *SOURCES, *HOURS]
     lines = [
         f"plan of {plan.suite}: {len(plan.cells)} cells x {plan.repeats} repeats = "
         f"{len(schedule.placements)} runs on {plan.site}",
         f"  site: {plan.site_origin}",
         "",
-        text_table(layout_rows(plan), layouts, ".2f"),
+        text_table(
+            [{**r, **{h: hours_text(r[h]) for h in HOURS}} for r in layout_rows(plan)],
+            layouts,
+            ".2f",
+            HOURS,
+        ),
         "",
         f"makespan, planned: {_hours(plan.makespan_s)}",
         f"  sequential bound (one run after another): {_hours(bounds.sequential_s)} "
