@@ -66,8 +66,8 @@ def test_a_cpu_site_plan_counts_cpu_hours(tmp_path, lang, site_words, hours):
     assert hours in section
     assert "GPU" not in section
     # 2 repeats of 1n1g (1 CPU) and 1n2g (2 CPUs), each planned at the 30-minute limit
-    assert "| 1n1g | 2 | 0 | 0 | 2 | 1.000 |" in section
-    assert "| 1n2g | 2 | 0 | 0 | 2 | 2.000 |" in section
+    assert "| 1n1g | 2 | 0 | 0 | 2 | 1.00 |" in section
+    assert "| 1n2g | 2 | 0 | 0 | 2 | 2.00 |" in section
 
 
 def test_a_gpu_site_plan_counts_gpu_hours(tmp_path):
@@ -88,3 +88,24 @@ def test_a_plan_recorded_before_its_device_kind_reads_as_gpus():
         "layouts": [],
     }
     assert plan_info(plan).device_kind == "GPUs"
+
+
+def test_the_reports_hours_are_written_as_the_plans():
+    """Review: the report wrote a layout's GPU-hours with three decimals: a 1-second campaign's
+    read 0.000 beside its makespan of 0.000278 h, and an hour 1.000 beside the plan's 1.00."""
+    plan = {
+        "runs": 1,
+        "repeats": 1,
+        "site": {"nodes": 1, "gpus_per_node": 1, "exclusive": True, "origin": "site.nodes"},
+        "makespan_s": 1.0,
+        "bounds": {"sequential_s": 1.0, "lower_s": 1.0},
+        "gap": 0.0,
+        "solver": {"method": "phase MILP", "status": "optimal within 1%"},
+        "layouts": [
+            {"layout": "1n1g", "runs": 1, "measured": 1, "scaled": 0, "limit": 0, "gpu_hours": 1 / 3600},
+            {"layout": "total", "runs": 1, "measured": 1, "scaled": 0, "limit": 0, "gpu_hours": 1.0},
+        ],
+    }  # fmt: skip
+    info = plan_info(plan)
+    assert info.makespan_h == "0.000278"
+    assert [layout.gpu_hours for layout in info.layouts] == ["0.000278", "1.00"]

@@ -14,7 +14,7 @@ from dlperf.plan.milp import (
     MILP_NOT_RUN,
     MILP_OPTIMAL,
 )
-from dlperf.plan.plan import hours
+from dlperf.plan.plan import hours, hours_text
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def plan_info(plan: Mapping[str, Any]) -> PlanInfo:
                 int(row["measured"]),
                 int(row["scaled"]),
                 int(row["limit"]),
-                f"{float(row['gpu_hours']):.3f}",
+                hours_text(float(row["gpu_hours"])),
             )
             for row in plan["layouts"]
         ),
