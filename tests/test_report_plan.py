@@ -109,3 +109,25 @@ def test_the_reports_hours_are_written_as_the_plans():
     info = plan_info(plan)
     assert info.makespan_h == "0.000278"
     assert [layout.gpu_hours for layout in info.layouts] == ["0.000278", "1.00"]
+
+
+@pytest.mark.parametrize(
+    "lang, said",
+    [
+        ("en", "- Schedule: phase MILP: No Solution Found; the runs follow the list schedule's own "
+         "order instead: widest first, then longest.\n"),
+        ("zh", "- 调度求解：分阶段 MILP，No Solution Found；实际采用列表调度自身的顺序：先按所需节点数"
+         "从多到少，再按时长从长到短。\n"),
+    ],
+)  # fmt: skip
+def test_the_report_says_which_order_the_runs_followed(tmp_path, monkeypatch, lang, said):
+    """Review: where the MILP gave no order (or a longer schedule than the list schedule's own
+    order), the plan followed widest, longest first, yet the report read only 'Schedule: phase
+    MILP: No Solution Found.', as if the runs had followed the MILP."""
+    import pulp
+
+    from dlperf.plan import milp
+
+    monkeypatch.setattr(milp, "_solve", lambda prob, time_limit_s: pulp.LpSolutionNoSolutionFound)
+    section = _plan_section(tmp_path, {"nodes": 2, "gpus_per_node": 2, "exclusive": True}, lang)
+    assert said in section

@@ -26,10 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dlperf.plan.jobs import Job, Placement, Schedule, Site, SolverReport
-from dlperf.plan.milp import bounds, phase_milp
+from dlperf.plan.milp import MILP_METHOD, bounds, phase_milp
 
 # queued jobs the list scheduler looks at per event (as Slurm's bf_max_job_test)
 BACKFILL_LOOKAHEAD = 256
+# the order a campaign follows where the MILP's gives none or a longer schedule (solver.order)
+ORDER_WIDEST = "widest, longest first"
 
 
 def widest_longest_first(jobs: Sequence[Job]) -> list[int]:
@@ -148,9 +150,9 @@ def schedule_campaign(
 ) -> Schedule:
     """`rounds` copies of `round_jobs` (repeat k = round k), packed and list-scheduled."""
     milp_order, solver = phase_milp(round_jobs, site, time_limit_s)
-    candidates = [("widest, longest first", widest_longest_first(round_jobs))]
+    candidates = [(ORDER_WIDEST, widest_longest_first(round_jobs))]
     if milp_order is not None:
-        candidates.insert(0, ("phase MILP", milp_order))
+        candidates.insert(0, (MILP_METHOD, milp_order))
     best: tuple[str, list[Placement], float] | None = None
     for name, order in candidates:
         campaign = [_repeat(round_jobs[i], r) for r in range(1, rounds + 1) for i in order]

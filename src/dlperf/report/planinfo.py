@@ -15,6 +15,7 @@ from dlperf.plan.milp import (
     MILP_OPTIMAL,
 )
 from dlperf.plan.plan import hours, hours_text
+from dlperf.plan.schedule import ORDER_WIDEST
 
 
 @dataclass(frozen=True)
@@ -44,19 +45,24 @@ class PlanInfo:
     device_kind: str = "GPUs"  # the site's (dlperf.plan.jobs.Site): GPUs, or a CPU site's CPUs
 
 
-def solver_text(method: str, status: str) -> Text:
+def solver_text(method: str, status: str, order: str = MILP_METHOD) -> Text:
     """The solver's method and status in words: dlperf.plan.milp's own in the catalogs, any other
-    (PuLP's status) as recorded."""
+    (PuLP's status) as recorded; and the order the runs follow where it is not the MILP's (it
+    gave none, or the list schedule's own order was shorter)."""
     statuses: dict[str, Text] = {
         MILP_OPTIMAL: Phrase.of("plan.status_optimal", gap=f"{MILP_GAP_REL:.0%}"),
         MILP_FEASIBLE: Phrase.of("plan.status_feasible"),
         MILP_NOT_RUN: Phrase.of("plan.status_not_run"),
     }
-    return Phrase.of(
+    solver = Phrase.of(
         "plan.solver_value",
         method=Phrase.of("plan.method_milp") if method == MILP_METHOD else method,
         status=statuses.get(status, status),
     )
+    if order == MILP_METHOD:
+        return solver
+    followed = Phrase.of("plan.order_widest") if order == ORDER_WIDEST else order
+    return Phrase.of("plan.solver_order", solver=solver, order=followed)
 
 
 def plan_info(plan: Mapping[str, Any]) -> PlanInfo:
@@ -72,7 +78,9 @@ def plan_info(plan: Mapping[str, Any]) -> PlanInfo:
         sequential_h=hours(float(bounds["sequential_s"])),
         lower_h=hours(float(bounds["lower_s"])),
         gap=f"{float(plan['gap']) * 100:.1f}%",
-        solver=solver_text(str(solver["method"]), str(solver["status"])),
+        solver=solver_text(
+            str(solver["method"]), str(solver["status"]), str(solver.get("order", MILP_METHOD))
+        ),
         layouts=tuple(
             PlanLayout(
                 str(row["layout"]),
