@@ -40,7 +40,8 @@ def _plan_section(tmp_path: Path, site: dict[str, Any], lang: str) -> str:
     config = validate(copy.deepcopy(SUITE))
     path = tmp_path / "plan.json"
     write_plan(config, tmp_path / "results", site, path, 1.0)
-    plan = plan_info(json.loads(path.read_text()))
+    found = json.loads(path.read_text())
+    plan = plan_info(found) if found else None  # as dlperf.report.render reads it
     cells = pd.DataFrame(columns=REPORT_CELL_COLUMNS)
     runs = pd.DataFrame(columns=["cell_id", "repeat", "status", "status_detail", "manifest"])
     data = build_report(config, cells, runs, {}, "2024-01-02 03:04 UTC", plan=plan)
@@ -131,3 +132,13 @@ def test_the_report_says_which_order_the_runs_followed(tmp_path, monkeypatch, la
     monkeypatch.setattr(milp, "_solve", lambda prob, time_limit_s: pulp.LpSolutionNoSolutionFound)
     section = _plan_section(tmp_path, {"nodes": 2, "gpus_per_node": 2, "exclusive": True}, lang)
     assert said in section
+
+
+def test_a_site_too_small_to_plan_is_not_called_a_report_without_a_workflow(tmp_path):
+    """Review: where the workflow could make no plan (the suite's 1n2g on 1 GPU per node: the
+    plan rule wrote {} and logged why), the report said the tables 'were rendered without
+    running the workflow', which they were not."""
+    section = _plan_section(tmp_path, {"nodes": 1, "gpus_per_node": 1, "exclusive": True}, "en")
+    assert json.loads((tmp_path / "plan.json").read_text()) == {}
+    assert "or the workflow could make no plan of the suite on its site" in section
+    assert "logs/plan.log" in section
