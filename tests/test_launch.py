@@ -17,7 +17,7 @@ from dlperf.launch.measured import measure_of
 from dlperf.launch.outcome import first_cause, record_outcome
 from dlperf.launch.record import RunRecord
 from dlperf.launch.spec import Harness, RunSpec
-from dlperf.launch.task import exit_text
+from dlperf.launch.task import exit_text, run_workload
 from dlperf.matrix import Cell, CellSpec
 from dlperf.status import run_status
 
@@ -263,3 +263,46 @@ def test_a_slurm_jobs_rendezvous_ports_are_its_own_block_below_the_ephemeral_ran
     assert rendezvous_port("8", None) - rendezvous_port("7", None) == PORT_BLOCK == 16
     assert rendezvous_port("12345_3", None) == rendezvous_port("12345", None) == 20000 + 16 * 345
     assert rendezvous_port("7", 29500) == 29500  # the local submitter's free port
+
+
+# A DLE script launched by torchrun (ngc_pytorch, release current) that failed to import, as its
+# log ends (CPU run, 2026-11-27): the worker's error, then torchrun's traceback and summary
+TORCHRUN_FAILURE = """\
+Traceback (most recent call last):
+  File "ConvNets/image_classification/logger.py", line 32, in <module>
+    import dllogger
+ModuleNotFoundError: No module named 'dllogger'
+E1127 15:25:58.024000 6116 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) local_rank: 0 (pid: 6141) of binary: python3
+Traceback (most recent call last):
+  File "torch/distributed/launcher/api.py", line 383, in launch_agent
+    raise ChildFailedError(
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+ConvNets/main.py FAILED
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  exitcode  : 1 (pid: 6141)
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_a_torchrun_failure_names_the_workers_error_not_torchruns_banner(tmp_path: Path) -> None:
+    """A run torchrun launched (DLE's and Megatron's current releases) that failed says the
+    worker's last line: the '=' line that ends torchrun's summary said nothing of why."""
+    printing = [sys.executable, "-c", f"import sys; print({TORCHRUN_FAILURE!r}); sys.exit(1)"]
+    outcome = run_workload(printing, {}, tmp_path / "node0.log", 1.0)
+    assert outcome["status"] == "failed"
+    assert (
+        outcome["detail"]
+        == "exit code 1; last line: ModuleNotFoundError: No module named 'dllogger'"
+    )
+    plain = [
+        sys.executable,
+        "-c",
+        "print('step 3'); print('RuntimeError: boom'); raise SystemExit(1)",
+    ]
+    assert run_workload(plain, {}, tmp_path / "rank0.log", 1.0)["detail"] == (
+        "exit code 1; last line: RuntimeError: boom"
+    )

@@ -324,9 +324,21 @@ def log_tail(path: Path, size: int = 20000) -> str:
         return f.read().decode(errors="replace")
 
 
+# torchrun's own report of a failed worker, after the worker's output: its traceback ends in this
+# exception, then a summary framed by '=' lines (the last line of every torchrun-launched failure)
+TORCHRUN_FAILED = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+TORCHRUN_AGENT_LINE = re.compile(r"\] failed \(exitcode: -?\d+\)")  # the agent's `E... failed`
+
+
 def _last_line(text: str) -> str:
-    """The log's last line that is not blank, cut at 300 characters ('' for none)."""
+    """The log's last line that is not blank, cut at 300 characters ('' for none): the worker's,
+    before torchrun's report of its failure where torchrun launched it."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
+    report = next((i for i, line in enumerate(lines) if TORCHRUN_FAILED in line), None)
+    if report is not None:
+        tracebacks = [i for i in range(report) if lines[i].startswith("Traceback (most recent")]
+        worker = lines[: tracebacks[-1] if tracebacks else report]
+        lines = [line for line in worker if not TORCHRUN_AGENT_LINE.search(line)] or lines
     return lines[-1][:300] if lines else ""
 
 
