@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,9 +27,13 @@ from dlperf.gpuproof.suite import (
     validated_suite,
     write_suite,
 )
+from dlperf.launch.allocation import Allocation
 from dlperf.launch.facts import node_facts
+from dlperf.launch.measured import measure_of
+from dlperf.launch.outcome import record_outcome
+from dlperf.launch.spec import Harness, RunSpec
 from dlperf.layers import read_layer
-from dlperf.matrix import expand_case
+from dlperf.matrix import Cell, CellSpec, expand_case
 from dlperf.paths import ResultPaths
 
 
@@ -389,3 +394,48 @@ def test_a_cuda_graphs_run_that_skipped_graphs_is_named_in_the_proof(tmp_path: P
     assert f"`{cell}` r2" not in said
     (tmp_path / "runs" / cell / "r1" / "rank0.log").write_text(_step(1, 100.0, 0.1) + "\n")
     assert summary.cuda_graph_skips(ResultPaths(tmp_path), cell) == []  # a CPU run's log
+
+
+def _recorded(results: Path, cell_id: str, repeat: int, status: str, detail: str) -> None:
+    """A run's manifest as the submitter writes it, its one task ended `status`."""
+    cell = Cell.parse(cell_id)
+    allocation = Allocation(
+        nodes=1, tasks_per_node=1, gpus_per_node=0, cpus_per_task=1, devices_per_node=1
+    )
+    spec = RunSpec(
+        cell, repeat, cell.framework, {}, 5, "cpu", 5.0, "local", allocation.as_dict(),
+        results_root=str(results),
+    )  # fmt: skip
+    spec.paths.dir.mkdir(parents=True)
+    outcome = {"task": 0, "node_rank": 0, "host": "vm", "log": "node0.log", "job_id": "42",
+               "status": status, "detail": detail, "started_at": 0.0, "ended_at": 9.0}  # fmt: skip
+    spec.paths.task_outcome(0).write_text(json.dumps(outcome))
+    harness = Harness(backend="local", site={}, time_limit_min=5.0, wait_grace_s=0.0)
+    measure = measure_of(
+        CellSpec(cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    )
+    job = SimpleNamespace(job_id="42", state="COMPLETED")
+    record = record_outcome(spec, allocation, harness, measure, job, None, "", 0.0, 10.0)
+    record.write(spec.paths.manifest)
+
+
+def test_the_proof_says_why_a_run_of_a_case_that_ran_failed(tmp_path: Path) -> None:
+    """Review (a tiny run of cases 15-17): Snakemake ran each upstream case to its end, every
+    run failed, and the proof said "Not done: nothing: every case ran", the runs' reasons in
+    their manifests only: a GPU session must read why in what the command prints."""
+    cell = "ngc_pytorch.resnet50.amp.noxla.b4.1n1g"
+    why = "exit code 1; last line: ModuleNotFoundError: No module named 'dllogger'"
+    _recorded(tmp_path, cell, 1, "failed", why)
+    _recorded(tmp_path, cell, 2, "ok", "")
+    assert summary.run_statuses(tmp_path, [cell]) == "failed:1 ok:1"
+    stage = summary.Stage(16, {"framework": "ngc_pytorch", "model": "resnet50"}, [cell], "done")
+    proof = summary.build(tmp_path, [stage], {}, {"window": {"warmup": 2, "measure": 3}}, "made")
+    assert proof["cases"][0]["runs_not_ok"] == [
+        {"cell": cell, "run": "r1", "status": "failed", "detail": why}
+    ]
+    said = summary.markdown(proof).split("## Not done")[1]
+    assert f"- case 16 `{cell}` r1: failed, {why}" in said
+    assert "every case ran" not in said and "r2" not in said
+    stage.cells = ["pytorch.resnet50.fp32.noxla.b4.1n1g"]  # no run of it ended other than ok
+    said = summary.markdown(summary.build(tmp_path, [stage], {}, {}, "made"))
+    assert "- nothing: every case ran and every run ended ok" in said

@@ -217,6 +217,8 @@ def run_stage(
         stage.state = "done"
     statuses = summary.run_statuses(work / RESULTS, stage.cells)
     clock.say(f"{label}: {stage.state} in {stage.seconds:.0f}s; runs {statuses or 'none'}")
+    for run in summary.runs_not_ok(work / RESULTS, stage.cells):  # why, in the command's output
+        clock.say(f"  {run['cell']} {run['run']}: {run['status']}, {run['detail']}")
 
 
 def stage_targets(stage: Stage, repeats: int) -> list[str]:

@@ -60,17 +60,33 @@ CELL_FIGURES = [
 ]
 
 
-def run_statuses(results: Path, cells: list[str]) -> str:
-    """`ok:3 oom:1` over the manifests of these cells' runs (what the progress line says)."""
-    counts: dict[str, int] = {}
+def run_outcomes(results: Path, cells: list[str]) -> list[dict[str, str]]:
+    """Each run of these cells that has ended: cell, run, status and why (its manifest's detail)."""
+    outcomes = []
     for cell in cells:
         for manifest in sorted((results / "runs" / cell).glob("r*/manifest.json")):
             try:
-                status = RunRecord.read(manifest).status
-            except ParseError:
-                status = Status.PARSE_ERROR
-            counts[status] = counts.get(status, 0) + 1
+                record = RunRecord.read(manifest)
+                status, detail = str(record.status), record.status_detail
+            except ParseError as err:
+                status, detail = str(Status.PARSE_ERROR), str(err)
+            run = manifest.parent.name
+            outcomes.append({"cell": cell, "run": run, "status": status, "detail": detail})
+    return outcomes
+
+
+def run_statuses(results: Path, cells: list[str]) -> str:
+    """`ok:3 oom:1` over the manifests of these cells' runs (what the progress line says)."""
+    counts: dict[str, int] = {}
+    for outcome in run_outcomes(results, cells):
+        counts[outcome["status"]] = counts.get(outcome["status"], 0) + 1
     return " ".join(f"{k}:{v}" for k, v in sorted(counts.items()))
+
+
+def runs_not_ok(results: Path, cells: list[str]) -> list[dict[str, str]]:
+    """The runs of these cells that ended other than ok, each with why: a case Snakemake ran to
+    the end may have measured nothing (its runs failed), and the proof must say so."""
+    return [o for o in run_outcomes(results, cells) if o["status"] != Status.OK]
 
 
 def suite_window(suite: dict[str, Any]) -> tuple[int, int]:
@@ -117,6 +133,9 @@ def build(
             for cell in stage.cells
             for check in device_clock_checks(paths, cell, warmup, measure)
         ]
+        failed_runs = runs_not_ok(results, stage.cells)
+        if failed_runs:
+            entry["runs_not_ok"] = failed_runs
         skipped = [s for cell in stage.cells for s in cuda_graph_skips(paths, cell)]
         if skipped:
             entry["cuda_graphs_skipped"] = skipped
@@ -369,7 +388,14 @@ def markdown(proof: dict[str, Any]) -> str:
     lines += [
         f"- case {c['number']} ({', '.join(c['cells'])}): {c['state']}, {c['detail']}"
         for c in not_done
-    ] or ["- nothing: every case ran"]
+    ]
+    lines += [
+        f"- case {c['number']} `{r['cell']}` {r['run']}: {r['status']}, {r['detail'] or 'no detail'}"
+        for c in proof["cases"]
+        for r in c.get("runs_not_ok", [])
+    ]
+    if lines[-1] == "":
+        lines.append("- nothing: every case ran and every run ended ok")
     lines += [
         f"- `{s['cell']}` {s['run']}: {s['skips']} graphs ran without CUDA graphs (TORCH_LOGS="
         "cudagraphs says why): its figure is compile's default mode, not CUDA graphs"
