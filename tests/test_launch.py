@@ -77,15 +77,20 @@ def crashed_and_hung(tmp_path: Path) -> tuple[RunSpec, Allocation]:
     return spec, allocation
 
 
+def harness_and_measure(spec: RunSpec, backend: str) -> tuple[Harness, dict]:
+    """What record_outcome is given besides the run: a 30 min harness on `backend`, and the
+    measure of the run's cell (a 2 + 3 step window on a CPU)."""
+    harness = Harness(backend=backend, site={}, time_limit_min=30.0, wait_grace_s=0.0)
+    window = {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
+    return harness, measure_of(CellSpec(spec.cell, {}), window)
+
+
 def test_a_rank_that_crashed_is_the_runs_cause_not_the_others_timeouts(tmp_path):
     """Review: one rank crashed at 95 s and the others hung in a collective until the limit; the
     run was recorded `timeout`, its cause (the crash) lost. The crash decides, and the record
     the submitter writes reads back under the same rule (not a parse_error)."""
     spec, allocation = crashed_and_hung(tmp_path)
-    harness = Harness(backend="local", site={}, time_limit_min=30.0, wait_grace_s=0.0)
-    measure = measure_of(
-        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
-    )
+    harness, measure = harness_and_measure(spec, "local")
     job = SimpleNamespace(job_id="42", state="RUNNING")
     record = record_outcome(spec, allocation, harness, measure, job, None, "", 0.0, 1900.0)
     assert record.status == "failed"
@@ -130,10 +135,7 @@ def test_a_run_slurm_stopped_says_so_before_its_first_failed_task(tmp_path):
     """Review: the watch's reason a run's job ended (Slurm preempted it) and the task that ended
     first are both the record's detail; the tasks' alone read as the workload's failure."""
     spec, allocation = crashed_and_hung(tmp_path)
-    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
-    measure = measure_of(
-        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
-    )
+    harness, measure = harness_and_measure(spec, "slurm")
     job = SimpleNamespace(job_id="42", state="PREEMPTED")
     stopped = "Slurm stopped the job (PREEMPTED): preempted, cancelled or a node lost, not the workload's failure"
     record = record_outcome(spec, allocation, harness, measure, job, None, stopped, 0.0, 1900.0)
@@ -151,10 +153,7 @@ def test_a_run_cancelled_while_its_ranks_hung_on_one_that_failed_names_that_one(
     crashed = json.loads(spec.paths.task_outcome(3).read_text())
     crashed |= {"status": "oom", "detail": "out of memory (see log)"}
     spec.paths.task_outcome(3).write_text(json.dumps(crashed))
-    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
-    measure = measure_of(
-        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
-    )
+    harness, measure = harness_and_measure(spec, "slurm")
     job = SimpleNamespace(job_id="42", state="CANCELLED")
     hung = (
         "task 3 ended oom and tasks [0, 1, 2] still ran 60 s later, waiting on it: "
@@ -183,10 +182,7 @@ def test_a_task_sigkilled_in_a_job_slurm_ended_out_of_memory_is_oom(tmp_path):
             "ended_at": 95.0 + task,
         }
         spec.paths.task_outcome(task).write_text(json.dumps(outcome))
-    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
-    measure = measure_of(
-        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
-    )
+    harness, measure = harness_and_measure(spec, "slurm")
     job = SimpleNamespace(job_id="42", state="OUT_OF_MEMORY")
     ended = "Slurm ended the job as OUT_OF_MEMORY: a process of it went over the job's memory"
     record = record_outcome(spec, allocation, harness, measure, job, "oom", ended, 0.0, 160.0)
@@ -216,10 +212,7 @@ def test_a_run_whose_tasks_never_reported_names_what_their_stderr_says(tmp_path,
         "MemoryError: Out of memory interning an attribute name\n"
         "srun: error: node1: tasks 0-3: Exited with exit code 1\n"
     )
-    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
-    measure = measure_of(
-        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
-    )
+    harness, measure = harness_and_measure(spec, "slurm")
     job = SimpleNamespace(job_id="42", state="FAILED")
     ended = "job ended as FAILED before every task reported"
     record = record_outcome(spec, allocation, harness, measure, job, "failed", ended, 0.0, 9.0)
@@ -242,10 +235,7 @@ def test_a_run_records_the_state_its_job_ended_in_as_squeue_says_it(tmp_path, mo
     spec, allocation = crashed_and_hung(tmp_path)
     spec.paths.task_outcome(0).unlink()
     monkeypatch.setattr(outcome, "slurm_state", lambda job: ("NODE_FAIL", "None"))
-    harness = Harness(backend="slurm", site={}, time_limit_min=30.0, wait_grace_s=0.0)
-    measure = measure_of(
-        CellSpec(spec.cell, {}), {"window": {"warmup": 2, "measure": 3}, "device": "cpu"}
-    )
+    harness, measure = harness_and_measure(spec, "slurm")
     job = SimpleNamespace(job_id="42", state="UNKNOWN")
     record = record_outcome(spec, allocation, harness, measure, job, "failed", "", 0.0, 9.0)
     assert record.job_state == "NODE_FAIL"
