@@ -14,6 +14,8 @@ host's time per step and the peak memory. The variants, in order:
     compile_cudagraphs  torch.compile mode="reduce-overhead": the step replayed as CUDA graphs
     b256, b256_compile, b256_compile_cudagraphs  the same at batch 256
     max_autotune    torch.compile mode="max-autotune" at batch 256 (minutes of compiling)
+    b256_bf16_cudagraphs, b512_compile_cudagraphs, b512_bf16_cudagraphs  CUDA graphs with bf16
+                    (no grad scaler) and at batch 512
 
 MFU = samples/s x FLOPs per sample (counted by FlopCounterMode on that variant's own model and
 head: forward + backward products) / the datasheet's dense fp16 (bf16) peak (dlperf.peaks).
@@ -67,6 +69,13 @@ VARIANTS = [
     Variant("b256_compile", batch=256, compile_mode="default"),
     Variant("b256_compile_cudagraphs", batch=256, compile_mode="reduce-overhead"),
     Variant("max_autotune", batch=256, compile_mode="max-autotune"),
+    Variant(
+        "b256_bf16_cudagraphs", batch=256, compile_mode="reduce-overhead", dtype=torch.bfloat16
+    ),
+    Variant("b512_compile_cudagraphs", batch=512, compile_mode="reduce-overhead"),
+    Variant(
+        "b512_bf16_cudagraphs", batch=512, compile_mode="reduce-overhead", dtype=torch.bfloat16
+    ),
 ]
 
 

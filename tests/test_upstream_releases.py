@@ -56,7 +56,7 @@ from pathlib import Path
 import pytest
 from test_adapters import check_layout, context, fixture_cell, has, run_folder
 
-from dlperf.adapters import REGISTRY, get_adapter
+from dlperf.adapters import REGISTRY, get_adapter, without_dali
 from dlperf.adapters.releases import DEFAULT_RELEASE
 from dlperf.adapters.upstream import UpstreamAdapter
 from dlperf.errors import ConfigError
@@ -205,6 +205,64 @@ def test_ngc_pytorch_current_resnet50_command(layout: str, tmp_path: Path):
         )
     )
     assert has(with_data, "--data-backend", "dali-cpu") and with_data[-1] == "/in"
+
+
+def test_ngc_pytorch_without_dali_runs_main_py_through_the_wrapper(tmp_path: Path):
+    adapter = get_adapter("ngc_pytorch")
+    options = CURRENT | {"without_dali": True}
+    cmd = adapter.command(context(adapter, "resnet50", "1n1g", 0, "amp", False, tmp_path, options))
+    wrapper = cmd.index(without_dali.__file__)
+    assert cmd[wrapper + 1].endswith("/PyTorch/Classification/ConvNets/main.py")
+    assert cmd[wrapper + 2] == "--data-backend"  # main.py's own arguments follow it unchanged
+    plain = adapter.command(
+        context(adapter, "resnet50", "1n1g", 0, "amp", False, tmp_path, CURRENT)
+    )
+    assert [a for a in cmd if a != without_dali.__file__] == plain
+
+
+# What ConvNets' image_classification/dataloaders.py does at DLE 729963d (the H100 run of
+# 2026-11-27 stopped at the class statement with NameError): a guarded import, then the subclass
+DLE_DATALOADERS_PATTERN = """
+import sys
+try:
+    from nvidia.dali.plugin.pytorch import DALIClassificationIterator
+    from nvidia.dali.pipeline import Pipeline
+    import nvidia.dali.ops as ops
+    import nvidia.dali.types as types
+except ImportError:
+    print("Please install DALI")
+
+class HybridTrainPipe(Pipeline):
+    pass
+
+print("trained with", sys.argv[1:], "from", sys.path[0])
+try:
+    HybridTrainPipe()
+except ImportError as err:
+    print("pipeline:", err)
+"""
+
+
+def test_without_dali_lets_convnets_main_py_start_without_dali(tmp_path: Path):
+    script = tmp_path / "convnets" / "main.py"
+    script.parent.mkdir()
+    script.write_text(DLE_DATALOADERS_PATTERN)
+    bare = subprocess.run(
+        [sys.executable, str(script), "--data-backend", "synthetic"], capture_output=True, text=True
+    )
+    assert "NameError: name 'Pipeline' is not defined" in bare.stderr  # the failure it fixes
+    run = subprocess.run(
+        [sys.executable, without_dali.__file__, str(script), "--data-backend", "synthetic"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = run.stdout.splitlines()
+    assert lines[0] == f"trained with ['--data-backend', 'synthetic'] from {script.parent}"
+    assert (
+        lines[1]
+        == "pipeline: NVIDIA DALI is not installed: choose --data-backend synthetic or pytorch"
+    )
 
 
 def test_ngc_pytorch_current_bert_command(tmp_path: Path):

@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
+from dlperf.adapters import without_dali
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.dle import DLE, DLE_CURRENT, DLE_ROOT
 from dlperf.adapters.releases import Release
@@ -107,6 +109,7 @@ class NGCPyTorch(UpstreamAdapter):
         seq_len=128,
         max_predictions_per_seq=20,
         vocab_file="",  # release current: "" = vocab/vocab in the BERT folder
+        without_dali=False,  # ResNet-50: main.py through adapters/without_dali.py (no DALI there)
     )
     releases: ClassVar[dict[str, Release]] = {
         # The scripts take LOCAL_RANK from the environment (ConvNets' main.py asserts that no
@@ -126,6 +129,14 @@ class NGCPyTorch(UpstreamAdapter):
             "from the scripts at DLE_CURRENT",
         ),
     }
+
+    def script_argv(self, ctx: TaskContext) -> list[str]:
+        """ConvNets' main.py needs DALI importable whatever its backend; `without_dali` runs it
+        through a wrapper that stands in for DALI's names where DALI is not installed."""
+        script = super().script_argv(ctx)
+        if ctx.cell.model == "resnet50" and ctx.options["without_dali"]:
+            return [str(Path(without_dali.__file__)), *script]
+        return script
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         current = self.release_name(ctx.options) == "current"

@@ -308,9 +308,13 @@ class UpstreamAdapter(Adapter):
         entry = (release.entry.get(model) if release else None) or self.entry[model]
         return f"{self.model_dir(model, options)}/{entry}"
 
+    def script_argv(self, ctx: TaskContext) -> list[str]:
+        """The script as a worker's interpreter runs it: its path, after any wrapper."""
+        return [self.script(ctx.cell.model, ctx.options)]
+
     def program(self, ctx: TaskContext) -> list[str]:
         """What each worker runs before its arguments: the interpreter and the script."""
-        return [str(ctx.options["python"]), self.script(ctx.cell.model, ctx.options)]
+        return [str(ctx.options["python"]), *self.script_argv(ctx)]
 
     def script_args(self, ctx: TaskContext) -> list[str]:
         """The upstream script's own arguments (batch size, precision, XLA, steps, layout)."""
@@ -333,7 +337,7 @@ class UpstreamAdapter(Adapter):
         env = self.workload_env(ctx)
         launcher = launcher_args(launch, ctx, env, self.procs_per_node(ctx))
         if launch in SCRIPT_LAUNCHES:
-            argv = [*launcher, self.script(ctx.cell.model, o), *args]
+            argv = [*launcher, *self.script_argv(ctx), *args]
         else:
             argv = [*launcher, *self.program(ctx), *args]
         if env:
