@@ -89,6 +89,14 @@ def test_the_gpu_suites_upstream_cases_run_from_dlperf_sources(
     script.write_text("")
     assert missing_sources(cases[0]) == "" and missing_packages(cases[0]) == []
     assert missing_sources(dict(cases[0], options={"release": "current"})) == ""  # no sources_dir
+    # with its sources, a budget too small to begin it (on the H100, 2026-11-27, `--budget-s 100`
+    # read "the budget was spent before it" at 0 s) says what it had and what a case needs
+    kit.run_stage(stage, [stage], {}, 3, tmp_path, kit.Clock(100.0), ROOT / "config" / "gpu.yaml")
+    assert stage.state == "not_run"
+    assert stage.detail == (
+        "100s of the 100s budget left; a case is begun with at least 105s "
+        "(30s for its runs, 75s kept for the report)"
+    )
 
 
 def test_the_runs_get_an_absolute_sources_dir(

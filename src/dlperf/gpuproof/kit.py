@@ -196,7 +196,12 @@ def run_stage(
         clock.say(f"{label}: not run: {stage.detail}")
         return
     if clock.left() < REPORT_RESERVE_S + CASE_LEAST_S:
-        stage.state, stage.detail = "not_run", "the budget was spent before it"
+        stage.state = "not_run"
+        stage.detail = (  # a budget too small at the start reads as such, not as "spent"
+            f"{max(clock.left(), 0):.0f}s of the {clock.budget_s:.0f}s budget left; a case is "
+            f"begun with at least {REPORT_RESERVE_S + CASE_LEAST_S:.0f}s ({CASE_LEAST_S:.0f}s "
+            f"for its runs, {REPORT_RESERVE_S:.0f}s kept for the report)"
+        )
         clock.say(f"{label}: not run, {stage.detail}")
         return
     started = time.monotonic()
