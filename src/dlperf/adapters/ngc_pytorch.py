@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from dlperf.adapters import without_dali
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.dle import DLE, DLE_CURRENT, DLE_ROOT
-from dlperf.adapters.releases import Release
+from dlperf.adapters.releases import GPU_RECORD, Evidence, Ran, Release
 from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.parse.upstream import Parser
 from dlperf.parse.upstream.dllogger import (
@@ -125,8 +125,13 @@ class NGCPyTorch(UpstreamAdapter):
             },
             parsers={"bert_base": parse_dle_pytorch_bert_current},
             launch="torchrun",
-            unverified="not run: no GPU or container here; argument names and log lines read "
-            "from the scripts at DLE_CURRENT",
+            evidence=Evidence(
+                Ran.ONCE,
+                f"{GPU_RECORD}: ResNet-50 AMP on an H100 (torch 2.11.0, synthetic data, without "
+                "DALI, through gpu-proof, 2026-11-27); BERT never (its LDDL parquet input and a "
+                "container were not there): its argument names and log lines read from "
+                "run_pretraining.py at DLE_CURRENT",
+            ),
         ),
     }
 

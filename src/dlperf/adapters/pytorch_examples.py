@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.launchers import STEP_GROUP
-from dlperf.adapters.releases import Evidence, Ran, Release
+from dlperf.adapters.releases import GPU_RECORD, Evidence, Ran, Release
 from dlperf.adapters.upstream import UpstreamAdapter, upstream_options
 from dlperf.matrix import Cell
 from dlperf.parse.upstream import Parser
@@ -64,7 +64,8 @@ class PyTorchExamples(UpstreamAdapter):
             evidence=Evidence(
                 Ran.ONCE,
                 'docs/upstream-releases.md, "Sources run once by hand": on a CPU (torch 2.13.0, '
-                "--dummy); never on a GPU",
+                f"--dummy); {GPU_RECORD}: on an H100 (torch 2.11.0, --dummy, through gpu-proof, "
+                "2026-11-27)",
             ),
         ),
     }

@@ -13,6 +13,7 @@ from dlperf.i18n import Phrase, Text, english, recorded
 from dlperf.parse.upstream import Parser
 
 DEFAULT_RELEASE = "dlperf_v1"  # the sources as DLPerf v1.0 ran them (the class attributes)
+GPU_RECORD = 'docs/upstream-releases.md, "Sources run on a GPU"'  # the GPU runs' evidence
 
 
 class Ran(StrEnum):
