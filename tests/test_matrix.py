@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -130,6 +131,24 @@ def test_the_driver_cuda_version_is_read_from_nvidia_smi_header():
     header = "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |"
     assert driver_cuda_version(header) == "13.0"
     assert driver_cuda_version("no GPU here") is None
+
+
+def test_node_facts_keep_no_terminal_styling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """`nvidia-smi topo -m` on an H100 (driver 580.159.04) underlined its header with escape
+    codes even into a pipe; they reached proof.md and the report as raw bytes."""
+    from dlperf.launch.facts import node_facts
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = topo ]; then printf "\\033[4mGPU0\\tCPU Affinity\\033[0m\\nGPU0\\t X \\t0-15\\n"; '
+        'else echo "| NVIDIA-SMI 580.159.04  Driver Version: 580.159.04  CUDA Version: 13.0 |"; fi\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    facts = node_facts()
+    assert facts["topology"] == "GPU0\tCPU Affinity\nGPU0\t X \t0-15"
+    assert facts["cuda_driver_version"] == "13.0"
 
 
 def test_a_swept_option_names_its_cells_and_sets_their_option():

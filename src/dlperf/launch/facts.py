@@ -11,15 +11,20 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+# Terminal styling (`nvidia-smi topo -m` underlines its header even into a pipe on an H100 with
+# driver 580): kept, it showed as escape codes in the manifest, proof.md and the report
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
 
 def _run(args: list[str]) -> str | None:
+    """A command's output without terminal styling, or None where it is missing or fails."""
     if not shutil.which(args[0]):
         return None
     try:
         out = subprocess.run(args, capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() if out.returncode == 0 else None
+    return ANSI_ESCAPE.sub("", out.stdout).strip() if out.returncode == 0 else None
 
 
 def cpu_model() -> str:
