@@ -1158,6 +1158,7 @@ def test_an_upstream_sources_shared_options_are_typed_before_anything_runs(optio
     "framework, option, value, reached, other",
     [
         ("pytorch", "compile_mode", "reduce-overhead", "bert_base.fp32.xla.b2", "bert_base.fp32.noxla.b2"),
+        ("pytorch", "cuda_amp_dtype", "bfloat16", "bert_base.amp.noxla.b2", "bert_base.fp32.noxla.b2"),
         ("jax", "amp_on_cpu", "run", "resnet50.amp.xla.b2", "resnet50.fp32.xla.b2"),
     ],
 )  # fmt: skip

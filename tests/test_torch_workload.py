@@ -145,8 +145,34 @@ def test_the_xla_column_compiles_in_the_mode_the_case_asks():
         validate({"cases": [dict(case, framework="jax", options={"compile_mode": "default"})]})
 
 
-def _command(adapter, xla: bool, options: dict) -> list[str]:
-    cell = Cell("pytorch", "bert_base", "fp32", xla, 2, Layout(1, 1))
+def test_amp_on_cuda_runs_in_the_type_the_case_asks():
+    """cuda_amp_dtype: float16 with a grad scaler by default (DLPerf's AMP), bfloat16 without
+    one where a case asks (on an H100, 2026-11-27: +4% for BERT-base b512 under CUDA graphs);
+    passed in amp cells only, and what the MFU's peak is taken in follows it. A CPU's amp is
+    bf16 either way."""
+    adapter = get_adapter("pytorch")
+    amp = _command(adapter, xla=False, options={"cuda_amp_dtype": "bfloat16"}, precision="amp")
+    at = amp.index("--cuda-amp-dtype")
+    assert amp[at + 1] == "bfloat16"
+    assert "--cuda-amp-dtype" not in _command(adapter, xla=False, options={})  # an fp32 cell
+    argv = ["--model", "bert_base", "--batch-size", "2", "--steps", "1", "--precision", "amp"]
+    default, bf16 = (
+        torch_train.parse_args(argv),
+        torch_train.parse_args([*argv, "--cuda-amp-dtype", "bfloat16"]),
+    )
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
+    assert torch_train.autocast_dtype(default, cuda) == torch.float16
+    assert torch_train.math_dtype(default, cuda) == "fp16"
+    assert torch_train.autocast_dtype(bf16, cuda) == torch.bfloat16
+    assert torch_train.math_dtype(bf16, cuda) == "bf16"
+    assert torch_train.autocast_dtype(default, cpu) == torch.bfloat16
+    case = {"framework": "pytorch", "model": "bert_base", "batch_size": [8], "layouts": ["1n1g"]}
+    with pytest.raises(ConfigError, match=r"options\.cuda_amp_dtype: 'fp8' is not one of"):
+        validate({"cases": [dict(case, options={"cuda_amp_dtype": "fp8"})]})
+
+
+def _command(adapter, xla: bool, options: dict, precision: str = "fp32") -> list[str]:
+    cell = Cell("pytorch", "bert_base", precision, xla, 2, Layout(1, 1))
     ctx = TaskContext(
         cell=cell, options=adapter.resolved_options(options), steps=3, device="cpu", rank=0,
         node_rank=0, nodes=1, gpus_per_node=1, master_addr="127.0.0.1", master_port=29500,

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.i18n import Phrase
-from dlperf.workloads.options import COMPILE_MODE
+from dlperf.workloads.options import COMPILE_MODE, CUDA_AMP_DTYPE
 
 
 class PyTorchBuiltin(BuiltinWorkload):
@@ -45,10 +45,10 @@ class PyTorchBuiltin(BuiltinWorkload):
     )
     module: ClassVar[str] = "dlperf.workloads.torch_train"
     options: ClassVar[dict[str, Any]] = BuiltinWorkload.options | {
-        COMPILE_MODE.name: COMPILE_MODE.default
+        o.name: o.default for o in (COMPILE_MODE, CUDA_AMP_DTYPE)
     }
     option_types: ClassVar[dict[str, dict[str, Any]]] = BuiltinWorkload.option_types | {
-        COMPILE_MODE.name: COMPILE_MODE.schema
+        o.name: o.schema for o in (COMPILE_MODE, CUDA_AMP_DTYPE)
     }
     sharded_models: ClassVar[frozenset[str]] = frozenset({"gpt"})  # FSDP2 per decoder block
     amp_on_cpu_note: ClassVar[Phrase] = Phrase.of("detail.amp_note.emulated")
@@ -81,7 +81,11 @@ class PyTorchBuiltin(BuiltinWorkload):
     }  # fmt: skip
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:
-        if not ctx.cell.xla:
-            return []
-        mode = COMPILE_MODE.argument(ctx.options[COMPILE_MODE.name])
-        return ["--compile", COMPILE_MODE.dashed, mode]  # torch.compile is PyTorch's XLA column
+        flags = []
+        if ctx.cell.precision == "amp":
+            amp = ctx.options[CUDA_AMP_DTYPE.name]
+            flags += [CUDA_AMP_DTYPE.dashed, CUDA_AMP_DTYPE.argument(amp)]
+        if ctx.cell.xla:  # torch.compile is PyTorch's XLA column
+            mode = COMPILE_MODE.argument(ctx.options[COMPILE_MODE.name])
+            flags += ["--compile", COMPILE_MODE.dashed, mode]
+        return flags

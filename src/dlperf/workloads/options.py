@@ -115,7 +115,17 @@ COMPILE_MODE = Option(
     flag=False,
     reaches="xla",
 )
-EVERY = (*OPTIONS, COMPILE_MODE)
+# PyTorch's alone (adapter `pytorch` passes it in amp cells): what autocast runs in on CUDA
+CUDA_AMP_DTYPE = Option(
+    "cuda_amp_dtype",
+    "float16",
+    {"enum": ["float16", "bfloat16"]},
+    "autocast's type on CUDA in amp cells: float16 with a grad scaler (DLPerf's AMP) or bfloat16 "
+    "without one (no unscale or inf check per step; Ampere and later); on a CPU bf16 either way",
+    flag=False,
+    reaches="amp",
+)
+EVERY = (*OPTIONS, COMPILE_MODE, CUDA_AMP_DTYPE)
 
 
 def add_arguments(parser: argparse.ArgumentParser, helps: dict[str, str]) -> None:

@@ -33,7 +33,7 @@ from dlperf.workloads.common import (
     train_steps,
     workload_parser,
 )
-from dlperf.workloads.options import COMPILE_MODE
+from dlperf.workloads.options import COMPILE_MODE, CUDA_AMP_DTYPE
 from dlperf.workloads.torch_models import RECIPES
 from dlperf.workloads.torch_models.recipe import Recipe
 
@@ -41,11 +41,13 @@ from dlperf.workloads.torch_models.recipe import Recipe
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = workload_parser(
         __doc__.splitlines()[0],
-        precision_help="amp: fp16 autocast with a grad scaler on CUDA, bf16 autocast on CPU",
+        precision_help="amp: autocast in --cuda-amp-dtype on CUDA (float16: with a grad scaler), "
+        "bf16 on a CPU",
         model_config_help="JSON overrides of the transformers config (e.g. a smaller BERT for a CPU)",
     )
     p.add_argument("--compile", action="store_true", help="torch.compile (the xla=on column)")
     COMPILE_MODE.add_to(p)
+    CUDA_AMP_DTYPE.add_to(p)
     return p.parse_args(argv)
 
 
@@ -74,10 +76,15 @@ def formula_flops_per_sample(args: argparse.Namespace, model_config: dict[str, A
     return recipe(args).formula(args, model_config)
 
 
+def autocast_dtype(args: argparse.Namespace, device: torch.device) -> torch.dtype:
+    """What an amp cell's autocast runs in: --cuda-amp-dtype on CUDA, bf16 on a CPU."""
+    return getattr(torch, args.cuda_amp_dtype) if device.type == "cuda" else torch.bfloat16
+
+
 def math_dtype(args: argparse.Namespace, device: torch.device) -> str:
     """The precision the model's matrix products run in (the peak MFU is taken against)."""
     if args.precision == "amp":
-        return "fp16" if device.type == "cuda" else "bf16"
+        return "fp16" if autocast_dtype(args, device) == torch.float16 else "bf16"
     if device.type != "cuda":
         return "fp32"
     # PyTorch's defaults: cuDNN convolutions may use TF32, cuBLAS matmuls may not (unless an NGC
@@ -183,9 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     # On CUDA: fused optimizer kernels (one launch for every parameter, and the grad scaler's
     # inf check stays on the device instead of a host sync per step).
     optimizer = how.optimizer(model.parameters(), True if device.type == "cuda" else None)
-    amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+    amp_dtype = autocast_dtype(args, device)
     use_amp = args.precision == "amp"
-    scaler = torch.amp.GradScaler(device.type, enabled=use_amp and device.type == "cuda")
+    # float16's narrow range needs the loss scaled; bfloat16 has float32's
+    scaler = torch.amp.GradScaler(device.type, enabled=use_amp and amp_dtype == torch.float16)
     batch = how.batch(args, plain, device)
     if device.type == "cuda" and how.channels_last:
         batch["pixel_values"] = batch["pixel_values"].contiguous(memory_format=torch.channels_last)
