@@ -159,12 +159,14 @@ def test_the_reference_loop_trains_its_cases_classes_and_clipping(
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(kit.subprocess, "run", run)
-    options = {"num_classes": 10, "clip_grad_norm": 0.5}
+    options = {"num_classes": 10, "clip_grad_norm": 0.5, "cuda_amp_dtype": "bfloat16"}
     case = {"framework": "pytorch", "model": "resnet50", "batch_size": [4], "options": options}
     assert kit.is_reference_case(case)
     assert kit.run_reference(case, {}, tmp_path, kit.Clock(600))["status"] == "ok"
     flags = dict(zip(started[0][3::2], started[0][4::2], strict=True))
     assert (flags["--num-classes"], flags["--clip-grad-norm"]) == ("10", "0.5")
+    assert flags["--cuda-amp-dtype"] == "bfloat16"  # the loop's AMP is the cell's
+    assert reference.parse_args([*started[0][3:]]).cuda_amp_dtype == "bfloat16"
     model, _ = reference.resnet50(num_classes=10)
     assert model(torch.randn(2, 3, 32, 32)).shape == (2, 10)
     toy = dict(case, options=options | {"model_config": {"depths": [1, 1, 1, 1]}})

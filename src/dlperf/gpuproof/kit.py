@@ -280,6 +280,7 @@ def run_reference(
         "--num-classes", str(options["num_classes"]),
         "--clip-grad-norm", str(options["clip_grad_norm"]),
         "--model-config", json.dumps(options["model_config"]),
+        "--cuda-amp-dtype", options["cuda_amp_dtype"],
     ]  # fmt: skip
     # the log is kept for the next call: its name says exactly what it measured
     digest = hashlib.sha1(" ".join(command[3:]).encode()).hexdigest()[:10]

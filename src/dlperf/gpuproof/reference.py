@@ -3,8 +3,8 @@
 ResNet-50 v1.5 is torchvision's `resnet50` (channels_last on CUDA, the case's num_classes),
 trained with SGD; BERT-base is transformers' `BertForPreTraining`, trained with AdamW and the
 case's gradient clipping like the built-in, its masked-LM head on the masked positions only (as
-NVIDIA's BERT, and the built-in). AMP is fp16 autocast with a grad scaler on CUDA (bf16 autocast
-on a CPU), the data one synthetic batch made on the device, `cudnn.benchmark` on. Nothing is
+NVIDIA's BERT, and the built-in). AMP on CUDA is the built-in's: fp16 autocast with a grad scaler,
+or bf16 without one (`--cuda-amp-dtype`); bf16 autocast on a CPU; the data one synthetic batch made on the device, `cudnn.benchmark` on. Nothing is
 synchronised inside the loop: the window (steps after `warmup`, `measure` of them) is timed by two
 CUDA events, or the host's monotonic clock on a CPU. One JSON line on stdout says what was measured and how.
 
@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from dlperf.workloads.options import CUDA_AMP_DTYPE
 
 MODELS = ("resnet50", "bert_base")  # the models with a plain loop here
 
@@ -39,6 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--clip-grad-norm", type=float, default=1.0, help="BERT's clipping; 0: none")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--model-config", default="{}", help="JSON overrides of BertConfig")
+    CUDA_AMP_DTYPE.add_to(p)
     args = p.parse_args(argv)
     if args.model == "resnet50" and json.loads(args.model_config):
         p.error("--model-config: the reference ResNet-50 is torchvision's, whole: none is taken")
@@ -90,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
     amp = args.precision == "amp"
-    amp_dtype = torch.float16 if cuda else torch.bfloat16
+    amp_dtype = getattr(torch, args.cuda_amp_dtype) if cuda else torch.bfloat16
     layout = torch.channels_last if cuda else torch.contiguous_format
     if args.model == "resnet50":
         model, source = resnet50(args.num_classes)
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                 mlm.flatten(0, 1), batch["labels"].flatten()
             ) + nn.functional.cross_entropy(nsp, batch["next_sentence_label"])
 
-    scaler = torch.amp.GradScaler("cuda", enabled=amp and cuda)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp and amp_dtype == torch.float16)
     total = args.warmup + args.measure
     for step in range(total):
         if step == args.warmup:  # the window starts once the warm-up steps are done
