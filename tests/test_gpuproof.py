@@ -42,11 +42,12 @@ def test_the_gpu_suite_plans_every_case(tmp_path: Path) -> None:
         tmp_path, "--config", f"suite={ROOT / 'config' / 'gpu.yaml'}", "device=auto"
     )
     cells = {w.split("cell=")[1].split(",")[0] for w in jobs["run_cell"]}
-    assert len(jobs["run_cell"]) == 18 * 3
+    assert len(jobs["run_cell"]) == 19 * 3
     assert "pytorch.resnet50.amp.noxla.b256.1n1g" in cells
     assert "jax.bert_base.amp.xla.b64.1n1g" in cells
     assert "pytorch.gpt.amp.xla.b4-llama1b.1n1g" in cells
     assert "pytorch.bert_base.amp.xla.b256-cudagraphs.1n1g" in cells
+    assert "pytorch.bert_base.amp.xla.b512-cudagraphs_bf16.1n1g" in cells
     assert jobs["find_max_batch"] == ["cell=pytorch.bert_base.amp.noxla.bmax.1n1g"]
     # the upstream sources that need CUDA, at their current releases, on synthetic or mock data
     assert {
