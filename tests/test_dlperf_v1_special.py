@@ -409,6 +409,8 @@ def test_dlperf_check_accepts_the_suite() -> None:
     [
         ("cell_id\tthroughput_median\tthroughput_median\n{a}\t\t397\n", r":1: column throughput_median is named twice"),
         ('cell_id\tthroughput_median\tnote\n{a}\t360\t"w/XLA\n{b}\t2400\tx\n{c}\t4700\tbsz=96"\n', r':2: a quoted field runs on to line 4'),
+        # was ":2: more fields than the header", the comment read as the header
+        ("# DLPerf v1.0, typed in\ncell_id\tthroughput_median\n{a}\t397\n", r":1: a comment where the header should be \('# DLPerf v1.0, typed in'\): "),
     ],
 )  # fmt: skip
 def test_a_hand_written_tables_rows_and_columns_are_what_they_seem(tmp_path, text, message):

@@ -262,6 +262,12 @@ def check_layout(path: Path) -> None:
         with path.open(newline="", encoding="utf-8", errors="replace") as handle:
             reader = csv.reader(handle, delimiter=sep)
             header = next(reader, [])
+            if header and header[0].startswith("#"):
+                raise ConfigError(
+                    f"{path}:1: a comment where the header should be ({sep.join(header)[:60]!r}): "
+                    "a table's first line names its columns (cell_id, ...), and tables take no "
+                    "comment lines"
+                )
             twice = sorted({c for c in header if header.count(c) > 1})
             if twice:
                 raise ConfigError(f"{path}:1: column {twice[0]} is named twice in the header")
