@@ -127,6 +127,48 @@ def test_gpu_proof_refuses_bad_options_with_exit_2_naming_them(tmp_path, capsys,
     assert not (tmp_path / "out").exists()
 
 
+BAD_OPTION = """cases:
+  - framework: pytorch
+    model: resnet50
+    batch_size: [8]
+    layouts: [1n1g]
+    options:
+      threads: abc
+"""
+BAD_FRAMEWORK = (
+    "cases:\n  - {framework: pytorchh, model: resnet50, batch_size: [8], layouts: [1n1g]}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "flags", "message"),
+    [
+        (BAD_OPTION, [], "{suite}:7: cases[0].options.threads: 'abc' is not of type 'integer'"),
+        (BAD_OPTION, ["--tiny"], "{suite}:7: cases[0].options.threads: 'abc' is not of type"),
+        (BAD_FRAMEWORK, ["--tiny"], "{suite}:2: cases[0].framework: 'pytorchh' is not one of"),
+        (BAD_FRAMEWORK, [], "{suite}:2: cases[0].framework: 'pytorchh' is not one of"),
+        ("", ["--repeats", "5000"], "--repeats 5000: repeats: 5000 is greater than the maximum"),
+    ],
+)
+def test_gpu_proof_suite_errors_name_the_users_file_and_line_or_the_flag(
+    tmp_path, capsys, text, flags, message
+):
+    """Review: gpu-proof checked its suite by writing it to <work>/<gpu>/suite.check.yaml and
+    loading that, so a mistake in the user's --suite named the scratch file and its line
+    (`.../cpu/suite.check.yaml:9: cases[0].options.threads`, the file's line 7), a --tiny run
+    with a misspelt framework named no file at all, and `--repeats 5000` named line 2 of the
+    scratch file. The file is now checked as written, then as the flags changed it."""
+    suite = tmp_path / "mine.yaml"
+    suite.write_text(text or BAD_OPTION.replace("threads: abc", "threads: 1"))
+    work = tmp_path / "w"
+    argv = ["gpu-proof", "--out", str(tmp_path / "out"), "--work", str(work), "--suite", str(suite)]
+    assert main([*argv, *flags]) == 2
+    err = capsys.readouterr().err
+    assert message.format(suite=suite) in err
+    assert "suite.check.yaml" not in err and "Traceback" not in err
+    assert not list(work.glob("*/suite.check.yaml"))
+
+
 @pytest.mark.parametrize("inside", [False, True])
 def test_gpu_proof_out_that_is_a_file_is_refused_before_any_case(tmp_path, capsys, inside):
     """Review: `gpu-proof --out FILE` ran its cases (112 s for one tiny case here, minutes of a

@@ -39,6 +39,7 @@ from dlperf.gpuproof import pack, summary
 from dlperf.gpuproof.suite import (
     missing_packages,
     missing_sources,
+    revalidated_suite,
     tiny_suite,
     validated_suite,
     write_suite,
@@ -100,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     # keep the first GPU's runs and references as done under the second one's name
     work = (args.work / gpu_folder(facts)).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    validated = validated_suite(args.suite)  # a bad suite stops here, naming its line and key
     base = proof_suite(args)
-    validated = validated_suite(base, work)  # a bad suite stops here, naming the key
+    if changed_by := _changes(args):
+        validated = revalidated_suite(base, changed_by)
     stages = [
         Stage(n, base["cases"][n - 1], [s.id for s in expand_case(validated["cases"][n - 1])])
         for n in _numbers(args.cases, len(base["cases"]))
@@ -165,6 +168,13 @@ def proof_suite(args: argparse.Namespace) -> dict[str, Any]:
     if args.repeats is not None:
         base["repeats"] = args.repeats
     return base
+
+
+def _changes(args: argparse.Namespace) -> str:
+    """The flags that change the suite file's content (proof_suite), as an error names them."""
+    flags = ["--tiny"] if args.tiny else []
+    flags += [] if args.repeats is None else [f"--repeats {args.repeats}"]
+    return " ".join(flags)
 
 
 def _numbers(numbers: list[int] | None, cases: int) -> list[int]:

@@ -4,6 +4,7 @@ missing); and the suite file of the cases Snakemake runs."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import yaml
 
 from dlperf.adapters import get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
-from dlperf.config import Suite, load
+from dlperf.config import Suite, load, validate
 
 # The framework whose cases run on this interpreter (write_suite), which must have its packages.
 ON_THIS_PYTHON = "jax"
@@ -68,11 +69,18 @@ def _tiny_options(case: dict[str, Any]) -> dict[str, Any]:
     return TINY_OPTIONS[case["model"]]
 
 
-def validated_suite(config: dict[str, Any], work: Path) -> dict[str, Any]:
-    """The suite with the schema's defaults, its cells expanded once to check them."""
-    path = work / "suite.check.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
+def validated_suite(path: Path) -> dict[str, Any]:
+    """The suite file with the schema's defaults, its cells expanded once to check them: an
+    error names the file, the line and the key."""
     validated = load(path)
+    Suite(validated).cell_specs()
+    return validated
+
+
+def revalidated_suite(config: dict[str, Any], changed_by: str) -> dict[str, Any]:
+    """A checked suite file as the command's flags (`changed_by`) changed it, checked again: an
+    error here is the flags' (the file as written was checked first)."""
+    validated = validate(copy.deepcopy(config), changed_by)
     Suite(validated).cell_specs()
     return validated
 
