@@ -12,6 +12,7 @@ from test_plan_durations import write_runs
 
 from dlperf.cli import main
 from dlperf.config import validate
+from dlperf.launch import allocation
 from dlperf.plan import milp
 from dlperf.plan.jobs import Job, PlanError, Site
 from dlperf.plan.plan import (
@@ -201,6 +202,31 @@ def test_a_layout_this_machine_cannot_run_names_the_machine_not_a_site_key(tmp_p
             "layout from the local suite, or plan it for a cluster (backend: slurm, or --nodes "
             "and --gpus-per-node)."
         )
+
+
+def test_a_cuda_suite_on_a_machine_without_gpus_is_refused_not_planned_on_one_gpu(
+    tmp_path, capsys, monkeypatch
+):
+    """Review: a local suite with `device: cuda` planned on a machine with no GPU (a login node)
+    printed a plan 'on 1 nodes x 1 GPUs' with a makespan, under 'site: this machine (0 GPUs,
+    ...)': machine_site counted 0 GPUs as 1, while `dlperf check` of the same suite refused it.
+    It is now refused as any layout this machine cannot run is, naming the machine."""
+    monkeypatch.setattr(allocation, "visible_gpus", lambda: 0)
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"device": "cuda", "cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
+    ]}))  # fmt: skip
+    assert main(["plan", str(path), "--results", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "dlperf: cell pytorch.resnet50.fp32.noxla.b8.1n1g: layout 1n1g needs 1 node(s) x 1 "
+        "device(s); the site is this machine (0 GPUs, the local backend: one run at a time). "
+        "Drop the layout from the local suite, or plan it for a cluster (backend: slurm, or "
+        "--nodes and --gpus-per-node).\n"
+    )
+    assert main(["plan", str(path), "--results", str(tmp_path), "--gpus-per-node", "1"]) == 0
+    assert "7 runs on 1 nodes x 1 GPUs" in capsys.readouterr().out
 
 
 def test_a_plan_of_this_machines_cpus_says_cpus_throughout(tmp_path):

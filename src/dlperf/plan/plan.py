@@ -55,7 +55,7 @@ def machine_site(devices: int, kind: str) -> dict[str, Any]:
     machine = f"this machine ({devices} {kind}, the local backend: one run at a time)"
     return {
         "nodes": 1,
-        "gpus_per_node": max(devices, 1),
+        "gpus_per_node": devices,  # 0 (device cuda, no GPU here): no layout fits, _check_site says so
         "exclusive": True,
         "machine": machine,
         "device_kind": kind,
@@ -74,7 +74,12 @@ def site_of(
     """The campaign's cluster: `machine` (machine_site, its devices of `device_kind`), or
     flags, else the validated config's `site`, else what the suite needs."""
     site = config["site"]
-    if machine is not None and nodes and gpus_per_node and exclusive is not None:
+    if (
+        machine is not None
+        and nodes is not None
+        and gpus_per_node is not None
+        and exclusive is not None
+    ):
         return Site(nodes, gpus_per_node, exclusive, device_kind), machine
     origin = []
     if nodes is None:
