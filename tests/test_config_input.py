@@ -180,6 +180,7 @@ def test_a_baseline_that_is_nowhere_names_each_place_looked_once(
         ("tensorflow", "gpt", "{model_type: llama, n_head: 4}", "unknown gpt (llama) model_config key 'n_head'"),
         ("tensorflow", "gpt", "{model_type: gpt3}", "gpt model_config.model_type: 'gpt3': expected one of gpt2, llama"),
         ("jax", "wide_deep", "{hidden_size: 8}", "model_config: hidden_size: Wide & Deep takes no model_config"),
+        ("pytorch", "wide_deep", "{hidden_size: 8}", "model_config: hidden_size: Wide & Deep takes no model_config"),
         ("mxnet", "bert_base", "{units: 256}", "unknown bert_base model_config key 'units'"),
         ("mxnet", "resnet50", "{depths: [1, 1]}", "resnet50 model_config depths must be 4 numbers: [1, 1]"),
     ],

@@ -7,7 +7,11 @@ from typing import Any, ClassVar
 from dlperf.adapters.base import ModelSource, TaskContext
 from dlperf.adapters.builtin import BuiltinWorkload
 from dlperf.i18n import Phrase
-from dlperf.workloads.options import COMPILE_MODE, CUDA_AMP_DTYPE
+from dlperf.workloads.options import (
+    COMPILE_MODE,
+    CUDA_AMP_DTYPE,
+    wide_deep_model_config_problem,
+)
 
 
 class PyTorchBuiltin(BuiltinWorkload):
@@ -79,6 +83,11 @@ class PyTorchBuiltin(BuiltinWorkload):
             "model_config": {"n_layer": 2, "n_embd": 64, "n_head": 4, "vocab_size": 1000},
         },
     }  # fmt: skip
+
+    def model_config_problem(self, model: str, overrides: dict[str, Any]) -> str | None:
+        """Wide & Deep's rule (it takes none); the others' keys are transformers' config fields,
+        known when the run starts."""
+        return wide_deep_model_config_problem(overrides) if model == "wide_deep" else None
 
     def extra_flags(self, ctx: TaskContext) -> list[str]:
         flags = []

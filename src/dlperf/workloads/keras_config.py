@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dlperf.workloads.options import wide_deep_model_config_problem
+
 # transformers' BertConfig names (what the pytorch adapter's model_config takes) -> KerasHub's.
 BERT_NAMES = {
     "vocab_size": "vocabulary_size",
@@ -105,13 +107,7 @@ def model_config_problem(model: str, overrides: dict[str, Any]) -> str | None:
     adapters check a suite with it before anything runs (dlperf.adapters.jax_builtin)."""
     overrides = dict(overrides)
     if model == "wide_deep":
-        if not overrides:
-            return None
-        return (
-            f"model_config: {', '.join(sorted(overrides))}: Wide & Deep takes no model_config; "
-            "its sizes are the options vocab_size, deep_embedding_vec_size, hidden_units_num "
-            "and hidden_size"
-        )
+        return wide_deep_model_config_problem(overrides)
     family = overrides.pop("model_type", "gpt2") if model == "gpt" else None
     if family is not None and family not in GPT_FAMILIES:
         return f"gpt model_config.model_type: {family!r}: expected one of {', '.join(GPT_FAMILIES)}"

@@ -128,6 +128,19 @@ CUDA_AMP_DTYPE = Option(
 EVERY = (*OPTIONS, COMPILE_MODE, CUDA_AMP_DTYPE)
 
 
+def wide_deep_model_config_problem(overrides: dict[str, Any]) -> str | None:
+    """Why `overrides` is no model_config of Wide & Deep (None: it is none): its sizes are the
+    options above, in every framework. Pure: the adapters check a suite with it, the workloads
+    when they start."""
+    if not overrides:
+        return None
+    return (
+        f"model_config: {', '.join(sorted(overrides))}: Wide & Deep takes no model_config; its "
+        "sizes are the options vocab_size, deep_embedding_vec_size, hidden_units_num and "
+        "hidden_size"
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser, helps: dict[str, str]) -> None:
     """Every option the workloads get as a flag, with its default and help (or the workload's
     own words for it, in `helps`)."""

@@ -16,6 +16,7 @@ from torch import nn
 
 from dlperf import flops
 from dlperf.flops import DEEP_SPARSE_FIELDS, DENSE_FIELDS, WIDE_SPARSE_FIELDS
+from dlperf.workloads.options import wide_deep_model_config_problem
 from dlperf.workloads.torch_models.recipe import Recipe, generator
 
 
@@ -59,13 +60,8 @@ class WideDeep(nn.Module):
 
 
 def build(args: argparse.Namespace) -> tuple[nn.Module, dict[str, Any]]:
-    given = sorted(json.loads(args.model_config))
-    if given:
-        raise SystemExit(
-            f"dlperf: model_config: {', '.join(given)}: Wide & Deep takes no model_config; its"
-            " sizes are the options vocab_size, deep_embedding_vec_size, hidden_units_num and"
-            " hidden_size"
-        )
+    if problem := wide_deep_model_config_problem(json.loads(args.model_config)):
+        raise SystemExit(f"dlperf: {problem}")
     sizes = {
         "vocab_size": args.vocab_size,
         "deep_embedding_vec_size": args.deep_embedding_vec_size,
