@@ -305,3 +305,23 @@ def test_a_repeat_count_no_campaign_could_run_is_an_error_naming_its_key(tmp_pat
     )
     path.write_text("adaptive_repeats: {max: 5000, ci_width_pct: 2}\n" + case)
     assert "adaptive_repeats.max: 5000 is greater than the maximum of 1000" in load_error(path)
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "mxnet"])
+def test_a_built_in_max_batch_size_for_a_model_that_is_not_one_is_refused(
+    tmp_path: Path, framework: str
+) -> None:
+    """Review: a built-in adapter's max_batch_size took any key, so `{resnet5: 128}` (for
+    resnet50) passed check and silently replaced the whole table (options merge by key): the
+    plan's estimate of the `max` cell then fell back to no batch at all, the typo unsaid."""
+    path = suite(
+        tmp_path,
+        f"cases:\n  - framework: {framework}\n    model: resnet50\n    batch_size: [max]\n"
+        "    layouts: [1n1g]\n    options:\n      max_batch_size: {resnet5: 128}\n",
+    )
+    assert load_error(path) == (
+        f"{path}:7: cases[0].options.max_batch_size: 'resnet5' is not one of "
+        "['resnet50', 'bert_base', 'wide_deep', 'insightface', 'gpt']"
+    )
+    path.write_text(path.read_text().replace("resnet5:", "resnet50:"))
+    assert load(path)["cases"][0]["options"]["max_batch_size"] == {"resnet50": 128}

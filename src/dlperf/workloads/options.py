@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from dlperf.vocabulary import MODELS
+
 
 @dataclass(frozen=True)
 class Option:
@@ -89,7 +91,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "max_batch_size",
         {"resnet50": 256, "bert_base": 96, "wide_deep": 16384, "insightface": 64, "gpt": 8},
-        {"type": "object", "additionalProperties": POSITIVE},
+        {
+            "type": "object",
+            "propertyNames": {"enum": list(MODELS)},
+            "additionalProperties": POSITIVE,
+        },
         "what batch_size `max` means, per model",
         flag=False,
         reaches="max",
