@@ -197,8 +197,12 @@ def test_diff_bad_arguments_say_what_was_expected(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"dlperf diff: {path}: ") and message in err, err
         assert len(err.splitlines()) == 1
-    assert main(["diff", str(a), str(a / "runs" / CELL / "r1" / "manifest.json")]) == 2
-    assert "give two of the same kind" in capsys.readouterr().err
+    manifest = a / "runs" / CELL / "r1" / "manifest.json"
+    assert main(["diff", str(a), str(manifest)]) == 2
+    assert capsys.readouterr().err == (  # was 'a run json but A is a results'
+        f"dlperf diff: {manifest}: is a per-run JSON but {a} is a results folder; "
+        "give two of the same kind\n"
+    )
     (a / "tables" / "runs.tsv").write_text("cell_id\tstatus\n")
     assert main(["diff", str(a), str(a)]) == 2
     assert "has no column repeat, throughput_samples_per_s" in capsys.readouterr().err

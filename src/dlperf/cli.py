@@ -316,7 +316,7 @@ def _diff_checked(a: Path, b: Path, alpha: float, threshold: float) -> int:
     kind_a, kind_b = inputs.diff_kind(a), inputs.diff_kind(b)
     if kind_a != kind_b:
         raise inputs.DiffInputError(
-            f"{b}: is a {kind_b.replace('_', ' ')} but {a} is a {kind_a.replace('_', ' ')}; "
+            f"{b}: is a {inputs.KIND_NAMES[kind_b]} but {a} is a {inputs.KIND_NAMES[kind_a]}; "
             "give two of the same kind"
         )
     if kind_a == "results":

@@ -151,6 +151,14 @@ def _amount(value: object) -> bool:
     )
 
 
+KIND_NAMES = {  # diff_kind's kinds, as an error names them
+    "results": "results folder",
+    "run_json": "per-run JSON",
+    "cells_table": "cells table",
+    "runs_table": "runs table",
+}
+
+
 def diff_kind(path: Path) -> str:
     """What a diff argument is: results (folder), run_json, cells_table or runs_table."""
     expected = "expected a results folder, a per-run JSON (.json) or a cells/runs table (.tsv)"
