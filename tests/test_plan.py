@@ -273,6 +273,23 @@ def test_cli_prints_the_plan_and_refuses_bad_sites_without_traceback(tmp_path, c
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--nodes", "0"), ("--nodes", "-1"), ("--gpus-per-node", "0")]
+)
+def test_cli_refuses_a_site_size_below_one_naming_the_flag(tmp_path, capsys, flag, value):
+    """Review: `--nodes 0` (or -1, or `--gpus-per-node 0`) was taken, then refused as 'a site
+    needs at least 1 node and 1 GPU per node, not 0x8', naming neither flag."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(yaml.safe_dump({"cases": [
+        {"framework": "pytorch", "model": "resnet50", "batch_size": [8], "layouts": ["1n1g"]}
+    ]}))  # fmt: skip
+    with pytest.raises(SystemExit) as exit_:
+        main(["plan", str(path), "--results", str(tmp_path), flag, value])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"error: argument {flag}: '{value}' is not a whole number of at least 1\n")
+
+
 def test_cli_notes_a_results_folder_without_runs_and_plans_the_same(tmp_path, capsys):
     """`--results` on an empty folder, or one level too deep, silently planned every cell at
     the time limit: a one-line note says no earlier runs were found there (the plan is as it was)."""

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dlperf.argtypes import above, at_least, fraction
+from dlperf.argtypes import above, at_least, count, fraction
 from dlperf.errors import ConfigError
 from dlperf.paths import RESULTS
 from dlperf.plan.jobs import DEFAULT_TIME_LIMIT_S
@@ -71,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         default=RESULTS,
         help="earlier results for run durations (default: results, if there)",
     )
-    plan.add_argument("--nodes", type=int, help="nodes for the campaign (default: site.nodes)")
+    plan.add_argument("--nodes", type=count, help="nodes for the campaign (default: site.nodes)")
     plan.add_argument(
-        "--gpus-per-node", type=int, help="GPUs per node (default: site.gpus_per_node_max)"
+        "--gpus-per-node", type=count, help="GPUs per node (default: site.gpus_per_node_max)"
     )
     share = plan.add_mutually_exclusive_group()
     share.add_argument("--shared", dest="exclusive", action="store_false", default=None)
