@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import torch
+from torch import nn
 
 from dlperf.adapters import TaskContext, get_adapter
 from dlperf.config import validate
@@ -210,3 +211,29 @@ def test_a_cuda_graphs_run_states_the_graphs_inductor_skipped(
     assert torch_train.cuda_graph_fields(graphs, cuda) == {"cudagraph_skips": "2"}
     assert torch_train.cuda_graph_fields(graphs, cpu) == {}  # no CUDA graphs on a CPU
     assert torch_train.cuda_graph_fields(torch_train.parse_args(argv), cuda) == {}
+
+
+@pytest.mark.parametrize("model", ["resnet50", "bert_base", "wide_deep", "insightface", "gpt"])
+def test_an_overflow_step_the_grad_scaler_skips_leaves_the_optimizer_untouched(model):
+    """The optimizer each recipe builds as on CUDA (fused asked): on an H100, torch 2.11's fused
+    SGD wrote a momentum buffer on the skipped first steps and ResNet-50 AMP's loss went nan."""
+    from dlperf.workloads.torch_models import RECIPES
+
+    weight = nn.Parameter(torch.ones(4))
+    optimizer = RECIPES[model].optimizer([weight], True)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16)
+    for overflow in (True, False):
+        optimizer.zero_grad(set_to_none=True)
+        factor = torch.tensor([float("inf") if overflow else 1.0, 1.0, 1.0, 1.0])
+        scaler.scale((weight * weight * factor).sum()).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        if overflow:
+            assert weight.tolist() == [1.0] * 4
+            assert "momentum_buffer" not in optimizer.state.get(weight, {})
+    stock = nn.Parameter(torch.ones(4))
+    reference = RECIPES[model].optimizer([stock], None)  # unfused, as on a CPU
+    (stock * stock).sum().backward()
+    reference.step()
+    assert weight.tolist() == pytest.approx(stock.tolist())
+    assert weight.tolist()[0] < 1.0  # the good step trained

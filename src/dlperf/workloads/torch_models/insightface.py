@@ -22,7 +22,12 @@ from torch.nn import functional as F
 from dlperf import flops
 from dlperf.flops import ARCFACE_MARGIN, ARCFACE_SCALE, arcface_shard
 from dlperf.workloads.common import model_config_overrides
-from dlperf.workloads.torch_models.recipe import Recipe, generator, transformers_facts
+from dlperf.workloads.torch_models.recipe import (
+    Recipe,
+    generator,
+    momentum_sgd,
+    transformers_facts,
+)
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -185,7 +190,7 @@ def batch(args: argparse.Namespace, model: nn.Module, device: torch.device) -> d
 
 def sgd(parameters: Iterable[nn.Parameter], fused: bool | None) -> torch.optim.Optimizer:
     """insightface's and arcface_torch's: learning rate 0.1, momentum 0.9, weight decay 5e-4."""
-    return torch.optim.SGD(parameters, lr=0.1, momentum=0.9, weight_decay=5e-4, fused=fused)
+    return momentum_sgd(parameters, weight_decay=5e-4)
 
 
 RESNET50 = {
