@@ -56,6 +56,7 @@ CELL_FIGURES = [
     "batch_size_resolved",
     "throughput_median",
     "throughput_cv",
+    "flags",  # what weakens the figure (dlperf.measure.runflags): a target is not judged on it
     *CELL_FIGURE_COLUMNS,
 ]
 
@@ -257,50 +258,65 @@ def _search(paths: ResultPaths, cell: str) -> dict[str, Any]:
 
 
 def targets(proof: dict[str, Any]) -> list[dict[str, Any]]:
-    """The issues' bar, each with the figure measured against it (None: not measured)."""
-    rn50 = _first(proof, model="resnet50", xla=False)
-    bert, gpt = _mfus(proof, "bert_base"), _mfus(proof, "gpt")
+    """The issues' bar, each with the figure measured against it (None: not measured) and the
+    cell it came from. A flagged cell's figure (a nan loss, a stall) is not judged: met is None
+    and its flags are said; a best-cell figure comes from the unflagged cells where there are."""
+    rn50 = next(iter(_figures(proof, "throughput_median", model="resnet50", xla=False)), None)
     vs = next(
         (
-            case["vs_reference"].get("ratio")
+            (case["vs_reference"]["cell"], case["cells"], case["vs_reference"].get("ratio"))
             for case in proof["cases"]
             if case.get("vs_reference", {}).get("cell")
             and _is(case["vs_reference"]["cell"], model="resnet50")
         ),
         None,
     )
+    ratio = None if vs is None else (vs[0], vs[1].get(vs[0], {}), vs[2])
     checks = [
         ("ResNet-50 AMP img/s", rn50, TARGETS["resnet50_amp_samples_per_s"]),
-        ("ResNet-50 AMP / plain loop", vs, TARGETS["resnet50_amp_vs_reference"]),
+        ("ResNet-50 AMP / plain loop", ratio, TARGETS["resnet50_amp_vs_reference"]),
         (
             "BERT-base AMP MFU % (best cell)",
-            max(bert) if bert else None,
+            _best(_figures(proof, "mfu_pct", model="bert_base")),
             TARGETS["bert_base_amp_mfu_pct"],
         ),
         (
             "GPT (Llama) AMP MFU % (best cell; torchtitan on H100s: 33-39%)",
-            max(gpt) if gpt else None,
+            _best(_figures(proof, "mfu_pct", model="gpt")),
             TARGETS["gpt_amp_mfu_pct"],
         ),
     ]
-    return [
-        {
-            "what": what,
-            "measured": value,
-            "target": bar,
-            "met": None if value is None else value >= bar,
-        }
-        for what, value, bar in checks
-    ]
+    found = []
+    for what, figure, bar in checks:
+        cell, row, value = (
+            figure if figure is not None and figure[2] is not None else ("", {}, None)
+        )
+        flags = row.get("flags") or ""
+        met = None if value is None or flags else value >= bar
+        found.append(
+            {"what": what, "measured": value, "target": bar, "met": met, "cell": cell}
+            | ({"flags": flags} if flags else {})
+        )
+    return found
 
 
-def _mfus(proof: dict[str, Any], model: str) -> list[float]:
+def _figures(
+    proof: dict[str, Any], column: str, **wanted: Any
+) -> list[tuple[str, dict[str, Any], float]]:
+    """(cell, its row, its figure) of the target's cells that have the figure, in case order."""
     return [
-        row["mfu_pct"]
+        (cell, row, float(row[column]))
         for case in proof["cases"]
         for cell, row in case["cells"].items()
-        if _is(cell, model=model) and row.get("mfu_pct") is not None
+        if _is(cell, **wanted) and row.get(column) is not None
     ]
+
+
+def _best(
+    figures: list[tuple[str, dict[str, Any], float]],
+) -> tuple[str, dict[str, Any], float] | None:
+    unflagged = [f for f in figures if not f[1].get("flags")]
+    return max(unflagged or figures, key=lambda f: f[2], default=None)
 
 
 def _is(cell_id: str, **wanted: Any) -> bool:
@@ -308,14 +324,6 @@ def _is(cell_id: str, **wanted: Any) -> bool:
     cell = Cell.parse(cell_id)
     fields = {"framework": "pytorch", "precision": "amp"} | wanted
     return all(getattr(cell, k) == v for k, v in fields.items())
-
-
-def _first(proof: dict[str, Any], **wanted: Any) -> float | None:
-    for case in proof["cases"]:
-        for cell, row in case["cells"].items():
-            if _is(cell, **wanted) and row.get("throughput_median") is not None:
-                return float(row["throughput_median"])
-    return None
 
 
 def markdown(proof: dict[str, Any]) -> str:
@@ -342,13 +350,15 @@ def markdown(proof: dict[str, Any]) -> str:
     for t in proof["targets"]:
         measured = "not measured" if t["measured"] is None else f"{t['measured']:.4g}"
         met = {None: "n/a", True: "yes", False: "no"}[t["met"]]
+        if t.get("flags"):
+            met = f"not judged: `{t['cell']}` is flagged ({t['flags']})"
         lines.append(f"| {t['what']} | {measured} | {t['target']:g} | {met} |")
     lines += [
         "",
         "## Cells",
         "",
-        "| case | cell | status | samples/s | CV | MFU % | peak MiB | J/sample | W | plain loop | ratio |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| case | cell | status | samples/s | CV | MFU % | peak MiB | J/sample | W | plain loop | ratio | flags |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for case in proof["cases"]:
         reference = case.get("reference") or {}
@@ -360,7 +370,8 @@ def markdown(proof: dict[str, Any]) -> str:
                 f"| {_f(row.get('throughput_median'))} | {_f(row.get('throughput_cv'))} "
                 f"| {_f(row.get('mfu_pct'))} | {_f(row.get('peak_mem_mib'))} "
                 f"| {_f(row.get('energy_j_per_sample'))} | {_f(row.get('power_w_per_device'))} "
-                f"| {_f(ref) if ref else reference.get('status', '')} | {_f(ratio)} |"
+                f"| {_f(ref) if ref else reference.get('status', '')} | {_f(ratio)} "
+                f"| {row.get('flags') or ''} |"
             )
     checks = [c for case in proof["cases"] for c in case["device_clock"]]
     lines += [
