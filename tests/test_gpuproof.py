@@ -19,7 +19,7 @@ from workflow_helpers import ROOT, planned_jobs
 from dlperf import logline
 from dlperf.adapters import get_adapter
 from dlperf.adapters.upstream import UpstreamAdapter
-from dlperf.gpuproof import kit, summary
+from dlperf.gpuproof import kit, proofmd, summary
 from dlperf.gpuproof.suite import (
     missing_packages,
     missing_sources,
@@ -400,7 +400,7 @@ def test_a_cuda_graphs_run_that_skipped_graphs_is_named_in_the_proof(tmp_path: P
     stage = summary.Stage(18, {"framework": "pytorch", "model": "bert_base"}, [cell], "done")
     proof = summary.build(tmp_path, [stage], {}, {"window": {"warmup": 2, "measure": 3}}, "made")
     assert proof["cases"][0]["cuda_graphs_skipped"] == [{"run": "r1", "cell": cell, "skips": 3}]
-    said = summary.markdown(proof)
+    said = proofmd.markdown(proof)
     assert f"- `{cell}` r1: 3 graphs ran without CUDA graphs" in said
     assert f"`{cell}` r2" not in said
     (tmp_path / "runs" / cell / "r1" / "rank0.log").write_text(_step(1, 100.0, 0.1) + "\n")
@@ -444,9 +444,9 @@ def test_the_proof_says_why_a_run_of_a_case_that_ran_failed(tmp_path: Path) -> N
     assert proof["cases"][0]["runs_not_ok"] == [
         {"cell": cell, "run": "r1", "status": "failed", "detail": why}
     ]
-    said = summary.markdown(proof).split("## Not done")[1]
+    said = proofmd.markdown(proof).split("## Not done")[1]
     assert f"- case 16 `{cell}` r1: failed, {why}" in said
     assert "every case ran" not in said and "r2" not in said
     stage.cells = ["pytorch.resnet50.fp32.noxla.b4.1n1g"]  # no run of it ended other than ok
-    said = summary.markdown(summary.build(tmp_path, [stage], {}, {}, "made"))
+    said = proofmd.markdown(summary.build(tmp_path, [stage], {}, {}, "made"))
     assert "- nothing: every case ran and every run ended ok" in said

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlperf.gpuproof import summary
+from dlperf.gpuproof import proofmd, summary
 
 RESNET = "pytorch.resnet50.amp.noxla.b256.1n1g"
 NAN_LOSS = "loss nan or inf in 100 window steps (r1): steps that may not have trained"
@@ -36,7 +36,7 @@ def test_a_flagged_cell_meets_no_target_and_proof_md_says_why() -> None:
     img_s, ratio = by_what["ResNet-50 AMP img/s"], by_what["ResNet-50 AMP / plain loop"]
     assert (img_s["measured"], img_s["met"], img_s["flags"]) == (4846.73, None, NAN_LOSS)
     assert (ratio["measured"], ratio["met"], ratio["cell"]) == (1.027, None, RESNET)
-    said = summary.markdown(proof)
+    said = proofmd.markdown(proof)
     assert f"| not judged: `{RESNET}` is flagged ({NAN_LOSS}) |" in said
     assert "| yes |" not in said
     [line] = [x for x in said.splitlines() if x.startswith(f"| 1 (done) | `{RESNET}`")]

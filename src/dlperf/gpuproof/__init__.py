@@ -7,5 +7,6 @@
   here, and the suite file of the cases Snakemake runs.
 - dlperf.gpuproof.pack: what came out, packed into at most eight files.
 - dlperf.gpuproof.summary: what the proof found, from the tables, the raw logs and the
-  references (proof.json, proof.md).
+  references (proof.json).
+- dlperf.gpuproof.proofmd: the same as proof.md.
 """

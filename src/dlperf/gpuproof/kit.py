@@ -35,7 +35,7 @@ from dlperf.adapters import get_adapter
 from dlperf.argtypes import above, count, counts
 from dlperf.defaults import case_setting
 from dlperf.errors import ConfigError
-from dlperf.gpuproof import pack, summary
+from dlperf.gpuproof import pack, proofmd, summary
 from dlperf.gpuproof.suite import (
     missing_packages,
     missing_sources,
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         """The proof so far, packed into --out: the command may be cut off at any point."""
         proof = summary.build(work / RESULTS, stages, facts, base, report_state)
         atomic_write_json(work / "proof.json", proof)
-        (work / "proof.md").write_text(summary.markdown(proof))
+        (work / "proof.md").write_text(proofmd.markdown(proof))
         files = pack.pack(work, args.out.resolve())
         clock.say(f"wrote {len(files)} files to {args.out}: {', '.join(f.name for f in files)}")
         return proof
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         proof = write_out(report_state)
-    print(summary.markdown(proof), flush=True)
+    print(proofmd.markdown(proof), flush=True)
     return 0
 
 
