@@ -3,11 +3,19 @@ issues' targets, the cells with their figures, the device-clock checks, what was
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from dlperf.gpuproof.summary import DEVICE_CLOCK_TOLERANCE_PCT
+from dlperf.launch.facts import cudnn_text, gpu_text
+from dlperf.report import fmt
+from dlperf.report.figures import format_figure
 from dlperf.status import Status
+
+# The built-in run's stack as its config line names it, and as proof.md says it
+STACK_LABELS = {
+    "torch": "torch", "cuda": "CUDA", "cudnn": "cuDNN", "nccl": "NCCL", "gpu": "GPU",
+    "device": "device", "amp_dtype": "AMP dtype",
+}  # fmt: skip
 
 
 def markdown(proof: dict[str, Any]) -> str:
@@ -15,16 +23,16 @@ def markdown(proof: dict[str, Any]) -> str:
     node = proof["node"]
     versions = proof["versions"]
     lines = [
-        f"# dlperf GPU proof: {', '.join(node.get('gpus') or ['no GPU'])}",
+        f"# dlperf GPU proof: {'; '.join(map(gpu_text, node.get('gpus') or [])) or 'no GPU'}",
         "",
         f"- host {node.get('host')}, CPU {node.get('cpu_model')}, "
         f"CUDA supported by the driver {node.get('cuda_driver_version')}",
-        "- built-in run's stack: "
-        + (", ".join(f"{k} {v}" for k, v in versions.items() if k != "from") or "not seen"),
+        f"- built-in run's stack: {_stack(versions) or 'not seen'}",
         f"- window: skip {proof['window']['warmup']}, measure {proof['window']['measure']} steps; report {proof['report']}",
-        "- MFU = samples/s x FLOPs per sample (counted by torch's FlopCounterMode: matrix products "
-        "and convolutions, forward + backward) / the datasheet's dense peak for the precision the "
-        "products run in",
+        "- MFU = samples/s x FLOPs per sample / the datasheet's dense peak for the precision the "
+        "products run in. FLOPs per sample (forward + backward, matrix products and convolutions) "
+        "as each cell's FLOPs column says: counted_FlopCounterMode (torch's FlopCounterMode on a "
+        "training step), or the formula it names (an upstream source's, which logs none)",
         "",
         "## Targets",
         "",
@@ -32,7 +40,7 @@ def markdown(proof: dict[str, Any]) -> str:
         "| --- | --- | --- | --- |",
     ]
     for t in proof["targets"]:
-        measured = "not measured" if t["measured"] is None else f"{t['measured']:.4g}"
+        measured = "not measured" if t["measured"] is None else _target(t)
         met = {None: "n/a", True: "yes", False: "no"}[t["met"]]
         if t.get("flags"):
             met = f"not judged: `{t['cell']}` is flagged ({t['flags']})"
@@ -41,21 +49,20 @@ def markdown(proof: dict[str, Any]) -> str:
         "",
         "## Cells",
         "",
-        "| case | cell | status | samples/s | CV | MFU % | peak MiB | J/sample | W | plain loop | ratio | flags |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| case | cell | status | samples/s | CV | TFLOP/s | MFU % | FLOPs | peak MiB | J/sample | W "
+        "| plain loop | ratio | flags |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for case in proof["cases"]:
         reference = case.get("reference") or {}
         for cell, row in case["cells"].items():
             ref = reference.get("throughput_samples_per_s")
             ratio = (case.get("vs_reference") or {}).get("ratio")
+            status = row.get("statuses") or row.get("status")
             lines.append(
-                f"| {case['number']} ({case['state']}) | `{cell}` | {row.get('statuses') or row.get('status')} "
-                f"| {_f(row.get('throughput_median'))} | {_f(row.get('throughput_cv'))} "
-                f"| {_f(row.get('mfu_pct'))} | {_f(row.get('peak_mem_mib'))} "
-                f"| {_f(row.get('energy_j_per_sample'))} | {_f(row.get('power_w_per_device'))} "
-                f"| {_f(ref) if ref else reference.get('status', '')} | {_f(ratio)} "
-                f"| {row.get('flags') or ''} |"
+                f"| {case['number']} ({case['state']}) | `{cell}` | {status} | {_figures(row)} "
+                f"| {fmt.throughput(ref) if ref else reference.get('status', '')} "
+                f"| {'' if ratio is None else f'{ratio:g}'} | {row.get('flags') or ''} |"
             )
     checks = [c for case in proof["cases"] for c in case["device_clock"]]
     lines += [
@@ -108,9 +115,44 @@ def markdown(proof: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _f(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return str(value)
+def _stack(versions: dict[str, str]) -> str:
+    """`torch 2.11.0+cu130, CUDA 13.0, cuDNN 9.19.0, ...` from the config line's fields."""
+    shown = {
+        "cudnn": cudnn_text,
+        "gpu": lambda v: v.replace("_", " "),  # the log line's spaces are underscores
+    }
+    return ", ".join(
+        f"{STACK_LABELS.get(k, k)} {shown.get(k, str)(v)}"
+        for k, v in versions.items()
+        if k != "from"
+    )
+
+
+def _target(target: dict[str, Any]) -> str:
+    """A target's figure as the report writes its kind (the ratio: its 4 significant digits)."""
+    value = target["measured"]
+    if target.get("figure") == "throughput_median":
+        return fmt.throughput(value)
+    if target.get("figure") == "mfu_pct":
+        return format_figure("mfu", {"mfu_pct": value})
+    return f"{value:g}"
+
+
+def _figures(row: dict[str, Any]) -> str:
+    """samples/s to W as the report writes them (dlperf.report.fmt, .figures): n/a for a figure
+    an ok cell has not (an upstream source logs no memory or energy); blank for a cell with no
+    median."""
+    if row.get("throughput_median") is None:
+        return " | ".join([""] * 8)
+    return " | ".join(
+        [
+            fmt.throughput(row["throughput_median"]),
+            fmt.percent(row.get("throughput_cv")),
+            format_figure("tflops", row),
+            format_figure("mfu", row),
+            row.get("flops_method") or fmt.NA,
+            format_figure("peak_mem", row),
+            format_figure("energy", row),
+            format_figure("power", row),
+        ]
+    )

@@ -76,6 +76,28 @@ def gpu_models(facts: dict[str, Any]) -> set[str]:
     return {str(g).split(",")[0].strip() for g in facts.get("gpus") or []}
 
 
+def gpu_text(line: str) -> str:
+    """A `gpus` line as a reader reads it: `NVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04` (the
+    query's name, memory.total, driver_version) -> `NVIDIA H100 80GB HBM3, 81,559 MiB, driver
+    580.159.04`; a line of another shape as it is."""
+    fields = [f.strip() for f in line.split(",")]
+    memory = re.fullmatch(r"(\d+) MiB", fields[1]) if len(fields) == 3 else None
+    if memory is None:
+        return line
+    return f"{fields[0]}, {int(memory[1]):,} MiB, driver {fields[2]}"
+
+
+def cudnn_text(version: str) -> str:
+    """torch.backends.cudnn.version() as cuDNN's release: 91900 -> 9.19.0 (cuDNN 9 encodes
+    major x 10000 + minor x 100 + patch), 8902 -> 8.9.2 (cuDNN 8: major x 1000); else as given."""
+    if not version.isdigit():
+        return version
+    number = int(version)
+    major = number // 10000 if number >= 90000 else number // 1000
+    rest = number - major * (10000 if number >= 90000 else 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
 def driver_cuda_version(header: str) -> str | None:
     """The CUDA version the driver supports, from nvidia-smi's header
     (`| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0 |`); the GPU

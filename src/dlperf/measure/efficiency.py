@@ -49,6 +49,7 @@ RUN_FIGURE_COLUMNS = [
 ]
 CELL_FIGURE_COLUMNS = [
     "tokens_per_sample",
+    "flops_method",  # how its runs got their FLOPs per sample (counted, or which formula)
     "achieved_tflops",
     "mfu_pct",
     "peak_tflops",
@@ -239,7 +240,7 @@ def cell_figures(ok_runs: pd.DataFrame) -> dict[str, Any]:
         if column in ("speedup_ceiling", "speedup_ceiling_overlap", "ceiling_model"):
             continue
         values = ok_runs[column] if column in ok_runs else pd.Series(dtype=float)
-        if column in ("peak_source", "energy_detail"):
+        if column in ("flops_method", "peak_source", "energy_detail"):
             row[column] = "; ".join(sorted({str(v) for v in values.dropna() if str(v)}))
         else:
             numbers = pd.to_numeric(values, errors="coerce").dropna()

@@ -82,6 +82,7 @@ _TEXT_COLUMNS = (
     "manifest",
     "speedup_baseline_cell",
     "energy_detail",
+    "flops_method",
     "flags",
     "note",
     "outlier_detail",
