@@ -129,3 +129,16 @@ def test_a_cells_flops_method_is_its_runs() -> None:
     figures = efficiency.cell_figures(runs)
     assert figures["flops_method"] == "formula: 6 N + 12 L s h per token (model FLOPs), V=50304"
     assert figures["achieved_tflops"] == pytest.approx(68.0)
+
+
+def test_the_device_clock_section_names_the_cells_it_could_not_check() -> None:
+    """The H100's DLE ConvNets run (case 16, on CUDA) read 'none: no run on CUDA'."""
+    ngc = "ngc_pytorch.resnet50.amp.noxla.b256.1n1g"
+    proof = _proof({ngc: {"status": "ok", "statuses": "ok:1", "throughput_median": 4605.95}})
+    said = proofmd.markdown(proof).split("## Host timestamps against CUDA events")[1]
+    assert "no run on CUDA" not in said
+    assert "| none | | | | |" in said
+    check = {"cell": RESNET, "run": "r1", "host_samples_per_s": 4846.73, "difference_pct": -0.001}
+    proof["cases"][0]["device_clock"] = [check | {"device_samples_per_s": 4846.698}]
+    assert f"| `{RESNET}` | r1 | 4846.73 | 4846.70 | -0.001 |" in proofmd.markdown(proof)
+    assert f"an upstream source does not): `{ngc}`\n" in said
