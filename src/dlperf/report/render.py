@@ -356,4 +356,8 @@ def render_text(
         code_list=lambda items: Md(", ".join(code_span(i) for i in items)),
         notes=lambda numbers: Md("".join(f" [{n}]" for n in numbers)),
         special_slug=special_slug,
+        gpt_methods=lambda table: (
+            "; ".join(f"{t.say(c)}: {m}" for c, m in table.flops_methods)
+            or t("special.gpt_methods_none")
+        ),
     )

@@ -27,6 +27,7 @@ import pandas as pd
 from dlperf.i18n import Phrase, Text
 from dlperf.matrix import Layout, names_slug, sweep_slug, without_slug
 from dlperf.report import fmt
+from dlperf.report.figures import format_figure
 from dlperf.report.order import batch_size_key, layout_key, natural_key, precision_key
 from dlperf.status import Status, status_counts
 from dlperf.vocabulary import MODELS, PRECISION_NAMES
@@ -65,6 +66,7 @@ class Table:
     rows: tuple[Row, ...]
     option: str = ""  # InsightFace: the option searched
     ratios: tuple[tuple[int, int], ...] = ()  # W&D: (column, column) whose memory is compared
+    flops_methods: tuple[tuple[Text, str], ...] = ()  # GPT: (column, how its FLOPs were had)
 
 
 def special_tables(
@@ -264,8 +266,19 @@ def _gpt(rows: list[dict[str, Any]]) -> list[Table]:
             text = f"{layout}, b{batch}" + ("" if variant == "default" else f", {variant}")
             table_rows.append(Row(text, tuple(_gpt_value(at.get(c)) for c in columns)))
         name = PRECISION_NAMES.get(precision, precision)
-        tables.append(Table("gpt", name, "", "", columns, tuple(table_rows)))
+        methods = tuple(
+            (c, "; ".join(sorted({str(r["flops_method"]) for r in members if _flops_of(r, c)})))
+            for c in columns
+            if any(_flops_of(r, c) for r in members)
+        )
+        tables.append(Table("gpt", name, "", "", columns, tuple(table_rows), flops_methods=methods))
     return tables
+
+
+def _flops_of(row: dict[str, Any], column: Text) -> bool:
+    """Whether a cell of this column states how its FLOPs were had (a published table does not)."""
+    method = row.get("flops_method")
+    return row["_column"] == column and isinstance(method, str) and bool(method)
 
 
 def _configuration(row: dict[str, Any]) -> tuple[int, str, str, str]:
@@ -279,16 +292,16 @@ def _gpt_value(row: dict[str, Any] | None) -> Value:
         return Value(ABSENT, "", "")
     if row["status"] != Status.OK:
         return Value(str(row["status"]), "", "")
-    mfu, mark = row.get("mfu_pct"), row.get("_mark", "")
+    mark = row.get("_mark", "")
     return Value(
         Status.OK,
-        _marked(fmt.throughput(row.get("achieved_tflops")), mark),
-        f"{_number(mfu):.1f}" if fmt.is_number(mfu) else fmt.NA,
+        _marked(format_figure("tflops", row), mark),  # as every table of the report writes it
+        format_figure("mfu", row),
         _marked(fmt.throughput(row.get("throughput_median")), mark),
-        fmt.throughput(
+        fmt.integer(  # a whole number of tokens: 49557, not 49556.96
             _number(row.get("throughput_median")) * _number(row.get("tokens_per_sample"))
         ),
-        plotted=(_number(row.get("achieved_tflops")), _number(mfu)),
+        plotted=(_number(row.get("achieved_tflops")), _number(row.get("mfu_pct"))),
     )
 
 
