@@ -489,7 +489,7 @@ def test_environment_and_model_configuration(rendered: dict[str, str]) -> None:
     assert "### Node node-a" in md and "### Node node-b" in md
     assert "```text\n\tGPU0\tGPU1\nGPU0\t X \tNV18" in md  # nvidia-smi topo -m, verbatim
     assert "GPU topology: not available" in md  # node-b has none
-    assert "| GPUs | NVIDIA H100, 81559 MiB, 550.54 |" in md
+    assert "| GPUs | NVIDIA H100, 81,559 MiB, driver 550.54 |" in md
     assert "| Packages | torch 2.13.0, transformers 5.23.0 |" in md
     assert "### PyTorch (dlperf built-in): BERT-base" in md
     assert '"num_hidden_layers": 2' in md  # the model configuration the workload printed

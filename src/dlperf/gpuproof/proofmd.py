@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dlperf.gpuproof.summary import DEVICE_CLOCK_TOLERANCE_PCT
-from dlperf.launch.facts import cudnn_text, gpu_text
+from dlperf.launch.facts import config_fact_text, gpu_text
 from dlperf.report import fmt
 from dlperf.report.figures import format_figure
 from dlperf.status import Status
@@ -130,12 +130,8 @@ def markdown(proof: dict[str, Any]) -> str:
 
 def _stack(versions: dict[str, str]) -> str:
     """`torch 2.11.0+cu130, CUDA 13.0, cuDNN 9.19.0, ...` from the config line's fields."""
-    shown = {
-        "cudnn": cudnn_text,
-        "gpu": lambda v: v.replace("_", " "),  # the log line's spaces are underscores
-    }
     return ", ".join(
-        f"{STACK_LABELS.get(k, k)} {shown.get(k, str)(v)}"
+        f"{STACK_LABELS.get(k, k)} {config_fact_text(k, str(v))}"
         for k, v in versions.items()
         if k != "from"
     )

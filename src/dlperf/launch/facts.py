@@ -98,6 +98,17 @@ def cudnn_text(version: str) -> str:
     return f"{major}.{rest // 100}.{rest % 100}"
 
 
+def config_fact_text(key: str, value: str) -> str:
+    """A field of a workload's dlperf-config line as a reader reads it: cuDNN as its release
+    (cudnn_text), the GPU's name with spaces (the line writes them as underscores); else as
+    logged."""
+    if key == "cudnn":
+        return cudnn_text(value)
+    if key == "gpu":
+        return value.replace("_", " ")
+    return value
+
+
 def driver_cuda_version(header: str) -> str | None:
     """The CUDA version the driver supports, from nvidia-smi's header
     (`| NVIDIA-SMI 580.159.04   Driver Version: 580.159.04   CUDA Version: 13.0 |`); the GPU

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dlperf import logline
+from dlperf.launch.facts import config_fact_text, gpu_text
 from dlperf.launch.record import RunRecord
 from dlperf.parse.records import ParseError
 from dlperf.status import Status
@@ -84,7 +85,7 @@ def node_environments(manifests: dict[str, RunRecord]) -> list[NodeEnv]:
                 memory_gb=_text(node.get("memory_gb")),
                 os=_text(node.get("os")),
                 python=_text(node.get("python")),
-                gpus=tuple(str(g) for g in node.get("gpus") or []),
+                gpus=tuple(gpu_text(str(g)) for g in node.get("gpus") or []),
                 cuda_driver_version=_text(node.get("cuda_driver_version")),
                 packages=tuple(sorted((k, _text(v)) for k, v in packages.items())),
                 topology=node.get("topology") or None,
@@ -154,7 +155,7 @@ def model_configs(manifests: dict[str, RunRecord]) -> list[ModelConfig]:
         cell = record.planned_cell
         options = record.measured_options
         fields, model_config, where = line if line else ({}, None, "")
-        facts = [(k, v) for k, v in fields.items() if k not in _PER_RUN_FIELDS]
+        facts = [(k, config_fact_text(k, v)) for k, v in fields.items() if k not in _PER_RUN_FIELDS]
         config_json = (
             json.dumps(summarise_model_config(model_config), sort_keys=True, indent=2, default=str)
             if model_config is not None
