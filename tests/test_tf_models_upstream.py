@@ -27,6 +27,7 @@ from dlperf.adapters.base import TaskContext
 from dlperf.adapters.releases import Ran
 from dlperf.errors import ConfigError
 from dlperf.launch.measured import measure_of
+from dlperf.launch.record import RunRecord
 from dlperf.matrix import Cell, CellSpec, Layout
 from dlperf.upstream_data.tf_models import (
     BertSpec,
@@ -390,7 +391,10 @@ def test_the_orbit_trainer_runs_and_its_figure_is_the_log_lines(done: Path, mode
 
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["adapter"]["release"] == "current"
-    assert manifest["adapter"]["environment"].startswith("envs/tf_models.txt")
+    # no claim of the release's environment: what ran is the record's (the venv's python here)
+    assert "environment" not in manifest["adapter"]
+    ran = RunRecord.read(run_dir / "manifest.json").ran_in
+    assert (ran.container, ran.python) == ("", manifest["measure"]["options"]["python"])
     (task,) = manifest["tasks"]
     adapter = get_adapter("tensorflow2")
     options = manifest["measure"]["options"]

@@ -436,7 +436,8 @@ def test_the_manifest_names_the_release_that_ran():
     assert default == {"name": "ngc_pytorch", "version": adapter.version, "launcher": "per_node"}
     current = _adapter_summary("ngc_pytorch", adapter.resolved_options(CURRENT))
     assert current["release"] == "current" and "NGC 24.03" in current["version"]
-    assert current["environment"] == "nvcr.io/nvidia/pytorch:24.03-py3"
+    # the image the release names is no claim of the run's: it may have run without it
+    assert "environment" not in current
     assert "release" not in _adapter_summary("pytorch", {})
 
 

@@ -255,6 +255,20 @@ class Adapter(ABC):
             return None
         return int(options["seq_len"])
 
+    def source_of(self, model: str, options: Mapping[str, Any]) -> ModelSource:
+        """Where `model`'s code comes from under these options (an upstream release's own)."""
+        return self.models[model]
+
+    def source_text(self, model: str, options: Mapping[str, Any]) -> str:
+        """That source as the report names it: repository/path@tag."""
+        source = self.source_of(model, options)
+        return f"{source.repo}/{source.path}" + (f"@{source.tag}" if source.tag else "")
+
+    def environment_of(self, options: Mapping[str, Any]) -> str:
+        """The environment (an envs/ file or a container image) the source is meant to run in
+        under these options; what a run really ran in is its record's (RunRecord.ran_in)."""
+        return self.environment
+
     def describe(self) -> dict[str, Any]:
         """The adapter as a row of the report's frameworks table."""
         return {
@@ -264,9 +278,6 @@ class Adapter(ABC):
             "launcher": str(self.launcher),
             "environment": self.environment,
             "features": list(self.features),
-            "models": {
-                m: f"{s.repo}/{s.path}" + (f"@{s.tag}" if s.tag else "")
-                for m, s in self.models.items()
-            },
+            "models": {m: self.source_text(m, {}) for m in self.models},
             "lacks": dict(self.lacks),
         }

@@ -158,13 +158,13 @@ def _batch_size(spec: RunSpec) -> int | None:
 
 
 def adapter_summary(name: str, options: dict[str, Any]) -> dict[str, str]:
-    """The adapter that ran, at the version the run's options chose (an upstream `release`)."""
+    """The adapter that ran, at the version the run's options chose (an upstream `release`).
+    Not the release's image: the run may not have run in it (RunRecord.ran_in says what it did)."""
     adapter = get_adapter(name)
     summary = {"name": adapter.name, "version": adapter.version, "launcher": str(adapter.launcher)}
     if isinstance(adapter, UpstreamAdapter) and adapter.release(options) is not None:
         summary["version"] = adapter.version_of(options)
         summary["release"] = adapter.release_name(options)
-        summary["environment"] = adapter.environment_of(options)
     return summary
 
 

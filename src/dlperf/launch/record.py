@@ -17,10 +17,12 @@ from typing import Any
 from dlperf import SCHEMA_VERSION, __version__
 from dlperf.adapters import Adapter, get_adapter
 from dlperf.adapters.base import Launcher
+from dlperf.adapters.releases import DEFAULT_RELEASE
 from dlperf.i18n import Phrase, english
 from dlperf.jsontypes import conforms, shown, type_name
 from dlperf.launch.facts import gpu_models
 from dlperf.launch.measured import MEASURE_FIELDS, measure_digest
+from dlperf.launch.ranin import RanIn
 from dlperf.launch.taskoutcome import TaskOutcome, mistyped_task
 from dlperf.matrix import Cell
 from dlperf.parse.records import ParseError
@@ -256,6 +258,37 @@ class RunRecord:
     def adapter_version(self) -> str | None:
         """The adapter's version: the framework's, or an upstream source's release."""
         return self.adapter.get("version")
+
+    @property
+    def release(self) -> str:
+        """The release of its upstream source that ran (DLPerf v1.0's where none is recorded)."""
+        return str(self.adapter.get("release") or DEFAULT_RELEASE)
+
+    @property
+    def ran_in(self) -> RanIn:
+        """What its workload ran in, from what the run recorded: the site's container (Slurm
+        only: site_measure), the framework's own environment, or the interpreter the adapter
+        started (its `python` option; else dlperf's own), with the packages its node facts saw.
+        Never the release's image unless that is the container (an older record's
+        adapter.environment named the image whatever ran)."""
+        own = self.environment or {}
+        options = self.options
+        python = str(own.get("python") or options.get("python") or "")
+        packages = {
+            (str(k), str(v))
+            for facts in self.nodes.values()
+            if isinstance(facts, dict)
+            for k, v in (facts.get("packages") or {}).items()
+            if v
+        }
+        return RanIn(
+            container=str(self.measure.get("container") or ""),
+            environment=str(self.measure.get("environment") or ""),
+            requirements=str(own.get("requirements") or ""),
+            python=python,
+            packages=tuple(sorted(packages)),
+            intended=self.adapter_impl.environment_of(options),
+        )
 
     @property
     def adapter_impl(self) -> Adapter:

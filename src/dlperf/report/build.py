@@ -13,8 +13,9 @@ import pandas as pd
 from dlperf.i18n import Phrase, Text
 from dlperf.launch.record import RunRecord
 from dlperf.measure.stats import CI_LEVEL
-from dlperf.report import fmt, names
+from dlperf.report import fmt
 from dlperf.report.caveats import caveats, doubted
+from dlperf.report.frameworks import framework_rows
 from dlperf.report.groups import GroupBuilder
 from dlperf.report.headline import headline
 from dlperf.report.latency import LatencyTable
@@ -22,7 +23,6 @@ from dlperf.report.load import MEASURED
 from dlperf.report.model import (
     Baseline,
     Explained,
-    FrameworkRow,
     Options,
     ReportData,
     RunEntry,
@@ -75,7 +75,7 @@ def build_report(
         generated_at=generated_at,
         summary=_summary(summarised, runs, order, limits),
         environment=tuple(node_environments(dict(manifests))),
-        frameworks=tuple(_frameworks(cells, config, order)),
+        frameworks=tuple(framework_rows(cells, config, order, manifests)),
         baselines=baselines,
         options=_options(config) if config["cases"] else None,
         model_configs=tuple(model_configs(dict(manifests))),
@@ -135,60 +135,6 @@ def _failures(
     failed = runs[runs["status"] != Status.OK].sort_values(["status", "status_detail"])
     counts = Counter((str(r["status"]), run_reason(r, limits)) for r in failed.to_dict("records"))
     return tuple((status, reason, n) for (status, reason), n in counts.most_common(most))
-
-
-def _frameworks(cells: pd.DataFrame, config: Mapping[str, Any], order: Order) -> list[FrameworkRow]:
-    models: dict[str, set[str]] = {}
-    releases: dict[str, set[str]] = {}
-    for case in config["cases"]:
-        models.setdefault(case["framework"], set()).add(case["model"])
-        release = (case.get("options") or {}).get("release", "dlperf_v1")
-        releases.setdefault(case["framework"], set()).add(str(release))
-    measured = cells[cells["source"] == MEASURED] if config["cases"] else cells
-    for framework, model in (
-        measured[["framework", "model"]].drop_duplicates().itertuples(index=False)
-    ):
-        models.setdefault(framework, set()).add(model)
-    suite_models = sorted(set().union(*models.values()), key=order.model) if models else []
-    rows = []
-    for framework in sorted(models, key=order.framework):
-        info = names.framework_info(framework)  # looked up here: tests replace the adapters
-        if info is None:
-            log.warning(
-                "framework %r has no registered adapter; left out of the frameworks table",
-                framework,
-            )
-            continue
-        rows.append(
-            FrameworkRow(
-                framework=framework,
-                display_name=info["display_name"],
-                version=info["version"],
-                launcher=info["launcher"],
-                environment=info["environment"],
-                features=tuple(info["features"]),
-                models=tuple(
-                    (display_name(m), info["models"].get(m, ""))
-                    for m in sorted(models[framework], key=order.model)
-                ),
-                lacking=tuple(
-                    (display_name(m), info.get("lacks", {})[m])
-                    for m in suite_models
-                    if m not in info["models"] and m in info.get("lacks", {})
-                ),
-                unsharded=tuple(
-                    (display_name(m), info["fsdp_lacks"][m])
-                    for m in sorted(models[framework], key=order.model)
-                    if m in info.get("fsdp_lacks", {})
-                ),
-                ran=tuple(
-                    (r, info["evidence"][r])
-                    for r in sorted(releases.get(framework, ()))
-                    if r in info.get("evidence", {})
-                ),
-            )
-        )
-    return rows
 
 
 def _options(config: Mapping[str, Any]) -> Options:

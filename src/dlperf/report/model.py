@@ -169,7 +169,7 @@ class FrameworkRow:
     display_name: Text
     version: str
     launcher: str
-    environment: str
+    environment: Text  # what its runs ran in (frameworks.ran_in_text), or the adapter's own
     features: tuple[str, ...]
     models: tuple[tuple[str, str], ...]  # (model name, source)
     # (model name, why) for the suite's models this framework does not run (its adapter's lacks)
@@ -178,6 +178,10 @@ class FrameworkRow:
     unsharded: tuple[tuple[str, Text], ...] = ()
     # (release, where it has run for real) for each upstream release the suite's cases use
     ran: tuple[tuple[str, Text], ...] = ()
+    release: str = ""  # the upstream release its runs ran at ("": DLPerf v1.0's, or none)
+    # its release's name and cells, where the framework ran at several releases (a row each)
+    cells_release: str = ""
+    cells: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
