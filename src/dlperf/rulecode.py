@@ -17,6 +17,7 @@ import dlperf
 # judges runs differently (a new check of a record) rebuilds the tables that showed them.
 _CORE_CODE = ("__init__.py", "adapters", "parse", "measure", "launch/__init__.py",
               "launch/record.py", "launch/taskoutcome.py", "launch/measured.py", "launch/facts.py",
+              "launch/ranin.py",
               "environments.py",
               "config.py", "schemacheck.py", "defaults.py", "layers.py", "schemas", "errors.py",
               "jsontypes.py",
