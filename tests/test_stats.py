@@ -76,6 +76,16 @@ def test_step_times_and_interval_records():
     assert tp.window_samples == 12800
     assert tp.throughput_samples_per_s == pytest.approx(12800 / 22)
     assert (tp.window_first_step, tp.window_last_step) == (101, 300)
+    # per-record times are per iteration of each interval: the run JSON's percentiles say so
+    # (Megatron's 10-iteration lines on the H100 read as "the steps" of the run)
+    assert tp.step_time_ms == pytest.approx([100.0, 120.0])
+    assert tp.iterations_per_record == (100,)
+    assert tp.percentiles_of() == (
+        "the log intervals of the rank with the slowest window, each the mean time per "
+        "iteration of its 100 iterations (not single iterations)"
+    )
+    single = run_throughput(ParseResult(timed(0, [1.0] * 4), Method.TIMESTAMPS), Window(1, 2))
+    assert single.percentiles_of() == "the steps of the rank with the slowest window"
 
 
 def test_interval_records_report_the_iterations_really_measured():

@@ -354,7 +354,7 @@ def _write_run_json(root: Path, run: RunRow, window: Window) -> None:
         "percentiles_ms": {k: row.get(k) for k in ("p50_ms", "p75_ms", "p90_ms", "p95_ms")}
         if run.result
         else {},
-        "percentiles_of": "the steps of the rank with the slowest window",
+        "percentiles_of": run.result.percentiles_of() if run.result else None,
         "percentiles_ms_pooled_ranks": percentiles(run.result.pooled_step_time_ms)
         if run.result
         else {},

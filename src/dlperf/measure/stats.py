@@ -36,14 +36,26 @@ class RunThroughput:
     step_time_ms: list[float]  # per-record times in the window (rank with the slowest window)
     # every rank's per-record times in the window, pooled: the PyTorch DDP benchmark's definition
     pooled_step_time_ms: list[float] = field(default_factory=list)
+    # iterations each of those records covers (a log interval's time is the mean of its own)
+    iterations_per_record: tuple[int, ...] = (1,)
 
     def figures(self) -> dict[str, Any]:
-        """The one-number fields, for a table row (the step-time lists stay out)."""
+        """The one-number fields, for a table row (the per-record lists stay out)."""
         return {
             k: v
             for k, v in self.__dict__.items()
-            if k not in ("step_time_ms", "pooled_step_time_ms")
+            if k not in ("step_time_ms", "pooled_step_time_ms", "iterations_per_record")
         }
+
+    def percentiles_of(self) -> str:
+        """What step_time_ms's percentiles are of, in words (per-run JSON)."""
+        if self.iterations_per_record == (1,):
+            return "the steps of the rank with the slowest window"
+        counts = "/".join(map(str, self.iterations_per_record))
+        return (
+            "the log intervals of the rank with the slowest window, each the mean time per "
+            f"iteration of its {counts} iterations (not single iterations)"
+        )
 
 
 def window_records(records: Sequence[StepRecord], window: Window) -> tuple[list[StepRecord], int]:
@@ -153,13 +165,14 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
         ranks = {-1: ranks[-1]}
     total_samples, slowest_s, slowest_ms, traces = 0.0, 0.0, [], []
     pooled_ms: list[float] = []
+    slowest_records: list[StepRecord] = []
     first_step = last_step = 0
     for _rank, records in sorted(ranks.items()):
         samples, seconds, step_ms, selected = rank_window(records, window, result.method)
         total_samples += samples
         pooled_ms += step_ms
         if seconds > slowest_s:
-            slowest_s, slowest_ms = seconds, step_ms
+            slowest_s, slowest_ms, slowest_records = seconds, step_ms, selected
         traces.append(f"{selected[0].path}:{selected[0].line}-{selected[-1].line}")
         # iterations actually measured: interval records may start past the warm-up
         skipped = sum(r.steps for r in records[: records.index(selected[0])])
@@ -175,6 +188,7 @@ def run_throughput(result: ParseResult, window: Window) -> RunThroughput:
         trace=" ".join(traces),
         step_time_ms=slowest_ms,
         pooled_step_time_ms=pooled_ms,
+        iterations_per_record=tuple(sorted({r.steps for r in slowest_records})) or (1,),
     )
 
 
