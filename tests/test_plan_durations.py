@@ -23,6 +23,14 @@ def write_runs(results: Path, rows: list[dict]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _resnet50_suite(batch_sizes: list) -> dict:
+    """One PyTorch ResNet-50 case on 1n1g, one repeat, a 30-minute limit."""
+    return validate(
+        {"repeats": 1, "time_limit_min": 30,
+         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": batch_sizes, "layouts": ["1n1g"]}]}
+    )  # fmt: skip
+
+
 def test_a_runs_time_in_the_queue_is_not_its_wall_time(tmp_path):
     """Review: after a Slurm campaign (64 jobs submitted at once, most queued for hours behind
     the campaign's own) each run was planned at 7,505 s though it ran 300 s: its wall time was
@@ -91,10 +99,7 @@ def test_a_max_reference_is_scaled_by_the_batch_its_runs_trained(tmp_path):
     """Review: a `batch_size: max` reference whose search found 64 (max_batch_size says 256)
     was scaled by 256: its b128 neighbour was planned at 20 + 100 x 128/256 = 70 s, though
     it trains twice the reference's samples (220 s)."""
-    config = validate(
-        {"repeats": 1, "time_limit_min": 30,
-         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": ["max", 128], "layouts": ["1n1g"]}]}
-    )  # fmt: skip
+    config = _resnet50_suite(["max", 128])
     t0, reference = 1_700_000_000.0, "pytorch.resnet50.fp32.noxla.bmax.1n1g"
     row = {"cell_id": reference, "status": "ok", "submitted_at": t0, "workload_wall_s": 100}
     write_runs(tmp_path, [row | {"noticed_at": t0 + 120, "batch_size_resolved": 64}])
@@ -112,10 +117,7 @@ def test_an_unmeasured_max_cell_is_scaled_by_what_its_search_found(tmp_path):
     by max_batch_size (256): 20 + 100 x 256/128 = 220 s for runs that train 64 a step."""
     import json
 
-    config = validate(
-        {"repeats": 1, "time_limit_min": 30,
-         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": ["max", 128], "layouts": ["1n1g"]}]}
-    )  # fmt: skip
+    config = _resnet50_suite(["max", 128])
     t0, searched = 1_700_000_000.0, "pytorch.resnet50.fp32.noxla.bmax.1n1g"
     reference = "pytorch.resnet50.fp32.noxla.b128.1n1g"
     row = {"cell_id": reference, "status": "ok", "submitted_at": t0, "workload_wall_s": 100}
@@ -137,10 +139,7 @@ def test_a_failed_runs_time_is_no_reference_for_another_cell(tmp_path):
     """Review: a cell whose runs all failed at start-up (4 and 6 s) was the reference of its
     neighbour, planned at 10 s 'scaled' (0 s + 5 s x 8/4) though it will train for minutes; and
     its own 5 s read 'median of 2 runs' as if they had trained."""
-    config = validate(
-        {"repeats": 1, "time_limit_min": 30,
-         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4, 8, 16], "layouts": ["1n1g"]}]}
-    )  # fmt: skip
+    config = _resnet50_suite([4, 8, 16])
     t0, failed, ok = (
         1_700_000_000.0,
         "pytorch.resnet50.fp32.noxla.b4.1n1g",
@@ -171,10 +170,7 @@ def test_runs_that_timed_out_under_a_shorter_limit_are_planned_at_the_suites(tmp
     """Review: runs killed at a 5-minute limit were planned at their 5 minutes ('measured')
     after time_limit_min was raised to 30, though the workflow redoes them and each may now run
     30 minutes: the makespan read a sixth of what it may be."""
-    config = validate(
-        {"repeats": 1, "time_limit_min": 30,
-         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4, 8], "layouts": ["1n1g"]}]}
-    )  # fmt: skip
+    config = _resnet50_suite([4, 8])
     t0, short, long = (
         1_700_000_000.0,
         "pytorch.resnet50.fp32.noxla.b4.1n1g",
@@ -195,10 +191,7 @@ def test_runs_that_timed_out_under_a_shorter_limit_are_planned_at_the_suites(tmp
 def test_an_infinite_time_in_a_runs_table_is_no_duration(tmp_path):
     """Review: noticed_at = inf in a hand-edited runs table crashed `dlperf plan` and every
     Snakemake call (OverflowError in the planner)."""
-    config = validate(
-        {"repeats": 1, "time_limit_min": 30,
-         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4], "layouts": ["1n1g"]}]}
-    )  # fmt: skip
+    config = _resnet50_suite([4])
     cell, t0 = "pytorch.resnet50.fp32.noxla.b4.1n1g", 1_700_000_000.0
     row = {"cell_id": cell, "status": "ok", "submitted_at": t0, "workload_wall_s": 80}
     write_runs(tmp_path, [row | {"noticed_at": float("inf")}, row | {"noticed_at": t0 + 100}])
@@ -211,10 +204,7 @@ def test_a_workload_longer_than_the_time_limit_now_is_planned_at_the_limit(tmp_p
     start-up) was planned at 2000 s 'measured', though the limit now stops its workload at
     1800 s; and its b400 neighbour, scaled from it, was capped at 1800 s, the start-up forgotten
     (the limit stops the workload, not the start-up): 100 times the work planned shorter."""
-    config = validate(
-        {"repeats": 1, "time_limit_min": 30,
-         "cases": [{"framework": "pytorch", "model": "resnet50", "batch_size": [4, 400, 8], "layouts": ["1n1g"]}]}
-    )  # fmt: skip
+    config = _resnet50_suite([4, 400, 8])
     t0, long, timed_out = (
         1_700_000_000.0,
         "pytorch.resnet50.fp32.noxla.b4.1n1g",

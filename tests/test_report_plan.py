@@ -77,36 +77,41 @@ def test_a_gpu_site_plan_counts_gpu_hours(tmp_path):
     assert "CPU" not in section
 
 
-def test_a_plan_recorded_before_its_device_kind_reads_as_gpus():
-    plan = {
+def _one_run_plan(makespan_s: float, gpus_per_node: int, **keys: object) -> dict:
+    """A plan.json of one run on one node, as dlperf.plan writes it (no device kind recorded)."""
+    return {
         "runs": 1,
         "repeats": 1,
-        "site": {"nodes": 1, "gpus_per_node": 8, "exclusive": True, "origin": "site.nodes"},
-        "makespan_s": 3600.0,
-        "bounds": {"sequential_s": 3600.0, "lower_s": 3600.0},
+        "site": {
+            "nodes": 1,
+            "gpus_per_node": gpus_per_node,
+            "exclusive": True,
+            "origin": "site.nodes",
+        },
+        "makespan_s": makespan_s,
+        "bounds": {"sequential_s": makespan_s, "lower_s": makespan_s},
         "gap": 0.0,
         "solver": {"method": "greedy", "status": "done"},
         "layouts": [],
-    }
-    assert plan_info(plan).device_kind == "GPUs"
+    } | keys
+
+
+def test_a_plan_recorded_before_its_device_kind_reads_as_gpus():
+    assert plan_info(_one_run_plan(3600.0, gpus_per_node=8)).device_kind == "GPUs"
 
 
 def test_the_reports_hours_are_written_as_the_plans():
     """Review: the report wrote a layout's GPU-hours with three decimals: a 1-second campaign's
     read 0.000 beside its makespan of 0.000278 h, and an hour 1.000 beside the plan's 1.00."""
-    plan = {
-        "runs": 1,
-        "repeats": 1,
-        "site": {"nodes": 1, "gpus_per_node": 1, "exclusive": True, "origin": "site.nodes"},
-        "makespan_s": 1.0,
-        "bounds": {"sequential_s": 1.0, "lower_s": 1.0},
-        "gap": 0.0,
-        "solver": {"method": "phase MILP", "status": "optimal within 1%"},
-        "layouts": [
+    plan = _one_run_plan(
+        1.0,
+        gpus_per_node=1,
+        solver={"method": "phase MILP", "status": "optimal within 1%"},
+        layouts=[
             {"layout": "1n1g", "runs": 1, "measured": 1, "scaled": 0, "limit": 0, "gpu_hours": 1 / 3600},
             {"layout": "total", "runs": 1, "measured": 1, "scaled": 0, "limit": 0, "gpu_hours": 1.0},
         ],
-    }  # fmt: skip
+    )  # fmt: skip
     info = plan_info(plan)
     assert info.makespan_h == "0.000278"
     assert [layout.gpu_hours for layout in info.layouts] == ["0.000278", "1.00"]

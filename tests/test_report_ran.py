@@ -175,3 +175,22 @@ def test_the_frameworks_table_names_the_release_each_cell_ran_at(tmp_path):
     assert f"- PyTorch, release `dlperf_v1`: cells `{EXAMPLES}`" in en
     assert "| PyTorch (`pytorch_examples`)，版本 `current` |" in zh
     assert "未使用容器：节点上的 python3（节点信息中为 torch 2.11.0" in zh
+
+
+def test_a_run_on_the_sites_interpreter_says_so():
+    """A measure whose environment is the site's interpreter (environments.identity of a `site`
+    record) ran with that interpreter, not in an environment of dlperf's, nor in the image its
+    release names."""
+    from dlperf.environments import identity
+    from dlperf.i18n import english
+    from dlperf.launch.ranin import RanIn
+    from dlperf.report.frameworks import ran_in_text
+
+    site = identity({"key": "site", "python": "/opt/site/bin/python"})
+    assert site is not None
+    ran = RanIn("", site, "", "/opt/site/bin/python", (("torch", "2.11.0"),), "nvcr.io/x:1")
+    said = english(ran_in_text(ran))
+    assert "the site's interpreter /opt/site/bin/python" in said
+    assert "torch 2.11.0" in said and "nvcr.io/x:1" in said
+    own = RanIn("", "abc123", "envs/pytorch.txt", "", (), "envs/pytorch.txt")
+    assert "the site's interpreter" not in english(ran_in_text(own))

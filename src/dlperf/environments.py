@@ -97,12 +97,22 @@ def environment_for(
     )
 
 
+SITE_IDENTITY = "site "  # what starts a site interpreter's identity (the path follows)
+
+
 def identity(record: dict[str, Any] | None) -> str | None:
     """What tells one environment from another, as a run's measure names it: its key (of the
     pins, their excludes and the interpreter), or the site's interpreter; None: dlperf's own."""
     if record is None:
         return None
-    return f"site {record['python']}" if record.get("key") == "site" else str(record.get("key"))
+    if record.get("key") == "site":
+        return f"{SITE_IDENTITY}{record['python']}"
+    return str(record.get("key"))
+
+
+def is_site_interpreter(identity: str) -> bool:
+    """An identity (identity()'s) of the site's interpreter, not an environment of dlperf's."""
+    return identity.startswith(SITE_IDENTITY)
 
 
 def identity_now(name: str, requirements: Path, settings: dict[str, Any]) -> str | None:

@@ -4,9 +4,10 @@ ResNet-50 v1.5 is torchvision's `resnet50` (channels_last on CUDA, the case's nu
 trained with SGD; BERT-base is transformers' `BertForPreTraining`, trained with AdamW and the
 case's gradient clipping like the built-in, its masked-LM head on the masked positions only (as
 NVIDIA's BERT, and the built-in). AMP on CUDA is the built-in's: fp16 autocast with a grad scaler,
-or bf16 without one (`--cuda-amp-dtype`); bf16 autocast on a CPU; the data one synthetic batch made on the device, `cudnn.benchmark` on. Nothing is
-synchronised inside the loop: the window (steps after `warmup`, `measure` of them) is timed by two
-CUDA events, or the host's monotonic clock on a CPU. One JSON line on stdout says what was measured and how.
+or bf16 without one (`--cuda-amp-dtype`); bf16 autocast on a CPU. The data is one synthetic batch
+made on the device, `cudnn.benchmark` on. Nothing is synchronised inside the loop: the window
+(steps after `warmup`, `measure` of them) is timed by two CUDA events, or the host's monotonic
+clock on a CPU. One JSON line on stdout says what was measured and how.
 
     python -m dlperf.gpuproof.reference --model resnet50 --batch-size 256 --precision amp
 """

@@ -13,6 +13,7 @@ import pandas as pd
 
 from dlperf.adapters import get_adapter
 from dlperf.adapters.releases import DEFAULT_RELEASE
+from dlperf.environments import is_site_interpreter
 from dlperf.i18n import Phrase, Series, Text
 from dlperf.launch.ranin import RanIn
 from dlperf.launch.record import RunRecord
@@ -31,7 +32,7 @@ def ran_in_text(ran: RanIn) -> Text:
     if ran.container:
         key = "frameworks.ran_release_image" if ran.in_intended else "frameworks.ran_container"
         said: Text = Phrase.of(key, image=ran.container)
-    elif ran.environment.startswith("site "):
+    elif is_site_interpreter(ran.environment):
         said = Phrase.of("frameworks.ran_site_python", python=ran.python)
     elif ran.environment:
         said = Phrase.of("frameworks.ran_own_environment", requirements=ran.requirements)
